@@ -1,0 +1,205 @@
+//! The engine: Alibaba Cloud Table Store's data model over an ordered key-value
+//! [`Backend`]. Tables with 1-4 column primary keys, schema-free attribute columns with
+//! millisecond-versioned cells, TTL / Max Versions / Max Version Offset, conditional row
+//! writes, batch operations, paged GetRange and capacity units. It knows nothing of SQL.
+
+mod capacity;
+mod catalog;
+mod clock;
+mod codec;
+mod condition;
+mod error;
+mod gc;
+mod limits;
+mod options;
+mod read;
+mod scan;
+mod stored;
+mod types;
+mod validate;
+mod write;
+
+pub use capacity::{Capacity, TableStats, TableStatsSnapshot};
+pub use catalog::{AttrColumn, InstanceMeta, PkColumn, TableMeta, TableSpec};
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use codec::{decode_pk, encode_pk};
+pub use condition::{ColumnCondition, CompareOp, Condition, ConditionFailure, RowExistence};
+pub use error::{EngineError, EngineResult};
+pub use gc::GcReport;
+pub use limits::Limits;
+pub use options::{OptionValue, TableOptions};
+pub use read::{BatchGetResult, GetRowResult, RangePage, RangeRequest};
+pub use stored::ReadOptions;
+pub use types::{Cell, PkBound, PkType, PkValue, PrimaryKey, Row, Value, ValueType};
+pub use validate::{check_instance_name, check_name};
+pub use write::{BatchMode, ColumnOp, RowChange, RowWrite, WriteOutcome, WriteResult};
+
+pub use crate::storage::Direction;
+
+use crate::storage::{Backend, KeyRange, WriteBatch};
+use capacity::StatsRegistry;
+use catalog::Catalog;
+use std::sync::Arc;
+
+/// The name of the instance that exists from the first start.
+pub const DEFAULT_INSTANCE: &str = "postgres";
+
+/// The Table Store engine over one backend.
+pub struct Engine {
+    backend: Arc<dyn Backend>,
+    clock: Arc<dyn Clock>,
+    limits: Limits,
+    catalog: Catalog,
+    stats: StatsRegistry,
+}
+
+impl Engine {
+    /// Opens the engine, creating the default instance on first start.
+    pub async fn open(
+        backend: Arc<dyn Backend>,
+        clock: Arc<dyn Clock>,
+        limits: Limits,
+    ) -> EngineResult<Self> {
+        let catalog = Catalog::load(Arc::clone(&backend)).await?;
+        let engine = Engine {
+            backend,
+            clock,
+            limits,
+            catalog,
+            stats: StatsRegistry::default(),
+        };
+        if engine.catalog.instance(DEFAULT_INSTANCE).is_err() {
+            engine
+                .catalog
+                .create_instance(DEFAULT_INSTANCE, engine.now_ms(), &engine.limits)
+                .await?;
+        }
+        Ok(engine)
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    // ---- instances ----
+
+    pub fn instances(&self) -> Vec<InstanceMeta> {
+        self.catalog.instances()
+    }
+
+    pub fn instance(&self, name: &str) -> EngineResult<InstanceMeta> {
+        self.catalog.instance(name)
+    }
+
+    pub async fn create_instance(&self, name: &str) -> EngineResult<InstanceMeta> {
+        self.catalog
+            .create_instance(name, self.now_ms(), &self.limits)
+            .await
+    }
+
+    /// Drops an instance and every table in it.
+    pub async fn drop_instance(&self, name: &str) -> EngineResult<()> {
+        for table in self.catalog.tables(name)? {
+            self.drop_table(name, &table.name).await?;
+        }
+        self.catalog.drop_instance(name).await
+    }
+
+    // ---- tables ----
+
+    pub async fn create_table(
+        &self,
+        instance: &str,
+        spec: TableSpec,
+    ) -> EngineResult<Arc<TableMeta>> {
+        self.catalog
+            .create_table(instance, spec, self.now_ms(), &self.limits)
+            .await
+    }
+
+    /// UpdateTable: sets options; raising TTL or Max Versions makes not-yet-collected
+    /// data visible again at once, since visibility is computed at read time.
+    pub async fn alter_table_options(
+        &self,
+        instance: &str,
+        name: &str,
+        changes: &[(String, OptionValue)],
+    ) -> EngineResult<Arc<TableMeta>> {
+        let limits = &self.limits;
+        self.catalog
+            .alter_table(instance, name, |meta| {
+                let mut options = meta.options.clone();
+                for (option, value) in changes {
+                    options.set(option, value, limits)?;
+                }
+                meta.options = options;
+                Ok(())
+            })
+            .await
+    }
+
+    /// Adds a known attribute column (metadata only).
+    pub async fn add_column(
+        &self,
+        instance: &str,
+        name: &str,
+        column: AttrColumn,
+    ) -> EngineResult<Arc<TableMeta>> {
+        check_name(&column.name)?;
+        self.catalog
+            .alter_table(instance, name, |meta| {
+                if meta.column(&column.name).is_some() || meta.pk_index(&column.name).is_some() {
+                    return Err(EngineError::ColumnExists {
+                        name: column.name.clone(),
+                    });
+                }
+                meta.columns.push(column);
+                Ok(())
+            })
+            .await
+    }
+
+    /// Drops a table and deletes its data.
+    pub async fn drop_table(&self, instance: &str, name: &str) -> EngineResult<()> {
+        let meta = self.catalog.drop_table(instance, name).await?;
+        self.delete_prefix(&codec::table_prefix(meta.id)).await
+    }
+
+    pub fn table(&self, instance: &str, name: &str) -> EngineResult<Arc<TableMeta>> {
+        self.catalog.table(instance, name)
+    }
+
+    pub fn tables(&self, instance: &str) -> EngineResult<Vec<Arc<TableMeta>>> {
+        self.catalog.tables(instance)
+    }
+
+    /// Capacity units and operation counts of a table since start.
+    pub fn table_stats(&self, table: &TableMeta) -> TableStatsSnapshot {
+        self.stats.table(table.id).snapshot()
+    }
+
+    /// Deletes every key under `prefix`, in backend-sized batches.
+    async fn delete_prefix(&self, prefix: &[u8]) -> EngineResult<()> {
+        let range = KeyRange::prefix(prefix);
+        let chunk = self.backend.max_batch_ops().min(1000);
+        loop {
+            let entries = self.backend.scan(&range, Direction::Forward, chunk).await?;
+            if entries.is_empty() {
+                return Ok(());
+            }
+            let mut batch = WriteBatch::default();
+            for (key, _) in entries {
+                batch.delete(key);
+            }
+            self.backend.write(batch).await?;
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! The catalog: instances (databases) and tables with their primary keys, known attribute
+//! columns and options. Persisted in the backend under `0x00` keys and cached in memory,
+//! so the hot path resolves a table with one read lock and no I/O.
+
+use super::codec::CATALOG_PREFIX;
+use super::error::{EngineError, EngineResult};
+use super::limits::Limits;
+use super::options::{OptionValue, TableOptions};
+use super::types::{PkType, ValueType};
+use super::validate::{check_instance_name, check_name};
+use crate::storage::{Backend, KeyRange, WriteBatch};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
+
+const INSTANCE_TAG: u8 = b'I';
+const TABLE_TAG: u8 = b'T';
+const SEQUENCE_KEY: &[u8] = &[CATALOG_PREFIX, b'S'];
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PkColumn {
+    pub name: String,
+    pub ty: PkType,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttrColumn {
+    pub name: String,
+    pub ty: ValueType,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceMeta {
+    pub name: String,
+    pub id: u32,
+    pub created_ms: i64,
+}
+
+/// Everything the engine knows about one table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableMeta {
+    /// Unique across instances and never reused; prefixes every key of the table.
+    pub id: u32,
+    pub instance: String,
+    pub name: String,
+    pub pk: Vec<PkColumn>,
+    /// Attribute columns declared or seen written, in the order they became known.
+    pub columns: Vec<AttrColumn>,
+    pub options: TableOptions,
+    /// The PK is the hidden server-assigned `_rowid` (a table created without a PK).
+    #[serde(default)]
+    pub auto_rowid: bool,
+    pub created_ms: i64,
+}
+
+impl TableMeta {
+    pub fn pk_types(&self) -> Vec<PkType> {
+        self.pk.iter().map(|c| c.ty).collect()
+    }
+
+    pub fn pk_index(&self, name: &str) -> Option<usize> {
+        self.pk.iter().position(|c| c.name == name)
+    }
+
+    pub fn column(&self, name: &str) -> Option<&AttrColumn> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+}
+
+/// What `create_table` needs.
+#[derive(Debug, Clone, Default)]
+pub struct TableSpec {
+    pub name: String,
+    pub pk: Vec<PkColumn>,
+    pub columns: Vec<AttrColumn>,
+    pub options: Vec<(String, OptionValue)>,
+    pub auto_rowid: bool,
+}
+
+#[derive(Default)]
+struct CatalogState {
+    instances: BTreeMap<String, InstanceMeta>,
+    tables: HashMap<String, BTreeMap<String, Arc<TableMeta>>>,
+    next_id: u32,
+}
+
+/// The persisted, cached catalog.
+pub struct Catalog {
+    backend: Arc<dyn Backend>,
+    state: RwLock<CatalogState>,
+    /// Serializes DDL so check-then-write sequences do not interleave.
+    ddl: tokio::sync::Mutex<()>,
+}
+
+fn instance_key(name: &str) -> Vec<u8> {
+    let mut key = vec![CATALOG_PREFIX, INSTANCE_TAG];
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+fn table_key(instance: &str, name: &str) -> Vec<u8> {
+    let mut key = vec![CATALOG_PREFIX, TABLE_TAG];
+    key.extend_from_slice(instance.as_bytes());
+    key.push(0);
+    key.extend_from_slice(name.as_bytes());
+    key
+}
+
+fn to_json<T: Serialize>(value: &T) -> EngineResult<Vec<u8>> {
+    serde_json::to_vec(value).map_err(|e| EngineError::Corrupt(e.to_string()))
+}
+
+fn from_json<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> EngineResult<T> {
+    serde_json::from_slice(bytes).map_err(|e| EngineError::Corrupt(format!("catalog record: {e}")))
+}
+
+impl Catalog {
+    /// Loads the catalog from the backend.
+    pub async fn load(backend: Arc<dyn Backend>) -> EngineResult<Self> {
+        let mut state = CatalogState::default();
+        let entries = backend
+            .scan(
+                &KeyRange::prefix(&[CATALOG_PREFIX]),
+                crate::storage::Direction::Forward,
+                usize::MAX,
+            )
+            .await?;
+        for (key, value) in entries {
+            match key.get(1) {
+                Some(&INSTANCE_TAG) => {
+                    let meta: InstanceMeta = from_json(&value)?;
+                    state.next_id = state.next_id.max(meta.id + 1);
+                    state.tables.entry(meta.name.clone()).or_default();
+                    state.instances.insert(meta.name.clone(), meta);
+                }
+                Some(&TABLE_TAG) => {
+                    let meta: TableMeta = from_json(&value)?;
+                    state.next_id = state.next_id.max(meta.id + 1);
+                    state
+                        .tables
+                        .entry(meta.instance.clone())
+                        .or_default()
+                        .insert(meta.name.clone(), Arc::new(meta));
+                }
+                Some(b'S') => {
+                    let raw: [u8; 4] = value
+                        .as_slice()
+                        .try_into()
+                        .map_err(|_| EngineError::Corrupt("catalog sequence".into()))?;
+                    state.next_id = state.next_id.max(u32::from_be_bytes(raw));
+                }
+                _ => {}
+            }
+        }
+        state.next_id = state.next_id.max(1);
+        Ok(Catalog {
+            backend,
+            state: RwLock::new(state),
+            ddl: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, CatalogState> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, CatalogState> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes the next id and adds its persistence to `batch`.
+    fn allocate_id(&self, batch: &mut WriteBatch) -> u32 {
+        let mut state = self.write();
+        let id = state.next_id;
+        state.next_id += 1;
+        batch.put(SEQUENCE_KEY.to_vec(), state.next_id.to_be_bytes().to_vec());
+        id
+    }
+
+    pub fn instances(&self) -> Vec<InstanceMeta> {
+        self.read().instances.values().cloned().collect()
+    }
+
+    pub fn instance(&self, name: &str) -> EngineResult<InstanceMeta> {
+        self.read()
+            .instances
+            .get(name)
+            .cloned()
+            .ok_or_else(|| EngineError::InstanceNotFound { name: name.into() })
+    }
+
+    pub async fn create_instance(
+        &self,
+        name: &str,
+        now_ms: i64,
+        limits: &Limits,
+    ) -> EngineResult<InstanceMeta> {
+        check_instance_name(name)?;
+        let _ddl = self.ddl.lock().await;
+        {
+            let state = self.read();
+            if state.instances.contains_key(name) {
+                return Err(EngineError::InstanceExists { name: name.into() });
+            }
+            if state.instances.len() >= limits.max_instances {
+                return Err(EngineError::TooManyInstances {
+                    count: state.instances.len(),
+                    limit: limits.max_instances,
+                });
+            }
+        }
+        let mut batch = WriteBatch::default();
+        let meta = InstanceMeta {
+            name: name.into(),
+            id: self.allocate_id(&mut batch),
+            created_ms: now_ms,
+        };
+        batch.put(instance_key(name), to_json(&meta)?);
+        self.backend.write(batch).await?;
+        let mut state = self.write();
+        state.tables.entry(name.into()).or_default();
+        state.instances.insert(name.into(), meta.clone());
+        Ok(meta)
+    }
+
+    /// Removes an instance record; the caller has dropped its tables first.
+    pub async fn drop_instance(&self, name: &str) -> EngineResult<()> {
+        let _ddl = self.ddl.lock().await;
+        let tables = self.tables(name)?.len();
+        if tables > 0 {
+            return Err(EngineError::InstanceNotEmpty {
+                name: name.into(),
+                tables,
+            });
+        }
+        let mut batch = WriteBatch::default();
+        batch.delete(instance_key(name));
+        self.backend.write(batch).await?;
+        let mut state = self.write();
+        state.instances.remove(name);
+        state.tables.remove(name);
+        Ok(())
+    }
+
+    pub fn table(&self, instance: &str, name: &str) -> EngineResult<Arc<TableMeta>> {
+        let state = self.read();
+        let Some(tables) = state.tables.get(instance) else {
+            return Err(EngineError::InstanceNotFound {
+                name: instance.into(),
+            });
+        };
+        tables
+            .get(name)
+            .cloned()
+            .ok_or_else(|| EngineError::TableNotFound { name: name.into() })
+    }
+
+    pub fn tables(&self, instance: &str) -> EngineResult<Vec<Arc<TableMeta>>> {
+        let state = self.read();
+        let tables = state
+            .tables
+            .get(instance)
+            .ok_or_else(|| EngineError::InstanceNotFound {
+                name: instance.into(),
+            })?;
+        Ok(tables.values().cloned().collect())
+    }
+
+    pub async fn create_table(
+        &self,
+        instance: &str,
+        spec: TableSpec,
+        now_ms: i64,
+        limits: &Limits,
+    ) -> EngineResult<Arc<TableMeta>> {
+        check_name(&spec.name)?;
+        if spec.pk.is_empty() || spec.pk.len() > 4 {
+            return Err(EngineError::PkColumnCount {
+                count: spec.pk.len(),
+            });
+        }
+        let mut seen = std::collections::HashSet::new();
+        for name in spec
+            .pk
+            .iter()
+            .map(|c| &c.name)
+            .chain(spec.columns.iter().map(|c| &c.name))
+        {
+            if name != "_rowid" || !spec.auto_rowid {
+                check_name(name)?;
+            }
+            if !seen.insert(name.as_str()) {
+                return Err(EngineError::ColumnExists { name: name.clone() });
+            }
+        }
+        let mut options = TableOptions::default();
+        for (name, value) in &spec.options {
+            options.set(name, value, limits)?;
+        }
+        let _ddl = self.ddl.lock().await;
+        {
+            let state = self.read();
+            let tables =
+                state
+                    .tables
+                    .get(instance)
+                    .ok_or_else(|| EngineError::InstanceNotFound {
+                        name: instance.into(),
+                    })?;
+            if tables.contains_key(&spec.name) {
+                return Err(EngineError::TableExists { name: spec.name });
+            }
+            if tables.len() >= limits.max_tables_per_instance {
+                return Err(EngineError::TooManyTables {
+                    instance: instance.into(),
+                    count: tables.len(),
+                    limit: limits.max_tables_per_instance,
+                });
+            }
+        }
+        let mut batch = WriteBatch::default();
+        let meta = TableMeta {
+            id: self.allocate_id(&mut batch),
+            instance: instance.into(),
+            name: spec.name,
+            pk: spec.pk,
+            columns: spec.columns,
+            options,
+            auto_rowid: spec.auto_rowid,
+            created_ms: now_ms,
+        };
+        self.store_table(meta, batch).await
+    }
+
+    async fn store_table(
+        &self,
+        meta: TableMeta,
+        mut batch: WriteBatch,
+    ) -> EngineResult<Arc<TableMeta>> {
+        batch.put(table_key(&meta.instance, &meta.name), to_json(&meta)?);
+        self.backend.write(batch).await?;
+        let meta = Arc::new(meta);
+        self.write()
+            .tables
+            .entry(meta.instance.clone())
+            .or_default()
+            .insert(meta.name.clone(), Arc::clone(&meta));
+        Ok(meta)
+    }
+
+    /// Applies a change to a table's metadata under the DDL lock and persists it.
+    pub async fn alter_table(
+        &self,
+        instance: &str,
+        name: &str,
+        change: impl FnOnce(&mut TableMeta) -> EngineResult<()>,
+    ) -> EngineResult<Arc<TableMeta>> {
+        let _ddl = self.ddl.lock().await;
+        let mut meta = (*self.table(instance, name)?).clone();
+        change(&mut meta)?;
+        self.store_table(meta, WriteBatch::default()).await
+    }
+
+    /// Records attribute columns first seen in a write, unless already known.
+    pub async fn learn_columns(&self, table: &TableMeta, seen: &[AttrColumn]) -> EngineResult<()> {
+        let unknown: Vec<&AttrColumn> = seen
+            .iter()
+            .filter(|c| table.column(&c.name).is_none())
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let unknown: Vec<AttrColumn> = unknown.into_iter().cloned().collect();
+        self.alter_table(&table.instance, &table.name, |meta| {
+            for column in unknown {
+                if meta.column(&column.name).is_none() {
+                    meta.columns.push(column);
+                }
+            }
+            Ok(())
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// Removes a table record; the caller deletes its data.
+    pub async fn drop_table(&self, instance: &str, name: &str) -> EngineResult<Arc<TableMeta>> {
+        let _ddl = self.ddl.lock().await;
+        let meta = self.table(instance, name)?;
+        let mut batch = WriteBatch::default();
+        batch.delete(table_key(instance, name));
+        self.backend.write(batch).await?;
+        if let Some(tables) = self.write().tables.get_mut(instance) {
+            tables.remove(name);
+        }
+        Ok(meta)
+    }
+}

@@ -1,0 +1,114 @@
+//! Errors of the engine. Every variant carries the value that was wrong so the SQL layer
+//! can say it; `sql::errors` maps each variant to a SQLSTATE.
+
+use super::types::{PkType, ValueType};
+use crate::storage::StorageError;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EngineError {
+    #[error("invalid name \"{name}\": names are 1-255 bytes of letters, digits and underscores, not starting with a digit")]
+    InvalidName { name: String },
+    #[error("invalid instance name \"{name}\": instance names are 3-16 bytes of letters, digits and hyphens, starting with a letter and not ending with a hyphen")]
+    InvalidInstanceName { name: String },
+    #[error("database \"{name}\" does not exist")]
+    InstanceNotFound { name: String },
+    #[error("database \"{name}\" already exists")]
+    InstanceExists { name: String },
+    #[error("database \"{name}\" is not empty: it still has {tables} table(s)")]
+    InstanceNotEmpty { name: String, tables: usize },
+    #[error("relation \"{name}\" does not exist")]
+    TableNotFound { name: String },
+    #[error("relation \"{name}\" already exists")]
+    TableExists { name: String },
+    #[error("column \"{name}\" already exists")]
+    ColumnExists { name: String },
+    #[error("a primary key has 1 to 4 columns, not {count}")]
+    PkColumnCount { count: usize },
+    #[error("primary key column \"{column}\" has type {given}, but only String (TEXT), Integer (BIGINT) and Binary (BYTEA) are allowed")]
+    BadPkType { column: String, given: String },
+    #[error("primary key needs {expected} values, got {given}")]
+    PkArity { expected: usize, given: usize },
+    #[error("primary key column \"{column}\" is {expected:?}, but the value {value} is {given:?}")]
+    PkTypeMismatch {
+        column: String,
+        expected: PkType,
+        given: PkType,
+        value: String,
+    },
+    #[error("column \"{column}\" is a primary key column and cannot be written as an attribute")]
+    PkColumnAsAttribute { column: String },
+    #[error("value of primary key column \"{column}\" is {size} bytes, over the limit of {limit}")]
+    PkValueTooLarge {
+        column: String,
+        size: usize,
+        limit: usize,
+    },
+    #[error("value of column \"{column}\" is {size} bytes, over the limit of {limit}")]
+    ValueTooLarge {
+        column: String,
+        size: usize,
+        limit: usize,
+    },
+    #[error("{count} columns written in one row, over the limit of {limit}")]
+    TooManyColumns { count: usize, limit: usize },
+    #[error("{count} columns requested, over the limit of {limit} columns to get")]
+    TooManyColumnsToGet { count: usize, limit: usize },
+    #[error("{what} of {count} rows is over the limit of {limit}")]
+    BatchTooLarge {
+        what: &'static str,
+        count: usize,
+        limit: usize,
+    },
+    #[error("write of {bytes} bytes is over the request limit of {limit}")]
+    RequestTooLarge { bytes: usize, limit: usize },
+    #[error("{count} tables in database \"{instance}\", the limit is {limit}")]
+    TooManyTables {
+        instance: String,
+        count: usize,
+        limit: usize,
+    },
+    #[error("{count} databases exist, the limit is {limit}")]
+    TooManyInstances { count: usize, limit: usize },
+    #[error("invalid value {value} for table option \"{option}\": {reason}")]
+    BadOption {
+        option: String,
+        value: String,
+        reason: String,
+    },
+    #[error("version {version} of column \"{column}\" is outside the allowed window [{min}, {max}) set by max_version_offset")]
+    VersionOutOfRange {
+        column: String,
+        version: i64,
+        min: i64,
+        max: i64,
+    },
+    #[error("version {version} of column \"{column}\" has already expired under the table's ttl of {ttl} seconds")]
+    ExpiredWrite {
+        column: String,
+        version: i64,
+        ttl: i64,
+    },
+    #[error("column \"{column}\" holds {found:?}, which cannot be incremented; increment needs an Integer")]
+    IncrementType { column: String, found: ValueType },
+    #[error("integer overflow incrementing column \"{column}\"")]
+    IncrementOverflow { column: String },
+    #[error("bad continuation key for this range")]
+    BadContinuation,
+    #[error("the row was changed concurrently too many times; retry")]
+    WriteConflict,
+    #[error("storage failure: {0}")]
+    Storage(String),
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+}
+
+impl From<StorageError> for EngineError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::Corrupt(m) => EngineError::Corrupt(m),
+            other => EngineError::Storage(other.to_string()),
+        }
+    }
+}
+
+pub type EngineResult<T> = Result<T, EngineError>;

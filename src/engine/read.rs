@@ -1,0 +1,236 @@
+//! Reads: GetRow, BatchGetRow and paged GetRange, each reporting its capacity units.
+
+use super::capacity::Capacity;
+use super::catalog::TableMeta;
+use super::codec::{bound_key, row_prefix};
+use super::error::{EngineError, EngineResult};
+use super::scan::RowScanner;
+use super::stored::{ReadOptions, StoredRow};
+use super::types::{PkBound, PkValue, PrimaryKey, Row};
+use super::validate::check_pk_value;
+use super::Engine;
+use crate::storage::{prefix_successor, Direction, KeyRange};
+use std::ops::Bound;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GetRowResult {
+    pub row: Option<Row>,
+    pub capacity: Capacity,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchGetResult {
+    /// One entry per requested key, in request order.
+    pub rows: Vec<Option<Row>>,
+    pub capacity: Capacity,
+}
+
+/// A GetRange request. FORWARD reads `[start, end)` ascending; BACKWARD reads from
+/// `start` (inclusive, the larger key) down to `end` (exclusive).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeRequest {
+    pub start: Vec<PkBound>,
+    pub end: Vec<PkBound>,
+    pub direction: Direction,
+    /// Most rows to return in this page (capped by the page limits).
+    pub limit: Option<usize>,
+    pub read: ReadOptions,
+}
+
+/// One page of a GetRange.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangePage {
+    pub rows: Vec<Row>,
+    /// Where the next page starts (inclusive), or `None` when the range is done.
+    pub next_start: Option<PrimaryKey>,
+    pub capacity: Capacity,
+    /// Rows examined, including those the filter left out.
+    pub rows_scanned: u64,
+}
+
+impl Engine {
+    /// Checks a full primary key against the table's PK columns.
+    pub fn check_pk(&self, table: &TableMeta, pk: &[PkValue]) -> EngineResult<()> {
+        if pk.len() != table.pk.len() {
+            return Err(EngineError::PkArity {
+                expected: table.pk.len(),
+                given: pk.len(),
+            });
+        }
+        for (column, value) in table.pk.iter().zip(pk) {
+            if value.pk_type() != column.ty {
+                return Err(EngineError::PkTypeMismatch {
+                    column: column.name.clone(),
+                    expected: column.ty,
+                    given: value.pk_type(),
+                    value: value.to_string(),
+                });
+            }
+            check_pk_value(&column.name, value, &self.limits)?;
+        }
+        Ok(())
+    }
+
+    fn check_read(&self, read: &ReadOptions) -> EngineResult<()> {
+        if let Some(columns) = &read.columns {
+            if columns.len() > self.limits.max_columns_to_get {
+                return Err(EngineError::TooManyColumnsToGet {
+                    count: columns.len(),
+                    limit: self.limits.max_columns_to_get,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Every stored key of one row (visible or not).
+    pub(crate) async fn load_row(
+        &self,
+        table: &TableMeta,
+        pk: &[PkValue],
+    ) -> EngineResult<StoredRow> {
+        let prefix = row_prefix(table.id, pk);
+        let entries = self
+            .backend
+            .scan(&KeyRange::prefix(&prefix), Direction::Forward, usize::MAX)
+            .await?;
+        StoredRow::from_entries(pk.to_vec(), prefix.len(), entries)
+    }
+
+    /// GetRow: one row by its full primary key.
+    pub async fn get_row(
+        &self,
+        table: &TableMeta,
+        pk: &[PkValue],
+        read: &ReadOptions,
+    ) -> EngineResult<GetRowResult> {
+        self.check_pk(table, pk)?;
+        self.check_read(read)?;
+        let stored = self.load_row(table, pk).await?;
+        let row = stored.read(&table.options, self.now_ms(), read);
+        let capacity = Capacity::read(row.as_ref().map_or(0, Row::size));
+        self.stats.table(table.id).record_read(capacity, 1);
+        Ok(GetRowResult { row, capacity })
+    }
+
+    /// BatchGetRow: up to `max_batch_get_rows` rows of one table.
+    pub async fn batch_get_row(
+        &self,
+        table: &TableMeta,
+        pks: &[PrimaryKey],
+        read: &ReadOptions,
+    ) -> EngineResult<BatchGetResult> {
+        if pks.len() > self.limits.max_batch_get_rows {
+            return Err(EngineError::BatchTooLarge {
+                what: "BatchGetRow",
+                count: pks.len(),
+                limit: self.limits.max_batch_get_rows,
+            });
+        }
+        for pk in pks {
+            self.check_pk(table, pk)?;
+        }
+        self.check_read(read)?;
+        let now = self.now_ms();
+        let mut rows = Vec::with_capacity(pks.len());
+        let mut capacity = Capacity::default();
+        for pk in pks {
+            let row = self
+                .load_row(table, pk)
+                .await?
+                .read(&table.options, now, read);
+            capacity += Capacity::read(row.as_ref().map_or(0, Row::size));
+            rows.push(row);
+        }
+        self.stats
+            .table(table.id)
+            .record_read(capacity, pks.len() as u64);
+        Ok(BatchGetResult { rows, capacity })
+    }
+
+    /// GetRange: one page of at most `limit` rows, `max_range_rows` rows or
+    /// `max_range_bytes` bytes, with where the next page starts.
+    pub async fn get_range(
+        &self,
+        table: &TableMeta,
+        request: &RangeRequest,
+    ) -> EngineResult<RangePage> {
+        self.check_read(&request.read)?;
+        for bound in [&request.start, &request.end] {
+            self.check_bound(table, bound)?;
+        }
+        let start_key = bound_key(table.id, &request.start);
+        let end_key = bound_key(table.id, &request.end);
+        let range = match request.direction {
+            Direction::Forward => KeyRange {
+                start: Bound::Included(start_key),
+                end: Bound::Excluded(end_key),
+            },
+            // Backward: every key of the start row is included, every key of the end
+            // row excluded, hence the prefix successors.
+            Direction::Backward => KeyRange {
+                start: match prefix_successor(&end_key) {
+                    Some(k) => Bound::Included(k),
+                    None => Bound::Excluded(end_key),
+                },
+                end: match prefix_successor(&start_key) {
+                    Some(k) => Bound::Excluded(k),
+                    None => Bound::Unbounded,
+                },
+            },
+        };
+        let limit = request
+            .limit
+            .unwrap_or(usize::MAX)
+            .min(self.limits.max_range_rows);
+        let now = self.now_ms();
+        let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, request.direction);
+        let mut rows = Vec::new();
+        let mut bytes = 0usize;
+        let mut rows_scanned = 0u64;
+        let mut next_start = None;
+        while let Some(stored) = scanner.next_row().await? {
+            rows_scanned += 1;
+            if let Some(row) = stored.read(&table.options, now, &request.read) {
+                bytes += row.size();
+                rows.push(row);
+            }
+            if rows.len() >= limit || bytes >= self.limits.max_range_bytes {
+                next_start = scanner.peek_pk().await?;
+                break;
+            }
+        }
+        let capacity = Capacity::read(bytes);
+        self.stats
+            .table(table.id)
+            .record_read(capacity, rows_scanned);
+        Ok(RangePage {
+            rows,
+            next_start,
+            capacity,
+            rows_scanned,
+        })
+    }
+
+    fn check_bound(&self, table: &TableMeta, bound: &[PkBound]) -> EngineResult<()> {
+        if bound.len() != table.pk.len() {
+            return Err(EngineError::PkArity {
+                expected: table.pk.len(),
+                given: bound.len(),
+            });
+        }
+        for (column, b) in table.pk.iter().zip(bound) {
+            if let PkBound::Value(v) = b {
+                if v.pk_type() != column.ty {
+                    return Err(EngineError::PkTypeMismatch {
+                        column: column.name.clone(),
+                        expected: column.ty,
+                        given: v.pk_type(),
+                        value: v.to_string(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}

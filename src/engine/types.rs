@@ -1,0 +1,204 @@
+//! The values of the Table Store model: primary-key values, attribute values, cells, rows.
+
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+
+/// The type of a primary-key column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PkType {
+    String,
+    Integer,
+    Binary,
+}
+
+/// The type of an attribute value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ValueType {
+    String,
+    Integer,
+    Double,
+    Boolean,
+    Binary,
+}
+
+impl ValueType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::String => "String",
+            ValueType::Integer => "Integer",
+            ValueType::Double => "Double",
+            ValueType::Boolean => "Boolean",
+            ValueType::Binary => "Binary",
+        }
+    }
+}
+
+impl PkType {
+    pub fn name(self) -> &'static str {
+        match self {
+            PkType::String => "String",
+            PkType::Integer => "Integer",
+            PkType::Binary => "Binary",
+        }
+    }
+}
+
+/// A primary-key column value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum PkValue {
+    Integer(i64),
+    String(String),
+    Binary(Vec<u8>),
+}
+
+impl PkValue {
+    pub fn pk_type(&self) -> PkType {
+        match self {
+            PkValue::Integer(_) => PkType::Integer,
+            PkValue::String(_) => PkType::String,
+            PkValue::Binary(_) => PkType::Binary,
+        }
+    }
+
+    /// Bytes counted for capacity units and the 1 KB limit.
+    pub fn size(&self) -> usize {
+        match self {
+            PkValue::Integer(_) => 8,
+            PkValue::String(s) => s.len(),
+            PkValue::Binary(b) => b.len(),
+        }
+    }
+}
+
+impl std::fmt::Display for PkValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PkValue::Integer(i) => write!(f, "{i}"),
+            PkValue::String(s) => write!(f, "'{s}'"),
+            PkValue::Binary(b) => write!(f, "0x{}", hex(b)),
+        }
+    }
+}
+
+/// A full primary key, one value per PK column in declared order.
+pub type PrimaryKey = Vec<PkValue>;
+
+/// One end of a GetRange: a value, or the smallest/largest possible value of a column.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PkBound {
+    InfMin,
+    Value(PkValue),
+    InfMax,
+}
+
+/// An attribute value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Value {
+    String(String),
+    Integer(i64),
+    Double(f64),
+    Boolean(bool),
+    Binary(Vec<u8>),
+}
+
+impl Value {
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            Value::String(_) => ValueType::String,
+            Value::Integer(_) => ValueType::Integer,
+            Value::Double(_) => ValueType::Double,
+            Value::Boolean(_) => ValueType::Boolean,
+            Value::Binary(_) => ValueType::Binary,
+        }
+    }
+
+    /// Bytes counted for capacity units and the 2 MB limit.
+    pub fn size(&self) -> usize {
+        match self {
+            Value::String(s) => s.len(),
+            Value::Binary(b) => b.len(),
+            Value::Integer(_) | Value::Double(_) => 8,
+            Value::Boolean(_) => 1,
+        }
+    }
+
+    /// Compares two values of comparable types: same type, or Integer with Double
+    /// (numerically). `None` when the types cannot be compared.
+    pub fn compare(&self, other: &Value) -> Option<Ordering> {
+        match (self, other) {
+            (Value::String(a), Value::String(b)) => Some(a.cmp(b)),
+            (Value::Integer(a), Value::Integer(b)) => Some(a.cmp(b)),
+            (Value::Double(a), Value::Double(b)) => a.partial_cmp(b),
+            (Value::Integer(a), Value::Double(b)) => (*a as f64).partial_cmp(b),
+            (Value::Double(a), Value::Integer(b)) => a.partial_cmp(&(*b as f64)),
+            (Value::Boolean(a), Value::Boolean(b)) => Some(a.cmp(b)),
+            (Value::Binary(a), Value::Binary(b)) => Some(a.cmp(b)),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::String(s) => write!(f, "{s}"),
+            Value::Integer(i) => write!(f, "{i}"),
+            Value::Double(d) => write!(f, "{d}"),
+            Value::Boolean(b) => write!(f, "{b}"),
+            Value::Binary(b) => write!(f, "\\x{}", hex(b)),
+        }
+    }
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// One version of one attribute cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub column: String,
+    /// Milliseconds since the Unix epoch.
+    pub version: i64,
+    pub value: Value,
+}
+
+/// A row as read: its primary key and its visible cells, ordered by column name and,
+/// within a column, newest version first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub pk: PrimaryKey,
+    pub cells: Vec<Cell>,
+}
+
+impl Row {
+    /// The newest visible version of `column`.
+    pub fn latest(&self, column: &str) -> Option<&Cell> {
+        self.cells.iter().find(|c| c.column == column)
+    }
+
+    /// The newest visible cell of every column, in column-name order.
+    pub fn latest_cells(&self) -> impl Iterator<Item = &Cell> {
+        let mut previous: Option<&str> = None;
+        self.cells.iter().filter(move |c| {
+            let fresh = previous != Some(c.column.as_str());
+            previous = Some(c.column.as_str());
+            fresh
+        })
+    }
+
+    /// Bytes of the row as counted for read capacity units: PK values plus, for every
+    /// returned cell, its column name and value.
+    pub fn size(&self) -> usize {
+        self.pk.iter().map(PkValue::size).sum::<usize>()
+            + self
+                .cells
+                .iter()
+                .map(|c| c.column.len() + c.value.size())
+                .sum::<usize>()
+    }
+}

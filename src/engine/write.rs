@@ -1,0 +1,547 @@
+//! Writes: PutRow, UpdateRow, DeleteRow and BatchWriteRow, with row-existence and column
+//! conditions. Every write reads the rows it touches, computes its mutations against a
+//! working copy (so later writes in one batch see earlier ones), and commits them in one
+//! backend batch guarded by a compare-and-swap on each row's marker; a concurrent change
+//! to any of those rows makes the batch retry from a fresh read.
+
+use super::capacity::Capacity;
+use super::catalog::{AttrColumn, TableMeta};
+use super::codec::{cell_key, encode_value, marker_key, row_prefix, RowMarker};
+use super::condition::{Condition, ConditionFailure};
+use super::error::{EngineError, EngineResult};
+use super::stored::{StoredCell, StoredRow};
+use super::types::{PrimaryKey, Row, Value};
+use super::validate::{check_name, check_value};
+use super::Engine;
+use crate::storage::{Check, WriteBatch};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// How many times a batch is retried when a row it read changed before it committed.
+const MAX_ATTEMPTS: usize = 32;
+/// A server-assigned version moves past an existing one less than this far ahead of now,
+/// so versions stay strictly increasing for writes within the same millisecond.
+const SAME_MOMENT_MS: i64 = 1000;
+
+/// One operation on one column in UpdateRow.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ColumnOp {
+    /// Writes `value` at `version` (`None` = the server's current time).
+    Put {
+        column: String,
+        value: Value,
+        version: Option<i64>,
+    },
+    DeleteVersion {
+        column: String,
+        version: i64,
+    },
+    DeleteAll {
+        column: String,
+    },
+    /// Adds `by` to the newest Integer value (a missing column counts as 0).
+    Increment {
+        column: String,
+        by: i64,
+    },
+}
+
+impl ColumnOp {
+    pub fn column(&self) -> &str {
+        match self {
+            ColumnOp::Put { column, .. }
+            | ColumnOp::DeleteVersion { column, .. }
+            | ColumnOp::DeleteAll { column }
+            | ColumnOp::Increment { column, .. } => column,
+        }
+    }
+}
+
+/// What a write does to its row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RowChange {
+    /// PutRow: replaces the whole row with these cells (only `ColumnOp::Put`).
+    Put(Vec<ColumnOp>),
+    /// UpdateRow: applies the operations, keeping other columns.
+    Update(Vec<ColumnOp>),
+    /// DeleteRow.
+    Delete,
+}
+
+/// A write of one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowWrite {
+    pub pk: PrimaryKey,
+    pub change: RowChange,
+    pub condition: Condition,
+    /// Return the row as it is after the write (for RETURNING and increments).
+    pub return_row: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteOutcome {
+    /// Applied; the row after the write when asked for (`None` after a delete).
+    Applied(Option<Row>),
+    /// The condition did not hold; nothing of this row changed.
+    ConditionFailed(ConditionFailure),
+    /// Not applied because another row of an atomic batch failed its condition.
+    NotApplied,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteResult {
+    /// One outcome per write, in order.
+    pub outcomes: Vec<WriteOutcome>,
+    pub capacity: Capacity,
+}
+
+impl WriteResult {
+    pub fn applied(&self) -> usize {
+        self.outcomes
+            .iter()
+            .filter(|o| matches!(o, WriteOutcome::Applied(_)))
+            .count()
+    }
+
+    /// The first failed condition, with the index of its write.
+    pub fn first_failure(&self) -> Option<(usize, ConditionFailure)> {
+        self.outcomes.iter().enumerate().find_map(|(i, o)| match o {
+            WriteOutcome::ConditionFailed(f) => Some((i, *f)),
+            _ => None,
+        })
+    }
+}
+
+/// Whether one failed condition stops the whole batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BatchMode {
+    /// All rows or none (a SQL statement, a transaction's commit).
+    Atomic,
+    /// Each row on its own (Table Store's BatchWriteRow, ON CONFLICT DO NOTHING).
+    Independent,
+}
+
+/// A row being written: its state as read, and as changed so far by this batch.
+struct WorkingRow {
+    original_marker: Option<Vec<u8>>,
+    row: StoredRow,
+}
+
+impl Engine {
+    /// PutRow.
+    pub async fn put_row(
+        &self,
+        table: &Arc<TableMeta>,
+        write: RowWrite,
+    ) -> EngineResult<WriteResult> {
+        self.write_rows(vec![(Arc::clone(table), write)], BatchMode::Atomic)
+            .await
+    }
+
+    /// BatchWriteRow: up to `max_batch_write_rows` rows and `max_batch_write_bytes`, each
+    /// applied or refused on its own condition.
+    pub async fn batch_write_row(
+        &self,
+        writes: Vec<(Arc<TableMeta>, RowWrite)>,
+    ) -> EngineResult<WriteResult> {
+        if writes.len() > self.limits.max_batch_write_rows {
+            return Err(EngineError::BatchTooLarge {
+                what: "BatchWriteRow",
+                count: writes.len(),
+                limit: self.limits.max_batch_write_rows,
+            });
+        }
+        let bytes: usize = writes.iter().map(|(_, w)| write_size(w)).sum();
+        if bytes > self.limits.max_batch_write_bytes {
+            return Err(EngineError::RequestTooLarge {
+                bytes,
+                limit: self.limits.max_batch_write_bytes,
+            });
+        }
+        self.write_rows(writes, BatchMode::Independent).await
+    }
+
+    /// Applies writes to one or more tables in a single atomic backend batch. With
+    /// `Atomic`, a failed condition leaves everything unchanged.
+    pub async fn write_rows(
+        &self,
+        writes: Vec<(Arc<TableMeta>, RowWrite)>,
+        mode: BatchMode,
+    ) -> EngineResult<WriteResult> {
+        let now = self.now_ms();
+        for (table, write) in &writes {
+            self.check_write(table, write, now)?;
+        }
+        for _ in 0..MAX_ATTEMPTS {
+            if let Some(result) = self.try_write(&writes, mode).await? {
+                self.learn_written_columns(&writes, &result).await?;
+                return Ok(result);
+            }
+        }
+        Err(EngineError::WriteConflict)
+    }
+
+    /// One attempt; `None` when a row changed underneath and the batch must retry.
+    async fn try_write(
+        &self,
+        writes: &[(Arc<TableMeta>, RowWrite)],
+        mode: BatchMode,
+    ) -> EngineResult<Option<WriteResult>> {
+        let now = self.now_ms();
+        let mut working: HashMap<Vec<u8>, WorkingRow> = HashMap::new();
+        let mut batch = WriteBatch::default();
+        let mut outcomes = Vec::with_capacity(writes.len());
+        let mut capacity = Capacity::default();
+        let mut per_table: HashMap<u32, Capacity> = HashMap::new();
+        for (index, (table, write)) in writes.iter().enumerate() {
+            let prefix = row_prefix(table.id, &write.pk);
+            if !working.contains_key(&prefix) {
+                let row = self.load_row(table, &write.pk).await?;
+                let original_marker = row.marker.as_ref().map(|(raw, _)| raw.clone());
+                working.insert(
+                    prefix.clone(),
+                    WorkingRow {
+                        original_marker,
+                        row,
+                    },
+                );
+            }
+            let Some(entry) = working.get_mut(&prefix) else {
+                return Err(EngineError::Corrupt("working row vanished".into()));
+            };
+            let before = entry.row.current(&table.options, now);
+            let mut cost = Capacity::default();
+            if write.condition.reads_row() || has_increment(&write.change) {
+                cost += Capacity::read(before.as_ref().map_or(0, Row::size));
+            }
+            if let Err(failure) = write.condition.check(before.as_ref()) {
+                if mode == BatchMode::Atomic {
+                    let mut outcomes = vec![WriteOutcome::NotApplied; writes.len()];
+                    outcomes[index] = WriteOutcome::ConditionFailed(failure);
+                    return Ok(Some(WriteResult {
+                        outcomes,
+                        capacity: cost,
+                    }));
+                }
+                outcomes.push(WriteOutcome::ConditionFailed(failure));
+                capacity += cost;
+                *per_table.entry(table.id).or_default() += cost;
+                continue;
+            }
+            apply_change(
+                &mut entry.row,
+                &prefix,
+                table,
+                &write.change,
+                now,
+                &mut batch,
+            )?;
+            cost += Capacity::write(write_size(write));
+            capacity += cost;
+            *per_table.entry(table.id).or_default() += cost;
+            let after = if write.return_row {
+                entry.row.current(&table.options, now)
+            } else {
+                None
+            };
+            outcomes.push(WriteOutcome::Applied(after));
+        }
+        if !batch.is_empty() {
+            let checks: Vec<Check> = working
+                .values()
+                .map(|w| Check {
+                    key: w.row.marker_key.clone(),
+                    expected: w.original_marker.clone(),
+                })
+                .collect();
+            if !self.backend.write_if(&checks, batch).await? {
+                return Ok(None);
+            }
+        }
+        for (id, cost) in per_table {
+            self.stats.table(id).record_write(cost);
+        }
+        Ok(Some(WriteResult { outcomes, capacity }))
+    }
+
+    /// Validates a write before anything is read: key, names, sizes, versions.
+    fn check_write(&self, table: &TableMeta, write: &RowWrite, now: i64) -> EngineResult<()> {
+        self.check_pk(table, &write.pk)?;
+        let ops = match &write.change {
+            RowChange::Put(ops) | RowChange::Update(ops) => ops,
+            RowChange::Delete => return Ok(()),
+        };
+        if ops.len() > self.limits.max_columns_per_write {
+            return Err(EngineError::TooManyColumns {
+                count: ops.len(),
+                limit: self.limits.max_columns_per_write,
+            });
+        }
+        for op in ops {
+            let column = op.column();
+            check_name(column)?;
+            if table.pk_index(column).is_some() {
+                return Err(EngineError::PkColumnAsAttribute {
+                    column: column.into(),
+                });
+            }
+            if let ColumnOp::Put { value, version, .. } = op {
+                check_value(column, value, &self.limits)?;
+                if let Some(version) = version {
+                    self.check_version(table, column, *version, now)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An explicit version must fall in `[now - offset, now + offset)` (in seconds) and
+    /// must not already be expired under the TTL.
+    fn check_version(
+        &self,
+        table: &TableMeta,
+        column: &str,
+        version: i64,
+        now: i64,
+    ) -> EngineResult<()> {
+        let offset = table.options.max_version_offset;
+        let now_s = now.div_euclid(1000);
+        let v_s = version.div_euclid(1000);
+        if version < 0 || v_s < now_s - offset || v_s >= now_s + offset {
+            return Err(EngineError::VersionOutOfRange {
+                column: column.into(),
+                version,
+                min: (now_s - offset) * 1000,
+                max: (now_s + offset) * 1000,
+            });
+        }
+        if !table.options.alive(version, now) {
+            return Err(EngineError::ExpiredWrite {
+                column: column.into(),
+                version,
+                ttl: table.options.ttl,
+            });
+        }
+        Ok(())
+    }
+
+    /// Adds attribute columns first seen in these writes to their tables' known columns.
+    async fn learn_written_columns(
+        &self,
+        writes: &[(Arc<TableMeta>, RowWrite)],
+        result: &WriteResult,
+    ) -> EngineResult<()> {
+        for ((table, write), outcome) in writes.iter().zip(&result.outcomes) {
+            if !matches!(outcome, WriteOutcome::Applied(_)) {
+                continue;
+            }
+            let (RowChange::Put(ops) | RowChange::Update(ops)) = &write.change else {
+                continue;
+            };
+            let unknown: Vec<AttrColumn> = ops
+                .iter()
+                .filter_map(|op| match op {
+                    ColumnOp::Put { column, value, .. } if table.column(column).is_none() => {
+                        Some(AttrColumn {
+                            name: column.clone(),
+                            ty: value.value_type(),
+                        })
+                    }
+                    ColumnOp::Increment { column, .. } if table.column(column).is_none() => {
+                        Some(AttrColumn {
+                            name: column.clone(),
+                            ty: super::types::ValueType::Integer,
+                        })
+                    }
+                    _ => None,
+                })
+                .collect();
+            if !unknown.is_empty() {
+                // The table may have been learned from by an earlier write of this batch.
+                let current = self.catalog.table(&table.instance, &table.name)?;
+                self.catalog.learn_columns(&current, &unknown).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn has_increment(change: &RowChange) -> bool {
+    matches!(change, RowChange::Update(ops) if ops.iter().any(|op| matches!(op, ColumnOp::Increment { .. })))
+}
+
+/// Bytes a write puts, as counted for write capacity units and the batch byte limit.
+fn write_size(write: &RowWrite) -> usize {
+    let pk: usize = write.pk.iter().map(|v| v.size()).sum();
+    let cells: usize = match &write.change {
+        RowChange::Put(ops) | RowChange::Update(ops) => ops
+            .iter()
+            .map(|op| {
+                op.column().len()
+                    + match op {
+                        ColumnOp::Put { value, .. } => value.size(),
+                        ColumnOp::Increment { .. } => 8,
+                        _ => 0,
+                    }
+            })
+            .sum(),
+        RowChange::Delete => 0,
+    };
+    pk + cells
+}
+
+/// The version a server-assigned write of `column` gets.
+fn server_version(row: &StoredRow, column: &str, now: i64) -> i64 {
+    match row.cells.iter().find(|c| c.column == column) {
+        Some(newest) if newest.version >= now && newest.version < now + SAME_MOMENT_MS => {
+            newest.version + 1
+        }
+        _ => now,
+    }
+}
+
+/// Applies one change to the working row and adds its mutations to `batch`.
+fn apply_change(
+    row: &mut StoredRow,
+    prefix: &[u8],
+    table: &TableMeta,
+    change: &RowChange,
+    now: i64,
+    batch: &mut WriteBatch,
+) -> EngineResult<()> {
+    if row.marker_key.is_empty() {
+        row.marker_key = marker_key(prefix);
+    }
+    match change {
+        RowChange::Delete => {
+            for cell in row.cells.drain(..) {
+                batch.delete(cell.key);
+            }
+            if row.marker.take().is_some() {
+                batch.delete(row.marker_key.clone());
+            }
+            return Ok(());
+        }
+        RowChange::Put(ops) => {
+            // Increments read the old row, so compute server versions before clearing.
+            let versions: Vec<Option<i64>> = ops
+                .iter()
+                .map(|op| match op {
+                    ColumnOp::Put {
+                        column,
+                        version: None,
+                        ..
+                    } => Some(server_version(row, column, now)),
+                    _ => None,
+                })
+                .collect();
+            for cell in row.cells.drain(..) {
+                batch.delete(cell.key);
+            }
+            for (op, server) in ops.iter().zip(versions) {
+                if let ColumnOp::Put {
+                    column,
+                    value,
+                    version,
+                } = op
+                {
+                    let version = version.or(server).unwrap_or(now);
+                    put_cell(row, prefix, column, version, value.clone(), batch);
+                }
+            }
+        }
+        RowChange::Update(ops) => {
+            for op in ops {
+                match op {
+                    ColumnOp::Put {
+                        column,
+                        value,
+                        version,
+                    } => {
+                        let version = version.unwrap_or_else(|| server_version(row, column, now));
+                        put_cell(row, prefix, column, version, value.clone(), batch);
+                    }
+                    ColumnOp::DeleteVersion { column, version } => {
+                        if let Some(at) = row
+                            .cells
+                            .iter()
+                            .position(|c| c.column == *column && c.version == *version)
+                        {
+                            batch.delete(row.cells.remove(at).key);
+                        }
+                    }
+                    ColumnOp::DeleteAll { column } => {
+                        row.cells.retain(|c| {
+                            let keep = c.column != *column;
+                            if !keep {
+                                batch.delete(c.key.clone());
+                            }
+                            keep
+                        });
+                    }
+                    ColumnOp::Increment { column, by } => {
+                        let current = row
+                            .visible_cells(&table.options, now)
+                            .find(|c| c.column == *column)
+                            .map(|c| c.value.clone());
+                        let base = match current {
+                            None => 0,
+                            Some(Value::Integer(i)) => i,
+                            Some(other) => {
+                                return Err(EngineError::IncrementType {
+                                    column: column.clone(),
+                                    found: other.value_type(),
+                                })
+                            }
+                        };
+                        let next = base.checked_add(*by).ok_or_else(|| {
+                            EngineError::IncrementOverflow {
+                                column: column.clone(),
+                            }
+                        })?;
+                        let version = server_version(row, column, now);
+                        put_cell(row, prefix, column, version, Value::Integer(next), batch);
+                    }
+                }
+            }
+        }
+    }
+    let revision = row.marker.as_ref().map_or(0, |(_, m)| m.revision) + 1;
+    let marker = RowMarker {
+        revision,
+        last_write_ms: now,
+    };
+    let raw = marker.encode();
+    batch.put(row.marker_key.clone(), raw.clone());
+    row.marker = Some((raw, marker));
+    Ok(())
+}
+
+/// Writes one cell version, replacing a version with the same timestamp.
+fn put_cell(
+    row: &mut StoredRow,
+    prefix: &[u8],
+    column: &str,
+    version: i64,
+    value: Value,
+    batch: &mut WriteBatch,
+) {
+    let key = cell_key(prefix, column, version);
+    batch.put(key.clone(), encode_value(&value));
+    let cell = StoredCell {
+        key,
+        column: column.to_string(),
+        version,
+        value,
+    };
+    // Keep column ascending, newest version first, as a scan would return them.
+    match row.cells.binary_search_by(|c| {
+        c.column
+            .as_str()
+            .cmp(column)
+            .then_with(|| version.cmp(&c.version))
+    }) {
+        Ok(at) => row.cells[at] = cell,
+        Err(at) => row.cells.insert(at, cell),
+    }
+}

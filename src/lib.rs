@@ -1,0 +1,8 @@
+//! pgwide: a Table Store-style wide-column database behind a PostgreSQL wire-protocol
+//! gateway. Layers, top to bottom: `server` (wire protocol, sessions), `sql` (parse and
+//! plan onto the engine), `engine` (the Table Store model), `storage` (ordered key-value
+//! backends).
+
+pub mod engine;
+pub mod sql;
+pub mod storage;

@@ -1,0 +1,79 @@
+//! The SQL layer: parses statements with sqlparser and plans them onto the engine —
+//! DDL, versioned writes, and reads on the fast paths (point get, batch get, PK range).
+//! The wire server talks to it only through [`SessionFactory`] and [`SqlSession`].
+
+pub mod types;
+
+pub use types::{
+    Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult,
+    TransactionStatus,
+};
+
+use async_trait::async_trait;
+use std::any::Any;
+use std::sync::Arc;
+
+/// A statement parsed and planned once, executed many times with different parameters.
+pub struct PreparedStatement {
+    pub sql: String,
+    /// The type of each `$n` parameter, in order.
+    pub param_types: Vec<SqlType>,
+    /// The columns the statement returns; empty for commands without RETURNING.
+    pub columns: Arc<Vec<OutputColumn>>,
+    /// The SQL layer's own plan; opaque to the server.
+    pub plan: Arc<dyn Any + Send + Sync>,
+}
+
+/// One statement of a simple-query string, parsed but not yet planned (a later
+/// statement may depend on an earlier one, such as INSERT after CREATE TABLE).
+pub struct ParsedStatement {
+    pub sql: String,
+    pub plan: Box<dyn Any + Send>,
+}
+
+/// Opens sessions: one per client connection.
+#[async_trait]
+pub trait SessionFactory: Send + Sync + 'static {
+    /// A session on `database` for `user`. A missing database is SQLSTATE 3D000.
+    /// `params` are the startup parameters the client sent (application_name, ...).
+    async fn open(
+        &self,
+        database: &str,
+        user: &str,
+        params: &[(String, String)],
+    ) -> SqlResult<Box<dyn SqlSession>>;
+}
+
+/// A client's session: its database, settings (SET/SHOW) and open transaction.
+#[async_trait]
+pub trait SqlSession: Send {
+    /// Splits a simple-query string into statements (an empty string gives none).
+    fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement>>;
+
+    /// Plans and runs one statement of a simple query.
+    async fn run_simple(&mut self, statement: ParsedStatement) -> SqlResult<StatementResult>;
+
+    /// Parses and plans a statement for the extended protocol. `param_types` holds the
+    /// types the client gave (`None` = infer); the result lists every parameter's type.
+    async fn prepare(
+        &mut self,
+        sql: &str,
+        param_types: &[Option<SqlType>],
+    ) -> SqlResult<Arc<PreparedStatement>>;
+
+    /// Runs a prepared statement with bound parameters (`Datum::Null` for NULL).
+    async fn execute(
+        &mut self,
+        statement: &PreparedStatement,
+        params: Vec<Datum>,
+    ) -> SqlResult<StatementResult>;
+
+    /// The state to report in ReadyForQuery.
+    fn transaction_status(&self) -> TransactionStatus;
+
+    /// Parameters changed by SET since the last call, to send as ParameterStatus.
+    fn take_parameter_changes(&mut self) -> Vec<(String, String)>;
+
+    /// Ends a transaction the client abandoned (connection closed mid-transaction).
+    fn abort_transaction(&mut self) {}
+}

@@ -1,0 +1,153 @@
+//! The values, types and results the SQL layer hands to the wire server. The server only
+//! encodes these; it knows nothing of tables or the engine.
+
+use futures::stream::BoxStream;
+use std::sync::Arc;
+
+/// The PostgreSQL types pgwide speaks on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SqlType {
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    Text,
+    Bytea,
+}
+
+impl SqlType {
+    /// The PostgreSQL type OID.
+    pub fn oid(self) -> u32 {
+        match self {
+            SqlType::Bool => 16,
+            SqlType::Bytea => 17,
+            SqlType::Int8 => 20,
+            SqlType::Int2 => 21,
+            SqlType::Int4 => 23,
+            SqlType::Text => 25,
+            SqlType::Float4 => 700,
+            SqlType::Float8 => 701,
+        }
+    }
+
+    /// The type with this OID, if pgwide supports it (VARCHAR and unknown map to TEXT).
+    pub fn from_oid(oid: u32) -> Option<SqlType> {
+        Some(match oid {
+            16 => SqlType::Bool,
+            17 => SqlType::Bytea,
+            20 => SqlType::Int8,
+            21 => SqlType::Int2,
+            23 => SqlType::Int4,
+            25 | 1043 | 705 | 19 | 1042 => SqlType::Text,
+            700 => SqlType::Float4,
+            701 => SqlType::Float8,
+            _ => return None,
+        })
+    }
+
+    /// The name PostgreSQL prints for the type.
+    pub fn name(self) -> &'static str {
+        match self {
+            SqlType::Bool => "boolean",
+            SqlType::Bytea => "bytea",
+            SqlType::Int8 => "bigint",
+            SqlType::Int2 => "smallint",
+            SqlType::Int4 => "integer",
+            SqlType::Text => "text",
+            SqlType::Float4 => "real",
+            SqlType::Float8 => "double precision",
+        }
+    }
+}
+
+/// One SQL value. Integers of every width travel as `Int`, floats as `Float`; the
+/// column's `SqlType` says how to put them on the wire.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Datum {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+/// A column of a result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputColumn {
+    pub name: String,
+    pub ty: SqlType,
+}
+
+/// A SQL error: a SQLSTATE and a message that names the offending value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SqlError {
+    pub code: &'static str,
+    pub message: String,
+    /// `ERROR` for errors; `FATAL` when the connection must close.
+    pub severity: &'static str,
+}
+
+impl SqlError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        SqlError {
+            code,
+            message: message.into(),
+            severity: "ERROR",
+        }
+    }
+
+    pub fn fatal(code: &'static str, message: impl Into<String>) -> Self {
+        SqlError {
+            code,
+            message: message.into(),
+            severity: "FATAL",
+        }
+    }
+
+    pub fn syntax(message: impl Into<String>) -> Self {
+        SqlError::new("42601", message)
+    }
+
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        SqlError::new("0A000", message)
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        SqlError::new("XX000", message)
+    }
+}
+
+impl std::fmt::Display for SqlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for SqlError {}
+
+pub type SqlResult<T> = Result<T, SqlError>;
+
+/// Rows of a result, produced lazily page by page.
+pub type RowStream = BoxStream<'static, SqlResult<Vec<Datum>>>;
+
+/// What executing one statement gives the client.
+pub enum StatementResult {
+    /// A row set (SELECT, SHOW, RETURNING ...).
+    Query {
+        columns: Arc<Vec<OutputColumn>>,
+        rows: RowStream,
+    },
+    /// A command tag such as `INSERT 0 3`, `UPDATE 1`, `CREATE TABLE`.
+    Command { tag: String },
+}
+
+/// The transaction state reported in ReadyForQuery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionStatus {
+    Idle,
+    InTransaction,
+    Failed,
+}

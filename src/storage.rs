@@ -1,0 +1,200 @@
+//! The storage layer: a small ordered key-value `Backend` trait and its implementations.
+//!
+//! The engine stores everything (catalog and rows) as ordered byte keys through this trait,
+//! so it knows nothing of sled; a backend knows nothing of tables. Every backend must pass
+//! the conformance suite in `tests/storage_conformance.rs`.
+
+mod memory;
+mod sled_backend;
+mod sync;
+
+pub use memory::MemoryBackend;
+pub use sled_backend::{SledBackend, SledOptions};
+
+use async_trait::async_trait;
+use std::ops::Bound;
+
+/// A key-value pair as stored.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
+/// Errors of the storage layer. Details stay in the message; the engine maps every variant
+/// to an internal error the client sees without internals.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error("storage I/O error: {0}")]
+    Io(String),
+    #[error("storage is corrupt: {0}")]
+    Corrupt(String),
+    #[error("write batch of {ops} operations exceeds the backend limit of {limit}")]
+    BatchTooLarge { ops: usize, limit: usize },
+}
+
+pub type StorageResult<T> = Result<T, StorageError>;
+
+/// Scan order over keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Forward,
+    Backward,
+}
+
+/// A range of keys with inclusive or exclusive bounds on either end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRange {
+    pub start: Bound<Vec<u8>>,
+    pub end: Bound<Vec<u8>>,
+}
+
+impl KeyRange {
+    /// Every key that starts with `prefix`.
+    pub fn prefix(prefix: &[u8]) -> Self {
+        let end = match prefix_successor(prefix) {
+            Some(next) => Bound::Excluded(next),
+            None => Bound::Unbounded,
+        };
+        KeyRange {
+            start: Bound::Included(prefix.to_vec()),
+            end,
+        }
+    }
+
+    /// `[start, end)`.
+    pub fn half_open(start: Vec<u8>, end: Vec<u8>) -> Self {
+        KeyRange {
+            start: Bound::Included(start),
+            end: Bound::Excluded(end),
+        }
+    }
+
+    /// Whether the range can hold no key at all (start at or past end).
+    pub fn is_empty(&self) -> bool {
+        match (&self.start, &self.end) {
+            (Bound::Unbounded, _) | (_, Bound::Unbounded) => false,
+            (Bound::Included(s), Bound::Included(e)) => s > e,
+            (Bound::Included(s), Bound::Excluded(e))
+            | (Bound::Excluded(s), Bound::Included(e))
+            | (Bound::Excluded(s), Bound::Excluded(e)) => s >= e,
+        }
+    }
+
+    /// The part of this range after `key` (forward) or before it (backward), used to
+    /// resume a scan where a page ended.
+    pub fn resume_after(&self, key: &[u8], direction: Direction) -> KeyRange {
+        match direction {
+            Direction::Forward => KeyRange {
+                start: Bound::Excluded(key.to_vec()),
+                end: self.end.clone(),
+            },
+            Direction::Backward => KeyRange {
+                start: self.start.clone(),
+                end: Bound::Excluded(key.to_vec()),
+            },
+        }
+    }
+}
+
+/// The smallest key greater than every key with this prefix, if any.
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut next = prefix.to_vec();
+    while let Some(last) = next.pop() {
+        if last < u8::MAX {
+            next.push(last + 1);
+            return Some(next);
+        }
+    }
+    None
+}
+
+/// One mutation in a write batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mutation {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+}
+
+/// An expectation checked atomically before a conditional batch is applied:
+/// the key holds exactly `expected` (`None` = the key is absent).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub key: Vec<u8>,
+    pub expected: Option<Vec<u8>>,
+}
+
+/// A set of mutations applied all-or-nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteBatch {
+    pub mutations: Vec<Mutation>,
+}
+
+impl WriteBatch {
+    pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.mutations.push(Mutation::Put(key, value));
+    }
+
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.mutations.push(Mutation::Delete(key));
+    }
+
+    pub fn len(&self) -> usize {
+        self.mutations.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.mutations.is_empty()
+    }
+}
+
+/// An ordered key-value store. Writes are atomic per call and durable when the call
+/// returns; a conditional write applies only if every check holds, atomically.
+#[async_trait]
+pub trait Backend: Send + Sync + 'static {
+    /// The value stored under `key`.
+    async fn get(&self, key: &[u8]) -> StorageResult<Option<Vec<u8>>>;
+
+    /// Up to `limit` entries of `range`, in key order or reverse key order.
+    async fn scan(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+    ) -> StorageResult<Vec<Entry>>;
+
+    /// Applies `batch` only if every check holds; returns whether it was applied.
+    /// Acknowledged (returned `true`) batches are durable.
+    async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool>;
+
+    /// The most operations (checks plus mutations) one atomic write may carry;
+    /// the engine splits work that is allowed to be split to stay within it.
+    fn max_batch_ops(&self) -> usize {
+        usize::MAX
+    }
+
+    /// Approximate bytes the backend occupies on disk (0 for memory).
+    fn size_on_disk(&self) -> u64 {
+        0
+    }
+
+    /// Applies `batch` unconditionally.
+    async fn write(&self, batch: WriteBatch) -> StorageResult<()> {
+        self.write_if(&[], batch).await.map(|_| ())
+    }
+
+    /// Stores `value` only if `key` currently holds `expected`.
+    async fn compare_and_swap(
+        &self,
+        key: &[u8],
+        expected: Option<Vec<u8>>,
+        value: Option<Vec<u8>>,
+    ) -> StorageResult<bool> {
+        let mut batch = WriteBatch::default();
+        match value {
+            Some(v) => batch.put(key.to_vec(), v),
+            None => batch.delete(key.to_vec()),
+        }
+        let check = Check {
+            key: key.to_vec(),
+            expected,
+        };
+        self.write_if(&[check], batch).await
+    }
+}
