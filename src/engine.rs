@@ -14,6 +14,7 @@ mod limits;
 mod options;
 mod read;
 mod scan;
+mod staging;
 mod stored;
 mod types;
 mod validate;
@@ -29,6 +30,7 @@ pub use gc::GcReport;
 pub use limits::Limits;
 pub use options::{OptionValue, TableOptions};
 pub use read::{BatchGetResult, GetRowResult, RangePage, RangeRequest};
+pub use staging::StagedWrites;
 pub use stored::ReadOptions;
 pub use types::{Cell, PkBound, PkType, PkValue, PrimaryKey, Row, Value, ValueType};
 pub use validate::{check_instance_name, check_name};
@@ -161,6 +163,7 @@ impl Engine {
                         name: column.name.clone(),
                     });
                 }
+                meta.column_order.push(column.name.clone());
                 meta.columns.push(column);
                 Ok(())
             })
@@ -171,6 +174,11 @@ impl Engine {
     pub async fn drop_table(&self, instance: &str, name: &str) -> EngineResult<()> {
         let meta = self.catalog.drop_table(instance, name).await?;
         self.delete_prefix(&codec::table_prefix(meta.id)).await
+    }
+
+    /// Reserves `count` hidden `_rowid` values for a table without a declared PK.
+    pub async fn allocate_rowids(&self, table: &TableMeta, count: i64) -> EngineResult<i64> {
+        self.catalog.allocate_rowids(table, count).await
     }
 
     pub fn table(&self, instance: &str, name: &str) -> EngineResult<Arc<TableMeta>> {

@@ -3,6 +3,8 @@
 //! plan onto the engine), `engine` (the Table Store model), `storage` (ordered key-value
 //! backends).
 
+pub mod config;
 pub mod engine;
+pub mod server;
 pub mod sql;
 pub mod storage;

@@ -2,12 +2,29 @@
 //! DDL, versioned writes, and reads on the fast paths (point get, batch get, PK range).
 //! The wire server talks to it only through [`SessionFactory`] and [`SqlSession`].
 
+mod ddl;
+mod dml;
+mod errors;
+mod expr;
+mod gateway;
+mod relation;
+mod select;
+mod session;
+mod settings;
 pub mod types;
+mod values;
 
+pub use errors::sqlstate;
+pub use gateway::Gateway;
+pub use session::Session;
 pub use types::{
     Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult,
     TransactionStatus,
 };
+
+/// The PostgreSQL version pgwide reports; clients choose their catalog queries by it.
+pub const SERVER_VERSION: &str = "16.4";
+pub const SERVER_VERSION_NUM: &str = "160004";
 
 use async_trait::async_trait;
 use std::any::Any;

@@ -51,6 +51,10 @@ pub struct TableMeta {
     #[serde(default)]
     pub auto_rowid: bool,
     pub created_ms: i64,
+    /// Every column name (PK and attribute) in the order `SELECT *` lists them: as
+    /// declared, then attributes in the order they became known.
+    #[serde(default)]
+    pub column_order: Vec<String>,
 }
 
 impl TableMeta {
@@ -65,6 +69,22 @@ impl TableMeta {
     pub fn column(&self, name: &str) -> Option<&AttrColumn> {
         self.columns.iter().find(|c| c.name == name)
     }
+
+    /// Column names in table order.
+    pub fn ordered_columns(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.column_order.iter().map(String::as_str).collect();
+        for name in self
+            .pk
+            .iter()
+            .map(|c| &c.name)
+            .chain(self.columns.iter().map(|c| &c.name))
+        {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+        names
+    }
 }
 
 /// What `create_table` needs.
@@ -75,6 +95,8 @@ pub struct TableSpec {
     pub columns: Vec<AttrColumn>,
     pub options: Vec<(String, OptionValue)>,
     pub auto_rowid: bool,
+    /// Column names in declared order; empty = PK columns, then attributes.
+    pub column_order: Vec<String>,
 }
 
 #[derive(Default)]
@@ -318,6 +340,15 @@ impl Catalog {
                 });
             }
         }
+        let column_order = if spec.column_order.is_empty() {
+            spec.pk
+                .iter()
+                .map(|c| c.name.clone())
+                .chain(spec.columns.iter().map(|c| c.name.clone()))
+                .collect()
+        } else {
+            spec.column_order
+        };
         let mut batch = WriteBatch::default();
         let meta = TableMeta {
             id: self.allocate_id(&mut batch),
@@ -328,6 +359,7 @@ impl Catalog {
             options,
             auto_rowid: spec.auto_rowid,
             created_ms: now_ms,
+            column_order,
         };
         self.store_table(meta, batch).await
     }
@@ -374,6 +406,7 @@ impl Catalog {
         self.alter_table(&table.instance, &table.name, |meta| {
             for column in unknown {
                 if meta.column(&column.name).is_none() {
+                    meta.column_order.push(column.name.clone());
                     meta.columns.push(column);
                 }
             }
@@ -394,5 +427,34 @@ impl Catalog {
             tables.remove(name);
         }
         Ok(meta)
+    }
+}
+
+const ROWID_TAG: u8 = b'R';
+
+impl Catalog {
+    /// Reserves `count` consecutive hidden `_rowid` values for a table; returns the first.
+    pub async fn allocate_rowids(&self, table: &TableMeta, count: i64) -> EngineResult<i64> {
+        let mut key = vec![CATALOG_PREFIX, ROWID_TAG];
+        key.extend_from_slice(&table.id.to_be_bytes());
+        loop {
+            let current = self.backend.get(&key).await?;
+            let next = match &current {
+                None => 1,
+                Some(raw) => i64::from_be_bytes(
+                    raw.as_slice()
+                        .try_into()
+                        .map_err(|_| EngineError::Corrupt("rowid counter".into()))?,
+                ),
+            };
+            let after = next.saturating_add(count);
+            if self
+                .backend
+                .compare_and_swap(&key, current, Some(after.to_be_bytes().to_vec()))
+                .await?
+            {
+                return Ok(next);
+            }
+        }
     }
 }

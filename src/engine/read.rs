@@ -94,7 +94,10 @@ impl Engine {
             .backend
             .scan(&KeyRange::prefix(&prefix), Direction::Forward, usize::MAX)
             .await?;
-        StoredRow::from_entries(pk.to_vec(), prefix.len(), entries)
+        let mut row = StoredRow::from_entries(pk.to_vec(), prefix.len(), entries)?;
+        // Set even when the row has no marker yet, so a write can check its absence.
+        row.marker_key = super::codec::marker_key(&prefix);
+        Ok(row)
     }
 
     /// GetRow: one row by its full primary key.

@@ -127,6 +127,98 @@ struct WorkingRow {
     row: StoredRow,
 }
 
+/// The rows a batch touches, as read and as changed so far, with the mutations to commit.
+pub(crate) struct WorkingSet {
+    now: i64,
+    rows: HashMap<Vec<u8>, WorkingRow>,
+    batch: WriteBatch,
+}
+
+impl WorkingSet {
+    pub(crate) fn new(now: i64) -> Self {
+        WorkingSet {
+            now,
+            rows: HashMap::new(),
+            batch: WriteBatch::default(),
+        }
+    }
+
+    /// The working copy of a row, read from the backend on first touch.
+    pub(crate) async fn row(
+        &mut self,
+        engine: &Engine,
+        table: &TableMeta,
+        pk: &[super::types::PkValue],
+    ) -> EngineResult<&mut StoredRow> {
+        let prefix = row_prefix(table.id, pk);
+        if !self.rows.contains_key(&prefix) {
+            let row = engine.load_row(table, pk).await?;
+            let original_marker = row.marker.as_ref().map(|(raw, _)| raw.clone());
+            self.rows.insert(
+                prefix.clone(),
+                WorkingRow {
+                    original_marker,
+                    row,
+                },
+            );
+        }
+        self.rows
+            .get_mut(&prefix)
+            .map(|w| &mut w.row)
+            .ok_or_else(|| EngineError::Corrupt("working row vanished".into()))
+    }
+
+    /// Checks the write's condition against the working row and, if it holds, applies it.
+    pub(crate) async fn apply(
+        &mut self,
+        engine: &Engine,
+        table: &TableMeta,
+        write: &RowWrite,
+    ) -> EngineResult<(WriteOutcome, Capacity)> {
+        let now = self.now;
+        let prefix = row_prefix(table.id, &write.pk);
+        let mut batch = std::mem::take(&mut self.batch);
+        let result = async {
+            let row = self.row(engine, table, &write.pk).await?;
+            let before = row.current(&table.options, now);
+            let mut cost = Capacity::default();
+            if write.condition.reads_row() || has_increment(&write.change) {
+                cost += Capacity::read(before.as_ref().map_or(0, Row::size));
+            }
+            if let Err(failure) = write.condition.check(before.as_ref()) {
+                return Ok((WriteOutcome::ConditionFailed(failure), cost));
+            }
+            apply_change(row, &prefix, table, &write.change, now, &mut batch)?;
+            cost += Capacity::write(write_size(write));
+            let after = if write.return_row {
+                row.current(&table.options, now)
+            } else {
+                None
+            };
+            Ok((WriteOutcome::Applied(after), cost))
+        }
+        .await;
+        self.batch = batch;
+        result
+    }
+
+    /// Writes the mutations if none of the touched rows changed since they were read.
+    async fn commit(self, engine: &Engine) -> EngineResult<bool> {
+        if self.batch.is_empty() {
+            return Ok(true);
+        }
+        let checks: Vec<Check> = self
+            .rows
+            .values()
+            .map(|w| Check {
+                key: w.row.marker_key.clone(),
+                expected: w.original_marker.clone(),
+            })
+            .collect();
+        Ok(engine.backend.write_if(&checks, self.batch).await?)
+    }
+}
+
 impl Engine {
     /// PutRow.
     pub async fn put_row(
@@ -187,76 +279,26 @@ impl Engine {
         writes: &[(Arc<TableMeta>, RowWrite)],
         mode: BatchMode,
     ) -> EngineResult<Option<WriteResult>> {
-        let now = self.now_ms();
-        let mut working: HashMap<Vec<u8>, WorkingRow> = HashMap::new();
-        let mut batch = WriteBatch::default();
+        let mut set = WorkingSet::new(self.now_ms());
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
         let mut per_table: HashMap<u32, Capacity> = HashMap::new();
         for (index, (table, write)) in writes.iter().enumerate() {
-            let prefix = row_prefix(table.id, &write.pk);
-            if !working.contains_key(&prefix) {
-                let row = self.load_row(table, &write.pk).await?;
-                let original_marker = row.marker.as_ref().map(|(raw, _)| raw.clone());
-                working.insert(
-                    prefix.clone(),
-                    WorkingRow {
-                        original_marker,
-                        row,
-                    },
-                );
-            }
-            let Some(entry) = working.get_mut(&prefix) else {
-                return Err(EngineError::Corrupt("working row vanished".into()));
-            };
-            let before = entry.row.current(&table.options, now);
-            let mut cost = Capacity::default();
-            if write.condition.reads_row() || has_increment(&write.change) {
-                cost += Capacity::read(before.as_ref().map_or(0, Row::size));
-            }
-            if let Err(failure) = write.condition.check(before.as_ref()) {
-                if mode == BatchMode::Atomic {
-                    let mut outcomes = vec![WriteOutcome::NotApplied; writes.len()];
-                    outcomes[index] = WriteOutcome::ConditionFailed(failure);
-                    return Ok(Some(WriteResult {
-                        outcomes,
-                        capacity: cost,
-                    }));
-                }
-                outcomes.push(WriteOutcome::ConditionFailed(failure));
-                capacity += cost;
-                *per_table.entry(table.id).or_default() += cost;
-                continue;
-            }
-            apply_change(
-                &mut entry.row,
-                &prefix,
-                table,
-                &write.change,
-                now,
-                &mut batch,
-            )?;
-            cost += Capacity::write(write_size(write));
+            let (outcome, cost) = set.apply(self, table, write).await?;
             capacity += cost;
             *per_table.entry(table.id).or_default() += cost;
-            let after = if write.return_row {
-                entry.row.current(&table.options, now)
-            } else {
-                None
-            };
-            outcomes.push(WriteOutcome::Applied(after));
-        }
-        if !batch.is_empty() {
-            let checks: Vec<Check> = working
-                .values()
-                .map(|w| Check {
-                    key: w.row.marker_key.clone(),
-                    expected: w.original_marker.clone(),
-                })
-                .collect();
-            if !self.backend.write_if(&checks, batch).await? {
-                return Ok(None);
+            if mode == BatchMode::Atomic && matches!(outcome, WriteOutcome::ConditionFailed(_)) {
+                let mut outcomes = vec![WriteOutcome::NotApplied; writes.len()];
+                outcomes[index] = outcome;
+                return Ok(Some(WriteResult {
+                    outcomes,
+                    capacity: cost,
+                }));
             }
+            outcomes.push(outcome);
+        }
+        if !set.commit(self).await? {
+            return Ok(None);
         }
         for (id, cost) in per_table {
             self.stats.table(id).record_write(cost);
@@ -265,7 +307,12 @@ impl Engine {
     }
 
     /// Validates a write before anything is read: key, names, sizes, versions.
-    fn check_write(&self, table: &TableMeta, write: &RowWrite, now: i64) -> EngineResult<()> {
+    pub(crate) fn check_write(
+        &self,
+        table: &TableMeta,
+        write: &RowWrite,
+        now: i64,
+    ) -> EngineResult<()> {
         self.check_pk(table, &write.pk)?;
         let ops = match &write.change {
             RowChange::Put(ops) | RowChange::Update(ops) => ops,

@@ -22,6 +22,9 @@ pub(crate) struct GroupCommit {
     wake: Condvar,
     /// The newest sequence number known durable, or the error of the last failed sync.
     synced: watch::Sender<Result<u64, String>>,
+    /// The sync thread, joined on shutdown: it holds a handle to the database, which
+    /// must be closed (and its file lock released) before the directory can be reopened.
+    worker: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl GroupCommit {
@@ -35,13 +38,18 @@ impl GroupCommit {
             }),
             wake: Condvar::new(),
             synced,
+            worker: Mutex::new(None),
         });
         let worker = Arc::clone(&commit);
-        std::thread::Builder::new()
+        match std::thread::Builder::new()
             .name("pgwide-sync".into())
             .spawn(move || worker.run(syncer))
-            .map(|_| ())
-            .unwrap_or_else(|e| tracing::error!("cannot start the sync thread: {e}"));
+        {
+            Ok(handle) => {
+                *commit.worker.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+            }
+            Err(e) => tracing::error!("cannot start the sync thread: {e}"),
+        }
         commit
     }
 
@@ -71,10 +79,16 @@ impl GroupCommit {
         }
     }
 
-    /// Stops the sync thread after a final sync.
+    /// Stops the sync thread after a final sync and waits for it to end.
     pub(crate) fn shutdown(&self) {
         self.lock().shutdown = true;
         self.wake.notify_one();
+        let handle = self.worker.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(handle) = handle {
+            if handle.thread().id() != std::thread::current().id() && handle.join().is_err() {
+                tracing::error!("the sync thread panicked");
+            }
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {

@@ -1,0 +1,125 @@
+//! The PostgreSQL wire-protocol server: accepts TCP connections and speaks protocol
+//! 3.0 to each — startup, simple and extended query, cancel — handing every statement
+//! to the SQL layer through [`SessionFactory`] / [`SqlSession`], one session per
+//! connection. It knows nothing of tables; it encodes what the SQL layer returns.
+//!
+//! Message types and backend encoders come from pgwire; the connection loop is pgwire's
+//! design re-done in `connection`, so that only Sync/Flush flush the socket (see
+//! `PERF_NOTES.md`), results stream without per-row allocations, and portals can be
+//! suspended at Execute's row limit.
+
+mod cancel;
+mod connection;
+mod encode;
+mod extended;
+mod params;
+mod startup;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+use crate::sql::SessionFactory;
+use cancel::CancelRegistry;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+use tokio::task::JoinSet;
+
+/// Tuning of [`serve_with`].
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Sessions allowed at once; more are refused with SQLSTATE 53300.
+    pub max_connections: usize,
+    /// How long shutdown waits for running statements before dropping connections.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            max_connections: 100,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}
+
+/// What every connection task shares.
+pub(crate) struct Shared {
+    factory: Arc<dyn SessionFactory>,
+    cancels: Arc<CancelRegistry>,
+    slots: Arc<Semaphore>,
+}
+
+/// Serves clients on `listener` with default [`ServerOptions`] until `shutdown`
+/// completes, then stops accepting, lets running statements finish (bounded by the
+/// grace period), closes every connection and returns.
+pub async fn serve(
+    listener: TcpListener,
+    factory: Arc<dyn SessionFactory>,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    serve_with(listener, factory, ServerOptions::default(), shutdown).await
+}
+
+/// [`serve`] with explicit options.
+pub async fn serve_with(
+    listener: TcpListener,
+    factory: Arc<dyn SessionFactory>,
+    options: ServerOptions,
+    shutdown: impl Future<Output = ()>,
+) -> std::io::Result<()> {
+    let shared = Arc::new(Shared {
+        factory,
+        cancels: Arc::new(CancelRegistry::default()),
+        slots: Arc::new(Semaphore::new(options.max_connections)),
+    });
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    tracing::debug!(%peer, "connection accepted");
+                    tasks.spawn(connection::run(stream, Arc::clone(&shared), stop_rx.clone()));
+                }
+                Err(e) => {
+                    // Usually out of file descriptors: back off rather than spin.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => log_task_end(done),
+        }
+    }
+    drop(listener);
+    tracing::info!(connections = tasks.len(), "shutting down");
+    let _ = stop_tx.send(true);
+    let drained = tokio::time::timeout(options.shutdown_grace, async {
+        while let Some(done) = tasks.join_next().await {
+            log_task_end(done);
+        }
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            connections = tasks.len(),
+            "statements still running after the grace period; dropping their connections"
+        );
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
+    Ok(())
+}
+
+fn log_task_end(done: Result<(), tokio::task::JoinError>) {
+    if let Err(e) = done {
+        if e.is_panic() {
+            tracing::error!(error = %e, "connection task panicked");
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Query cancellation. Every connection gets a process id and secret key (sent in
+//! BackendKeyData) and registers a [`CancelHandle`]; a CancelRequest arrives on a new
+//! connection, is matched by pid and key, and interrupts whatever the target
+//! connection is awaiting — the SQL layer's execute, or the next row of a stream —
+//! which then fails with SQLSTATE 57014. A request when nothing runs is ignored, as in
+//! PostgreSQL.
+
+use crate::sql::{SqlError, SqlResult};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::futures::Notified;
+use tokio::sync::Notify;
+
+/// The cancel side of one connection.
+#[derive(Debug)]
+pub(crate) struct CancelHandle {
+    pub pid: i32,
+    pub secret: i32,
+    running: AtomicBool,
+    notify: Notify,
+}
+
+impl CancelHandle {
+    /// Interrupts the running statement, if any.
+    fn cancel(&self) {
+        if self.running.load(Ordering::Acquire) {
+            self.notify.notify_waiters();
+        }
+    }
+
+    /// The future a [`Scope`] waits on; create it with `pin!` and pass it to `scope`.
+    pub(crate) fn notified(&self) -> Notified<'_> {
+        self.notify.notified()
+    }
+
+    /// Marks a statement as running until the scope is dropped. The waiter is
+    /// registered before the flag is set, so a cancel seen as "running" always wakes it.
+    pub(crate) fn scope<'a, 'b>(
+        &'b self,
+        mut notified: Pin<&'a mut Notified<'b>>,
+    ) -> Scope<'a, 'b> {
+        notified.as_mut().enable();
+        self.running.store(true, Ordering::Release);
+        Scope {
+            handle: self,
+            notified,
+        }
+    }
+}
+
+/// A statement in progress that a CancelRequest may interrupt.
+pub(crate) struct Scope<'a, 'b> {
+    handle: &'b CancelHandle,
+    notified: Pin<&'a mut Notified<'b>>,
+}
+
+impl Scope<'_, '_> {
+    /// Runs `work` unless a cancel arrives first. Only SQL-layer futures go in here,
+    /// never socket writes, so an interrupted write cannot corrupt the stream.
+    pub(crate) async fn run<T>(
+        &mut self,
+        work: impl Future<Output = SqlResult<T>>,
+    ) -> SqlResult<T> {
+        tokio::select! {
+            biased;
+            _ = self.notified.as_mut() => Err(canceled()),
+            result = work => result,
+        }
+    }
+}
+
+impl Drop for Scope<'_, '_> {
+    fn drop(&mut self) {
+        self.handle.running.store(false, Ordering::Release);
+    }
+}
+
+pub(crate) fn canceled() -> SqlError {
+    SqlError::new("57014", "canceling statement due to user request")
+}
+
+/// All live connections' cancel handles, by pid.
+#[derive(Debug, Default)]
+pub(crate) struct CancelRegistry {
+    handles: Mutex<HashMap<i32, Arc<CancelHandle>>>,
+    next_pid: AtomicI32,
+    seed: AtomicU64,
+}
+
+impl CancelRegistry {
+    /// Registers a new connection; dropping the guard unregisters it.
+    pub(crate) fn register(self: &Arc<Self>) -> Registration {
+        let pid = self
+            .next_pid
+            .fetch_add(1, Ordering::Relaxed)
+            .wrapping_add(1000);
+        let handle = Arc::new(CancelHandle {
+            pid,
+            secret: self.secret_key(pid),
+            running: AtomicBool::new(false),
+            notify: Notify::new(),
+        });
+        if let Ok(mut handles) = self.handles.lock() {
+            handles.insert(pid, Arc::clone(&handle));
+        }
+        Registration {
+            registry: Arc::clone(self),
+            handle,
+        }
+    }
+
+    /// Handles a CancelRequest: only the right key cancels, as in PostgreSQL.
+    pub(crate) fn cancel(&self, pid: i32, secret: &[u8]) {
+        let handle = match self.handles.lock() {
+            Ok(handles) => handles.get(&pid).cloned(),
+            Err(_) => None,
+        };
+        match handle {
+            Some(h) if secret == h.secret.to_be_bytes() => h.cancel(),
+            _ => tracing::debug!(pid, "cancel request for an unknown process or wrong key"),
+        }
+    }
+
+    /// An unpredictable key: SipHash with the process's random keys over a counter.
+    fn secret_key(&self, pid: i32) -> i32 {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(self.seed.fetch_add(1, Ordering::Relaxed));
+        h.write_i32(pid);
+        if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            h.write_u128(now.as_nanos());
+        }
+        h.finish() as i32
+    }
+}
+
+/// A connection's entry in the registry.
+pub(crate) struct Registration {
+    registry: Arc<CancelRegistry>,
+    pub handle: Arc<CancelHandle>,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Ok(mut handles) = self.registry.handles.lock() {
+            handles.remove(&self.handle.pid);
+        }
+    }
+}

@@ -1,0 +1,445 @@
+//! Result encoding: `Datum`s to PostgreSQL's text and binary wire formats, and the
+//! RowDescription/DataRow messages that carry them. Rows are written straight into the
+//! connection's output buffer, so streaming a result allocates nothing per row.
+//!
+//! A `Datum` whose variant does not match its column's type is converted when the
+//! conversion is lossless (an integral `Float` in a BIGINT column, an `Int` in a
+//! DOUBLE column); otherwise the row fails with SQLSTATE 42804 rather than sending a
+//! value the client would misread.
+
+use super::wire::patch_length;
+use crate::sql::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
+use bytes::{BufMut, BytesMut};
+use std::fmt::Write;
+
+/// Result column formats chosen by the client in Bind (simple queries are all text).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Formats {
+    Text,
+    Binary,
+    /// One entry per column, `true` for binary.
+    PerColumn(Vec<bool>),
+}
+
+impl Formats {
+    /// Interprets Bind's result format codes for a result of `columns` columns.
+    pub(crate) fn from_codes(codes: &[i16], columns: usize) -> SqlResult<Formats> {
+        let binary = |code: i16| match code {
+            0 => Ok(false),
+            1 => Ok(true),
+            other => Err(SqlError::new(
+                "22023",
+                format!("unsupported format code: {other}"),
+            )),
+        };
+        match codes {
+            [] => Ok(Formats::Text),
+            [one] => Ok(if binary(*one)? {
+                Formats::Binary
+            } else {
+                Formats::Text
+            }),
+            many if many.len() == columns => Ok(Formats::PerColumn(
+                many.iter().map(|c| binary(*c)).collect::<SqlResult<_>>()?,
+            )),
+            many => Err(SqlError::new(
+                "08P01",
+                format!(
+                    "bind message has {} result formats but query has {} columns",
+                    many.len(),
+                    columns
+                ),
+            )),
+        }
+    }
+
+    pub(crate) fn is_binary(&self, column: usize) -> bool {
+        match self {
+            Formats::Text => false,
+            Formats::Binary => true,
+            Formats::PerColumn(v) => v.get(column).copied().unwrap_or(false),
+        }
+    }
+}
+
+/// `pg_type.typlen`: the fixed width, or -1 for variable-length types.
+pub(crate) fn type_size(ty: SqlType) -> i16 {
+    match ty {
+        SqlType::Bool => 1,
+        SqlType::Int2 => 2,
+        SqlType::Int4 | SqlType::Float4 => 4,
+        SqlType::Int8 | SqlType::Float8 => 8,
+        SqlType::Text | SqlType::Bytea => -1,
+    }
+}
+
+/// Appends a RowDescription for `columns`.
+pub(crate) fn put_row_description(out: &mut BytesMut, columns: &[OutputColumn], formats: &Formats) {
+    let start = out.len();
+    out.put_u8(b'T');
+    out.put_i32(0);
+    out.put_i16(columns.len() as i16);
+    for (i, column) in columns.iter().enumerate() {
+        out.put_slice(column.name.as_bytes());
+        out.put_u8(0);
+        out.put_i32(0); // table OID: not a column of a catalogued table
+        out.put_i16(0); // attribute number
+        out.put_u32(column.ty.oid());
+        out.put_i16(type_size(column.ty));
+        out.put_i32(-1); // no type modifier
+        out.put_i16(i16::from(formats.is_binary(i)));
+    }
+    patch_length(out, start);
+}
+
+/// Appends a DataRow. On error nothing is appended.
+pub(crate) fn put_data_row(
+    out: &mut BytesMut,
+    row: &[Datum],
+    columns: &[OutputColumn],
+    formats: &Formats,
+) -> SqlResult<()> {
+    if row.len() != columns.len() {
+        tracing::error!(
+            values = row.len(),
+            columns = columns.len(),
+            "row width does not match its columns"
+        );
+        return Err(SqlError::internal("result row does not match its columns"));
+    }
+    let start = out.len();
+    out.put_u8(b'D');
+    out.put_i32(0);
+    out.put_i16(row.len() as i16);
+    for (i, (datum, column)) in row.iter().zip(columns).enumerate() {
+        if matches!(datum, Datum::Null) {
+            out.put_i32(-1);
+            continue;
+        }
+        let at = out.len();
+        out.put_i32(0);
+        let written = if formats.is_binary(i) {
+            put_binary(out, datum, column.ty)
+        } else {
+            put_text(out, datum, column.ty)
+        };
+        if let Err(e) = written {
+            out.truncate(start);
+            return Err(e);
+        }
+        let len = (out.len() - at - 4) as i32;
+        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+    }
+    patch_length(out, start);
+    Ok(())
+}
+
+/// Appends the text form PostgreSQL's output functions produce.
+pub(crate) fn put_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlResult<()> {
+    match ty {
+        SqlType::Bool => out.put_u8(if as_bool(datum, ty)? { b't' } else { b'f' }),
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
+            let _ = write!(out, "{}", as_int(datum, ty)?);
+        }
+        SqlType::Float4 | SqlType::Float8 => {
+            put_float_text(out, as_float(datum, ty)?, ty == SqlType::Float4)
+        }
+        SqlType::Text => put_natural_text(out, datum),
+        SqlType::Bytea => match datum {
+            Datum::Bytes(b) => put_hex(out, b),
+            Datum::Text(s) => put_hex(out, s.as_bytes()),
+            other => return Err(mismatch(other, ty)),
+        },
+    }
+    Ok(())
+}
+
+/// Appends the binary form (`*send` functions: big-endian, IEEE 754).
+pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlResult<()> {
+    match ty {
+        SqlType::Bool => out.put_u8(u8::from(as_bool(datum, ty)?)),
+        SqlType::Int2 => out.put_i16(as_int(datum, ty)? as i16),
+        SqlType::Int4 => out.put_i32(as_int(datum, ty)? as i32),
+        SqlType::Int8 => out.put_i64(as_int(datum, ty)?),
+        SqlType::Float4 => out.put_f32(as_float(datum, ty)? as f32),
+        SqlType::Float8 => out.put_f64(as_float(datum, ty)?),
+        SqlType::Text => put_natural_text(out, datum),
+        SqlType::Bytea => match datum {
+            Datum::Bytes(b) => out.put_slice(b),
+            Datum::Text(s) => out.put_slice(s.as_bytes()),
+            other => return Err(mismatch(other, ty)),
+        },
+    }
+    Ok(())
+}
+
+/// A value shown in a TEXT column: each variant in its own PostgreSQL text form.
+fn put_natural_text(out: &mut BytesMut, datum: &Datum) {
+    match datum {
+        Datum::Null => {}
+        Datum::Bool(b) => out.put_slice(if *b { b"true" } else { b"false" }),
+        Datum::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Datum::Float(f) => put_float_text(out, *f, false),
+        Datum::Text(s) => out.put_slice(s.as_bytes()),
+        Datum::Bytes(b) => put_hex(out, b),
+    }
+}
+
+fn put_hex(out: &mut BytesMut, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(2 + bytes.len() * 2);
+    out.put_slice(b"\\x");
+    for b in bytes {
+        out.put_u8(HEX[usize::from(b >> 4)]);
+        out.put_u8(HEX[usize::from(b & 0xf)]);
+    }
+}
+
+fn as_int(datum: &Datum, ty: SqlType) -> SqlResult<i64> {
+    let value = match datum {
+        Datum::Int(i) => *i,
+        // -2^63 is exact in f64, 2^63 is not an i64: the range is half-open.
+        Datum::Float(f)
+            if f.fract() == 0.0
+                && *f >= -9.223_372_036_854_776e18
+                && *f < 9.223_372_036_854_776e18 =>
+        {
+            *f as i64
+        }
+        Datum::Bool(b) => i64::from(*b),
+        other => return Err(mismatch(other, ty)),
+    };
+    let in_range = match ty {
+        SqlType::Int2 => i16::try_from(value).is_ok(),
+        SqlType::Int4 => i32::try_from(value).is_ok(),
+        _ => true,
+    };
+    if !in_range {
+        return Err(SqlError::new(
+            "22003",
+            format!("{} out of range: {value}", ty.name()),
+        ));
+    }
+    Ok(value)
+}
+
+fn as_float(datum: &Datum, ty: SqlType) -> SqlResult<f64> {
+    match datum {
+        Datum::Float(f) => Ok(*f),
+        Datum::Int(i) => Ok(*i as f64),
+        other => Err(mismatch(other, ty)),
+    }
+}
+
+fn as_bool(datum: &Datum, ty: SqlType) -> SqlResult<bool> {
+    match datum {
+        Datum::Bool(b) => Ok(*b),
+        other => Err(mismatch(other, ty)),
+    }
+}
+
+fn mismatch(datum: &Datum, ty: SqlType) -> SqlError {
+    let kind = match datum {
+        Datum::Null => "null",
+        Datum::Bool(_) => "boolean",
+        Datum::Int(_) => "integer",
+        Datum::Float(_) => "floating-point",
+        Datum::Text(_) => "text",
+        Datum::Bytes(_) => "binary",
+    };
+    tracing::warn!(
+        ?datum,
+        column_type = ty.name(),
+        "result value does not fit its column"
+    );
+    SqlError::new(
+        "42804",
+        format!(
+            "a {kind} value cannot be returned in a column of type {}",
+            ty.name()
+        ),
+    )
+}
+
+/// A fixed-size stack buffer for `{:e}` output: float formatting allocates nothing.
+struct StackText {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.buf.len() {
+            return Err(std::fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Appends a float as PostgreSQL 12+ prints it (`extra_float_digits` > 0): the
+/// shortest text that reads back to the same value, in fixed notation for decimal
+/// exponents in [-4, 15) (float8) or [-4, 6) (float4), otherwise as `1.5e+20`, with
+/// `Infinity`, `-Infinity` and `NaN` spelled out.
+pub(crate) fn put_float_text(out: &mut BytesMut, value: f64, single: bool) {
+    if value.is_nan() {
+        return out.put_slice(b"NaN");
+    }
+    if value.is_infinite() {
+        return out.put_slice(if value > 0.0 {
+            b"Infinity"
+        } else {
+            b"-Infinity"
+        });
+    }
+    // Rust's `{:e}` is already the shortest round-trip digits: `-1.2345e-5`.
+    let mut s = StackText {
+        buf: [0; 64],
+        len: 0,
+    };
+    let formatted = if single {
+        write!(s, "{:e}", value as f32)
+    } else {
+        write!(s, "{value:e}")
+    };
+    let text = match (formatted, std::str::from_utf8(&s.buf[..s.len])) {
+        (Ok(()), Ok(text)) => text,
+        _ => {
+            let _ = write!(out, "{value}");
+            return;
+        }
+    };
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((text, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let (lead, rest) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    // `lead` is one digit; `digits` are all significant digits, without the point.
+    let digits_len = lead.len() + rest.len();
+    let digit = |i: usize| -> u8 {
+        if i < lead.len() {
+            lead.as_bytes()[i]
+        } else {
+            rest.as_bytes()[i - lead.len()]
+        }
+    };
+    if negative {
+        out.put_u8(b'-');
+    }
+    let fixed_limit = if single { 6 } else { 15 };
+    if exponent < -4 || exponent >= fixed_limit {
+        out.put_slice(lead.as_bytes());
+        if !rest.is_empty() {
+            out.put_u8(b'.');
+            out.put_slice(rest.as_bytes());
+        }
+        let _ = write!(
+            out,
+            "e{}{:02}",
+            if exponent < 0 { '-' } else { '+' },
+            exponent.unsigned_abs()
+        );
+    } else if exponent >= 0 {
+        let int_len = exponent as usize + 1;
+        for i in 0..int_len {
+            out.put_u8(if i < digits_len { digit(i) } else { b'0' });
+        }
+        if digits_len > int_len {
+            out.put_u8(b'.');
+            for i in int_len..digits_len {
+                out.put_u8(digit(i));
+            }
+        }
+    } else {
+        out.put_slice(b"0.");
+        for _ in 0..(-exponent - 1) {
+            out.put_u8(b'0');
+        }
+        for i in 0..digits_len {
+            out.put_u8(digit(i));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn float(v: f64, single: bool) -> String {
+        let mut out = BytesMut::new();
+        put_float_text(&mut out, v, single);
+        String::from_utf8(out.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn floats_print_like_postgres() {
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (1.5, "1.5"),
+            (100.0, "100"),
+            (0.1, "0.1"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1e14, "100000000000000"),
+            (1e15, "1e+15"),
+            (123456789012345680000.0, "1.2345678901234568e+20"),
+            (-2.5e-300, "-2.5e-300"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (f64::NAN, "NaN"),
+            (std::f64::consts::PI, "3.141592653589793"),
+        ];
+        for (v, expected) in cases {
+            assert_eq!(float(*v, false), *expected, "float8 {v:e}");
+        }
+        assert_eq!(float(0.1f32 as f64, true), "0.1");
+        assert_eq!(float(123456.0, true), "123456");
+        assert_eq!(float(1e6, true), "1e+06");
+        assert_eq!(float(f64::from(1.1f32), true), "1.1");
+    }
+
+    #[test]
+    fn text_values() {
+        let mut out = BytesMut::new();
+        put_text(&mut out, &Datum::Bytes(vec![0xde, 0xad, 1]), SqlType::Bytea).unwrap();
+        assert_eq!(&out[..], b"\\xdead01");
+        out.clear();
+        put_text(&mut out, &Datum::Bool(true), SqlType::Bool).unwrap();
+        assert_eq!(&out[..], b"t");
+        out.clear();
+        put_text(&mut out, &Datum::Float(3.0), SqlType::Int8).unwrap();
+        assert_eq!(&out[..], b"3");
+    }
+
+    #[test]
+    fn mismatched_values_are_errors_not_panics() {
+        let mut out = BytesMut::new();
+        let err = put_binary(&mut out, &Datum::Int(70_000), SqlType::Int2).unwrap_err();
+        assert_eq!(err.code, "22003");
+        let err = put_binary(&mut out, &Datum::Float(1.5), SqlType::Int8).unwrap_err();
+        assert_eq!(err.code, "42804");
+        let err = put_text(&mut out, &Datum::Text("x".into()), SqlType::Bool).unwrap_err();
+        assert_eq!(err.code, "42804");
+        let columns = vec![OutputColumn {
+            name: "a".into(),
+            ty: SqlType::Int4,
+        }];
+        out.clear();
+        let err = put_data_row(
+            &mut out,
+            &[Datum::Float(f64::NAN)],
+            &columns,
+            &Formats::Binary,
+        )
+        .unwrap_err();
+        assert_eq!(err.code, "42804");
+        assert!(out.is_empty(), "a failed row leaves no partial message");
+    }
+}

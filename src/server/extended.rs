@@ -1,0 +1,316 @@
+//! The extended query protocol: Parse, Bind, Describe, Execute and Close over named and
+//! unnamed prepared statements and portals. A statement is planned once by the SQL
+//! layer (`SqlSession::prepare`) and executed per Bind; a portal runs at its first
+//! Execute and keeps its row stream, so an Execute with a row limit ends with
+//! PortalSuspended and the next Execute continues where it stopped.
+//!
+//! Nothing here flushes: libpq sends Bind/Describe/Execute/Sync per prepared
+//! execution, and all their answers leave in the single write done at Sync.
+
+use super::connection::{Connection, Fault};
+use super::encode::{put_row_description, Formats};
+use super::params::decode_param;
+use super::wire::{put_command_complete, put_select_complete, Bind, Target};
+use crate::sql::{
+    Datum, OutputColumn, PreparedStatement, RowStream, SqlError, SqlType, StatementResult,
+};
+use bytes::{BufMut, Bytes, BytesMut};
+use pgwire::messages::data::{NoData, ParameterDescription};
+use pgwire::messages::extendedquery::{
+    BindComplete, CloseComplete, ParseComplete, PortalSuspended,
+};
+use pgwire::messages::response::EmptyQueryResponse;
+use std::sync::Arc;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// A prepared statement and its text-format RowDescription, encoded once because
+/// libpq asks for it on every execution.
+pub(crate) struct Statement {
+    prepared: Arc<PreparedStatement>,
+    /// Empty when the statement returns no rows (NoData).
+    text_row_description: Bytes,
+    /// An empty query string: executes to EmptyQueryResponse without the SQL layer.
+    empty: bool,
+}
+
+pub(crate) struct Portal {
+    statement: Arc<PreparedStatement>,
+    text_row_description: Bytes,
+    empty: bool,
+    formats: Formats,
+    state: PortalState,
+}
+
+enum PortalState {
+    /// Bound, not yet executed.
+    Bound(Vec<Datum>),
+    /// A row set partly sent; the next Execute continues it.
+    Streaming {
+        columns: Arc<Vec<OutputColumn>>,
+        rows: RowStream,
+    },
+    /// Finished; executing again repeats the completion tag, as an empty result.
+    Done(Option<String>),
+}
+
+fn missing_statement(name: &str) -> SqlError {
+    if name.is_empty() {
+        SqlError::new("26000", "unnamed prepared statement does not exist")
+    } else {
+        SqlError::new(
+            "26000",
+            format!("prepared statement \"{name}\" does not exist"),
+        )
+    }
+}
+
+fn missing_portal(name: &str) -> SqlError {
+    SqlError::new("34000", format!("portal \"{name}\" does not exist"))
+}
+
+fn invalid_target(byte: u8) -> SqlError {
+    SqlError::new(
+        "08P01",
+        format!("invalid DESCRIBE/CLOSE message subtype {byte}"),
+    )
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
+    pub(super) async fn parse(
+        &mut self,
+        name: String,
+        sql: String,
+        param_oids: &[u32],
+    ) -> Result<(), Fault> {
+        if !name.is_empty() && self.statements.contains_key(&name) {
+            return Err(SqlError::new(
+                "42P05",
+                format!("prepared statement \"{name}\" already exists"),
+            )
+            .into());
+        }
+        // Unknown OIDs (and 0) leave the type to the SQL layer to infer.
+        let types: Vec<Option<SqlType>> = param_oids
+            .iter()
+            .map(|oid| SqlType::from_oid(*oid))
+            .collect();
+        let statement = if sql.trim().is_empty() {
+            Statement {
+                prepared: Arc::new(PreparedStatement {
+                    sql,
+                    param_types: Vec::new(),
+                    columns: Arc::new(Vec::new()),
+                    plan: Arc::new(()),
+                }),
+                text_row_description: Bytes::new(),
+                empty: true,
+            }
+        } else {
+            let cancel = Arc::clone(&self.cancel);
+            let notified = std::pin::pin!(cancel.notified());
+            let mut scope = cancel.scope(notified);
+            let prepared = scope.run(self.session.prepare(&sql, &types)).await?;
+            let text_row_description = if prepared.columns.is_empty() {
+                Bytes::new()
+            } else {
+                let mut buf = BytesMut::new();
+                put_row_description(&mut buf, &prepared.columns, &Formats::Text);
+                buf.freeze()
+            };
+            Statement {
+                prepared,
+                text_row_description,
+                empty: false,
+            }
+        };
+        self.statements.insert(name, statement);
+        self.wire.put(&ParseComplete::new());
+        Ok(())
+    }
+
+    pub(super) fn bind(&mut self, bind: Bind) -> Result<(), Fault> {
+        let statement = self
+            .statements
+            .get(&bind.statement)
+            .ok_or_else(|| missing_statement(&bind.statement))?;
+        let prepared = &statement.prepared;
+        let types = &prepared.param_types;
+        if bind.params.len() != types.len() {
+            return Err(SqlError::new(
+                "08P01",
+                format!(
+                    "bind message supplies {} parameters, but prepared statement \"{}\" requires {}",
+                    bind.params.len(),
+                    bind.statement,
+                    types.len()
+                ),
+            )
+            .into());
+        }
+        let binary_param = |i: usize| -> Result<bool, SqlError> {
+            let code = match bind.param_formats.as_slice() {
+                [] => 0,
+                [one] => *one,
+                many if many.len() == types.len() => many[i],
+                many => {
+                    return Err(SqlError::new(
+                        "08P01",
+                        format!(
+                            "bind message has {} parameter formats but {} parameters",
+                            many.len(),
+                            types.len()
+                        ),
+                    ))
+                }
+            };
+            match code {
+                0 => Ok(false),
+                1 => Ok(true),
+                other => Err(SqlError::new(
+                    "22023",
+                    format!("unsupported format code: {other}"),
+                )),
+            }
+        };
+        let mut params = Vec::with_capacity(types.len());
+        for (i, (raw, ty)) in bind.params.iter().zip(types).enumerate() {
+            params.push(decode_param(raw.as_deref(), *ty, binary_param(i)?, i + 1)?);
+        }
+        let formats = Formats::from_codes(&bind.result_formats, prepared.columns.len())?;
+        if !bind.portal.is_empty() && self.portals.contains_key(&bind.portal) {
+            return Err(SqlError::new(
+                "42P03",
+                format!("cursor \"{}\" already exists", bind.portal),
+            )
+            .into());
+        }
+        let portal = Portal {
+            statement: Arc::clone(prepared),
+            text_row_description: statement.text_row_description.clone(),
+            empty: statement.empty,
+            formats,
+            state: PortalState::Bound(params),
+        };
+        self.portals.insert(bind.portal, portal);
+        self.wire.put(&BindComplete::new());
+        Ok(())
+    }
+
+    pub(super) fn describe(&mut self, target: Target, name: &str) -> Result<(), Fault> {
+        match target {
+            Target::Statement => {
+                let statement = self
+                    .statements
+                    .get(name)
+                    .ok_or_else(|| missing_statement(name))?;
+                let oids = statement
+                    .prepared
+                    .param_types
+                    .iter()
+                    .map(|t| t.oid())
+                    .collect();
+                let description = statement.text_row_description.clone();
+                self.wire.put(&ParameterDescription::new(oids));
+                self.put_description(&description, None);
+            }
+            Target::Portal => {
+                let portal = self.portals.get(name).ok_or_else(|| missing_portal(name))?;
+                let description = portal.text_row_description.clone();
+                let custom = match portal.formats {
+                    Formats::Text => None,
+                    _ => Some((Arc::clone(&portal.statement), portal.formats.clone())),
+                };
+                self.put_description(&description, custom);
+            }
+            Target::Invalid(byte) => return Err(invalid_target(byte).into()),
+        }
+        Ok(())
+    }
+
+    /// RowDescription (the cached text one, or built for other formats) or NoData.
+    fn put_description(&mut self, text: &Bytes, custom: Option<(Arc<PreparedStatement>, Formats)>) {
+        if text.is_empty() {
+            self.wire.put(&NoData::new());
+            return;
+        }
+        match custom {
+            None => self.wire.out().put_slice(text),
+            Some((statement, formats)) => {
+                put_row_description(self.wire.out(), &statement.columns, &formats)
+            }
+        }
+    }
+
+    pub(super) async fn execute(&mut self, name: String, max_rows: i32) -> Result<(), Fault> {
+        // Taken out of the map while it runs (the session and socket are borrowed too).
+        let (name, mut portal) = self
+            .portals
+            .remove_entry(&name)
+            .ok_or_else(|| missing_portal(&name))?;
+        let result = self.run_portal(&mut portal, max_rows).await;
+        self.portals.insert(name, portal);
+        self.put_parameter_changes();
+        result
+    }
+
+    async fn run_portal(&mut self, portal: &mut Portal, max_rows: i32) -> Result<(), Fault> {
+        if portal.empty {
+            self.wire.put(&EmptyQueryResponse::new());
+            return Ok(());
+        }
+        let cancel = Arc::clone(&self.cancel);
+        let notified = std::pin::pin!(cancel.notified());
+        let mut scope = cancel.scope(notified);
+        let state = std::mem::replace(&mut portal.state, PortalState::Done(None));
+        let (columns, mut rows) = match state {
+            PortalState::Bound(params) => {
+                match scope
+                    .run(self.session.execute(&portal.statement, params))
+                    .await?
+                {
+                    StatementResult::Command { tag } => {
+                        put_command_complete(self.wire.out(), &tag);
+                        portal.state = PortalState::Done(Some(tag));
+                        return Ok(());
+                    }
+                    StatementResult::Query { columns, rows } => (columns, rows),
+                }
+            }
+            PortalState::Streaming { columns, rows } => (columns, rows),
+            PortalState::Done(tag) => {
+                match &tag {
+                    Some(tag) => put_command_complete(self.wire.out(), tag),
+                    None => put_select_complete(self.wire.out(), 0),
+                }
+                portal.state = PortalState::Done(tag);
+                return Ok(());
+            }
+        };
+        let limit = usize::try_from(max_rows).unwrap_or(0);
+        let (sent, exhausted) = self
+            .stream_rows(&mut scope, &columns, &mut rows, &portal.formats, limit)
+            .await?;
+        if exhausted {
+            put_select_complete(self.wire.out(), sent);
+        } else {
+            self.wire.put(&PortalSuspended::new());
+            portal.state = PortalState::Streaming { columns, rows };
+        }
+        Ok(())
+    }
+
+    pub(super) fn close(&mut self, target: Target, name: &str) -> Result<(), Fault> {
+        // Closing something that does not exist is not an error.
+        match target {
+            Target::Statement => {
+                self.statements.remove(name);
+            }
+            Target::Portal => {
+                self.portals.remove(name);
+            }
+            Target::Invalid(byte) => return Err(invalid_target(byte).into()),
+        }
+        self.wire.put(&CloseComplete::new());
+        Ok(())
+    }
+}

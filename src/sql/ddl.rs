@@ -1,0 +1,296 @@
+//! DDL: CREATE/ALTER/DROP TABLE and CREATE/DROP DATABASE, mapped onto the engine's
+//! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
+
+use super::expr::fold;
+use super::types::{SqlError, SqlResult, SqlType};
+use super::values::sql_value_type;
+use crate::engine::{AttrColumn, Engine, EngineError, OptionValue, PkColumn, PkType, TableSpec};
+use sqlparser::ast::{
+    self, AlterTableOperation, ColumnOption, CreateTable, DataType, Expr, ObjectName, SqlOption,
+    TableConstraint,
+};
+
+/// The hidden PK of a table created without one.
+pub const ROWID: &str = "_rowid";
+
+/// The SQL type a declared type maps to.
+pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
+    use DataType as D;
+    Ok(match data_type {
+        D::Text | D::Varchar(_) | D::Char(_) | D::String(_) | D::Nvarchar(_) | D::CharacterVarying(_) | D::Character(_) => SqlType::Text,
+        D::BigInt(_) | D::Int8(_) | D::Int64 => SqlType::Int8,
+        D::Int(_) | D::Integer(_) | D::Int4(_) | D::Int32 => SqlType::Int4,
+        D::SmallInt(_) | D::Int2(_) | D::Int16 => SqlType::Int2,
+        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 => SqlType::Float8,
+        D::Real | D::Float4 | D::Float32 => SqlType::Float4,
+        D::Float(_) => SqlType::Float8,
+        D::Boolean | D::Bool => SqlType::Bool,
+        D::Bytea => SqlType::Bytea,
+        D::Custom(name, _) if name.to_string().eq_ignore_ascii_case("name") => SqlType::Text,
+        other => {
+            return Err(SqlError::new(
+                "42704",
+                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN or BYTEA"),
+            ))
+        }
+    })
+}
+
+fn pk_type(column: &str, data_type: &DataType) -> SqlResult<PkType> {
+    let bad = || -> SqlError {
+        EngineError::BadPkType {
+            column: column.into(),
+            given: data_type.to_string(),
+        }
+        .into()
+    };
+    match sql_type(data_type).map_err(|_| bad())? {
+        SqlType::Text => Ok(PkType::String),
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => Ok(PkType::Integer),
+        SqlType::Bytea => Ok(PkType::Binary),
+        _ => Err(bad()),
+    }
+}
+
+/// The last part of an object name, folded (`public.t` and `t` are the same table).
+pub fn object_name(name: &ObjectName) -> SqlResult<(Option<String>, String)> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| match p {
+            ast::ObjectNamePart::Identifier(ident) => Ok(fold(ident)),
+            other => Err(SqlError::unsupported(format!(
+                "name {other} is not supported"
+            ))),
+        })
+        .collect::<SqlResult<_>>()?;
+    match parts.as_slice() {
+        [name] => Ok((None, name.clone())),
+        [schema, name] => Ok((Some(schema.clone()), name.clone())),
+        [_, schema, name] => Ok((Some(schema.clone()), name.clone())),
+        _ => Err(SqlError::syntax(format!("bad name {name}"))),
+    }
+}
+
+/// A table name in the `public` schema (the only one holding user tables).
+pub fn table_name(name: &ObjectName) -> SqlResult<String> {
+    match object_name(name)? {
+        (None, n) => Ok(n),
+        (Some(schema), n) if schema == "public" => Ok(n),
+        (Some(schema), n) => Err(SqlError::new(
+            "42P01",
+            format!("relation \"{schema}.{n}\" does not exist"),
+        )),
+    }
+}
+
+/// Table options from `WITH (...)` / `SET (...)`.
+pub fn options(list: &[SqlOption]) -> SqlResult<Vec<(String, OptionValue)>> {
+    list.iter()
+        .map(|option| match option {
+            SqlOption::KeyValue { key, value } => Ok((fold(key), option_value(value)?)),
+            other => Err(SqlError::syntax(format!("bad table option {other}"))),
+        })
+        .collect()
+}
+
+fn option_value(value: &Expr) -> SqlResult<OptionValue> {
+    let bad = || SqlError::new("22023", format!("invalid option value {value}"));
+    Ok(match value {
+        Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => OptionValue::Integer(n.parse().map_err(|_| bad())?),
+            ast::Value::Boolean(b) => OptionValue::Boolean(*b),
+            ast::Value::SingleQuotedString(s) => OptionValue::Text(s.clone()),
+            _ => return Err(bad()),
+        },
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match option_value(expr)? {
+            OptionValue::Integer(i) => OptionValue::Integer(-i),
+            _ => return Err(bad()),
+        },
+        Expr::Identifier(ident) => OptionValue::Text(ident.value.clone()),
+        _ => return Err(bad()),
+    })
+}
+
+/// CREATE TABLE; returns the command tag.
+pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable) -> SqlResult<()> {
+    let name = table_name(&create.name)?;
+    if create.query.is_some() {
+        return Err(SqlError::unsupported(
+            "CREATE TABLE ... AS SELECT is not supported yet",
+        ));
+    }
+    let mut pk_names: Vec<String> = Vec::new();
+    for column in &create.columns {
+        if column
+            .options
+            .iter()
+            .any(|o| matches!(o.option, ColumnOption::PrimaryKey(_)))
+        {
+            pk_names.push(fold(&column.name));
+        }
+    }
+    for constraint in &create.constraints {
+        if let TableConstraint::PrimaryKey(pk) = constraint {
+            if !pk_names.is_empty() {
+                return Err(SqlError::new(
+                    "42P16",
+                    format!("multiple primary keys for table \"{name}\" are not allowed"),
+                ));
+            }
+            for column in &pk.columns {
+                match &column.column.expr {
+                    Expr::Identifier(ident) => pk_names.push(fold(ident)),
+                    other => {
+                        return Err(SqlError::syntax(format!(
+                            "primary key column {other} must be a column name"
+                        )))
+                    }
+                }
+            }
+        }
+    }
+    let mut spec = TableSpec {
+        name: name.clone(),
+        options: match &create.table_options {
+            ast::CreateTableOptions::With(list) => options(list)?,
+            ast::CreateTableOptions::None => Vec::new(),
+            other => {
+                return Err(SqlError::syntax(format!(
+                    "unsupported table options {other}"
+                )))
+            }
+        },
+        ..TableSpec::default()
+    };
+    for pk_name in &pk_names {
+        let column = create
+            .columns
+            .iter()
+            .find(|c| fold(&c.name) == *pk_name)
+            .ok_or_else(|| {
+                SqlError::new(
+                    "42703",
+                    format!("column \"{pk_name}\" named in key does not exist"),
+                )
+            })?;
+        spec.pk.push(PkColumn {
+            name: pk_name.clone(),
+            ty: pk_type(pk_name, &column.data_type)?,
+        });
+    }
+    if spec.pk.is_empty() {
+        spec.auto_rowid = true;
+        spec.pk.push(PkColumn {
+            name: ROWID.into(),
+            ty: PkType::Integer,
+        });
+    }
+    for column in &create.columns {
+        let column_name = fold(&column.name);
+        spec.column_order.push(column_name.clone());
+        if pk_names.contains(&column_name) {
+            continue;
+        }
+        spec.columns.push(AttrColumn {
+            name: column_name,
+            ty: sql_value_type(sql_type(&column.data_type)?),
+        });
+    }
+    if spec.auto_rowid {
+        spec.column_order.insert(0, ROWID.into());
+    }
+    match engine.create_table(instance, spec).await {
+        Err(EngineError::TableExists { .. }) if create.if_not_exists => Ok(()),
+        other => other.map(|_| ()).map_err(Into::into),
+    }
+}
+
+/// ALTER TABLE ... SET (...) / ADD COLUMN.
+pub async fn alter_table(
+    engine: &Engine,
+    instance: &str,
+    alter: &ast::AlterTable,
+) -> SqlResult<()> {
+    let name = table_name(&alter.name)?;
+    if alter.if_exists && engine.table(instance, &name).is_err() {
+        return Ok(());
+    }
+    for operation in &alter.operations {
+        match operation {
+            AlterTableOperation::SetOptionsParens { options: list }
+            | AlterTableOperation::SetTblProperties {
+                table_properties: list,
+            } => {
+                engine
+                    .alter_table_options(instance, &name, &options(list)?)
+                    .await?;
+            }
+            AlterTableOperation::AddColumn {
+                if_not_exists,
+                column_def,
+                ..
+            } => {
+                let column = AttrColumn {
+                    name: fold(&column_def.name),
+                    ty: sql_value_type(sql_type(&column_def.data_type)?),
+                };
+                match engine.add_column(instance, &name, column).await {
+                    Err(EngineError::ColumnExists { .. }) if *if_not_exists => {}
+                    other => {
+                        other?;
+                    }
+                }
+            }
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "ALTER TABLE {other} is not supported"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// DROP TABLE / DROP DATABASE.
+pub async fn drop(
+    engine: &Engine,
+    instance: &str,
+    object_type: ast::ObjectType,
+    if_exists: bool,
+    names: &[ObjectName],
+) -> SqlResult<&'static str> {
+    match object_type {
+        ast::ObjectType::Table => {
+            for name in names {
+                match engine.drop_table(instance, &table_name(name)?).await {
+                    Err(EngineError::TableNotFound { .. }) if if_exists => {}
+                    other => other?,
+                }
+            }
+            Ok("DROP TABLE")
+        }
+        ast::ObjectType::Database => {
+            for name in names {
+                let (_, db) = object_name(name)?;
+                if db == instance {
+                    return Err(SqlError::new(
+                        "55006",
+                        "cannot drop the currently open database",
+                    ));
+                }
+                match engine.drop_instance(&db).await {
+                    Err(EngineError::InstanceNotFound { .. }) if if_exists => {}
+                    other => other?,
+                }
+            }
+            Ok("DROP DATABASE")
+        }
+        other => Err(SqlError::unsupported(format!(
+            "DROP {other} is not supported"
+        ))),
+    }
+}

@@ -1,0 +1,987 @@
+//! INSERT, UPDATE and DELETE (DESIGN §3 "Writes"). INSERT is PutRow EXPECT_NOT_EXIST per
+//! row in one atomic batch; UPDATE/DELETE find their rows through the read planner (a
+//! full PK is a GetRow) and write each with EXPECT_EXIST plus the WHERE clause's attribute
+//! comparisons as an atomic column condition. Inside a transaction the writes are staged.
+
+use super::ddl::table_name;
+use super::expr::{compile, eval, fold, NoColumns, Params, Scalar};
+use super::relation::{Relation, RelationKind, Source};
+use super::select::{plan_read, read_rows, static_type, ReadContext, ReadPlan};
+use super::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
+use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value, value_sql_type};
+use crate::engine::{
+    BatchMode, ColumnCondition, ColumnOp, CompareOp, Condition, ConditionFailure, Direction,
+    Engine, PkValue, RowChange, RowExistence, RowWrite, StagedWrites, TableMeta, ValueType,
+    WriteOutcome,
+};
+use futures::{stream, StreamExt};
+use sqlparser::ast::{self, Expr, SelectItem, SetExpr};
+use std::sync::Arc;
+
+/// The pseudo-column that gives written cells an explicit version.
+pub const VERSION_COLUMN: &str = "_version";
+
+/// What one INSERT column writes to.
+#[derive(Debug, Clone)]
+enum Target {
+    Pk(usize),
+    Attr(String, Option<ValueType>),
+    Version,
+}
+
+#[derive(Debug, Clone)]
+enum Conflict {
+    Error,
+    DoNothing,
+    /// Merge: these assignments when the row exists (EXCLUDED.x are insert slots).
+    DoUpdate(Vec<Assignment>),
+}
+
+#[derive(Debug, Clone)]
+enum Assignment {
+    Put {
+        column: String,
+        ty: Option<ValueType>,
+        value: Scalar,
+    },
+    Delete {
+        column: String,
+    },
+    Increment {
+        column: String,
+        by: Scalar,
+        negate: bool,
+    },
+    Version(Scalar),
+}
+
+/// RETURNING: expressions over the relation's slots.
+#[derive(Debug, Clone)]
+struct Returning {
+    relation: Relation,
+    items: Vec<Scalar>,
+    columns: Arc<Vec<OutputColumn>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct InsertPlan {
+    table: Arc<TableMeta>,
+    targets: Vec<Target>,
+    rows: Vec<Vec<Scalar>>,
+    conflict: Conflict,
+    returning: Option<Returning>,
+}
+
+#[derive(Debug, Clone)]
+pub struct UpdatePlan {
+    read: ReadPlan,
+    assignments: Vec<Assignment>,
+    returning: Option<Returning>,
+}
+
+#[derive(Debug, Clone)]
+pub struct DeletePlan {
+    read: ReadPlan,
+    returning: Option<Returning>,
+}
+
+impl InsertPlan {
+    pub fn columns(&self) -> Arc<Vec<OutputColumn>> {
+        self.returning
+            .as_ref()
+            .map(|r| Arc::clone(&r.columns))
+            .unwrap_or_default()
+    }
+}
+impl UpdatePlan {
+    pub fn columns(&self) -> Arc<Vec<OutputColumn>> {
+        self.returning
+            .as_ref()
+            .map(|r| Arc::clone(&r.columns))
+            .unwrap_or_default()
+    }
+}
+impl DeletePlan {
+    pub fn columns(&self) -> Arc<Vec<OutputColumn>> {
+        self.returning
+            .as_ref()
+            .map(|r| Arc::clone(&r.columns))
+            .unwrap_or_default()
+    }
+}
+
+fn plan_returning(
+    mut relation: Relation,
+    items: Option<&Vec<SelectItem>>,
+    params: &mut Params,
+) -> SqlResult<Option<Returning>> {
+    let Some(items) = items else { return Ok(None) };
+    let mut scalars = Vec::new();
+    let mut columns = Vec::new();
+    for item in items {
+        match item {
+            SelectItem::Wildcard(_) => {
+                for index in 0..relation.columns.len() {
+                    if relation.columns[index].hidden {
+                        continue;
+                    }
+                    columns.push(OutputColumn {
+                        name: relation.columns[index].name.clone(),
+                        ty: relation.columns[index].ty,
+                    });
+                    scalars.push(Scalar::Column(relation.slot(index)));
+                }
+            }
+            SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => {
+                let scalar = compile(expr, &mut relation, params, None)?;
+                let ty = match &scalar {
+                    Scalar::Column(slot) => relation.columns[relation.needed[*slot]].ty,
+                    other => static_type(other, params),
+                };
+                let name = match (item, expr) {
+                    (SelectItem::ExprWithAlias { alias, .. }, _) => fold(alias),
+                    (_, Expr::Identifier(ident)) => fold(ident),
+                    (_, Expr::CompoundIdentifier(parts)) => {
+                        parts.last().map(fold).unwrap_or_default()
+                    }
+                    _ => "?column?".into(),
+                };
+                columns.push(OutputColumn { name, ty });
+                scalars.push(scalar);
+            }
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "RETURNING {other} is not supported"
+                )))
+            }
+        }
+    }
+    Ok(Some(Returning {
+        relation,
+        items: scalars,
+        columns: Arc::new(columns),
+    }))
+}
+
+/// The SQL type a parameter written to an attribute column takes.
+fn attr_param_type(ty: Option<ValueType>) -> Option<SqlType> {
+    ty.map(value_sql_type)
+}
+
+pub fn plan_insert(
+    engine: &Engine,
+    instance: &str,
+    insert: &ast::Insert,
+    params: &mut Params,
+) -> SqlResult<InsertPlan> {
+    let ast::TableObject::TableName(name) = &insert.table else {
+        return Err(SqlError::unsupported(
+            "INSERT into a table function is not supported",
+        ));
+    };
+    let table = engine.table(instance, &table_name(name)?)?;
+    let column_names: Vec<String> = if insert.columns.is_empty() {
+        table
+            .ordered_columns()
+            .into_iter()
+            .filter(|c| !(table.auto_rowid && *c == super::ddl::ROWID))
+            .map(String::from)
+            .collect()
+    } else {
+        insert
+            .columns
+            .iter()
+            .map(|c| super::ddl::object_name(c).map(|(_, n)| n))
+            .collect::<SqlResult<Vec<_>>>()?
+    };
+    let mut targets = Vec::new();
+    for column in &column_names {
+        targets.push(if column == VERSION_COLUMN {
+            Target::Version
+        } else if let Some(k) = table.pk_index(column) {
+            if table.auto_rowid {
+                return Err(SqlError::new(
+                    "428C9",
+                    format!("cannot insert a value into the hidden column \"{column}\""),
+                ));
+            }
+            Target::Pk(k)
+        } else {
+            crate::engine::check_name(column)?;
+            Target::Attr(column.clone(), table.column(column).map(|c| c.ty))
+        });
+    }
+    let source = insert
+        .source
+        .as_ref()
+        .ok_or_else(|| SqlError::unsupported("INSERT without VALUES is not supported"))?;
+    let SetExpr::Values(values) = &*source.body else {
+        return Err(SqlError::unsupported(
+            "INSERT ... SELECT is not supported yet",
+        ));
+    };
+    let mut rows = Vec::new();
+    for row in &values.rows {
+        if row.len() != targets.len() {
+            return Err(SqlError::syntax(format!(
+                "INSERT has {} target columns but {} expressions",
+                targets.len(),
+                row.len()
+            )));
+        }
+        let mut scalars = Vec::new();
+        for (expr, target) in row.iter().zip(&targets) {
+            let expected = match target {
+                Target::Pk(k) => Some(super::values::pk_sql_type(table.pk[*k].ty)),
+                Target::Attr(_, ty) => attr_param_type(*ty),
+                Target::Version => Some(SqlType::Int8),
+            };
+            scalars.push(compile(expr, &mut NoColumns, params, expected)?);
+        }
+        rows.push(scalars);
+    }
+    let conflict = match &insert.on {
+        None => Conflict::Error,
+        Some(ast::OnInsert::OnConflict(on)) => match &on.action {
+            ast::OnConflictAction::DoNothing => Conflict::DoNothing,
+            ast::OnConflictAction::DoUpdate(update) => {
+                if update.selection.is_some() {
+                    return Err(SqlError::unsupported(
+                        "ON CONFLICT DO UPDATE ... WHERE is not supported",
+                    ));
+                }
+                let mut excluded = ExcludedScope {
+                    table: &table,
+                    names: &column_names,
+                    targets: &targets,
+                };
+                Conflict::DoUpdate(plan_assignments(
+                    &table,
+                    &update.assignments,
+                    &mut excluded,
+                    params,
+                )?)
+            }
+        },
+        Some(_) => return Err(SqlError::unsupported("this ON clause is not supported")),
+    };
+    let relation = Relation::new(Arc::clone(&table), RelationKind::Table, None);
+    let returning = plan_returning(relation, insert.returning.as_ref(), params)?;
+    Ok(InsertPlan {
+        table,
+        targets,
+        rows,
+        conflict,
+        returning,
+    })
+}
+
+/// `EXCLUDED.column` in ON CONFLICT DO UPDATE: slot i is the i-th inserted value.
+struct ExcludedScope<'a> {
+    table: &'a TableMeta,
+    names: &'a [String],
+    targets: &'a [Target],
+}
+
+impl super::expr::Scope for ExcludedScope<'_> {
+    fn column(&mut self, qualifier: Option<&str>, name: &str) -> SqlResult<(usize, SqlType)> {
+        if qualifier != Some("excluded") {
+            return Err(SqlError::unsupported(format!(
+                "ON CONFLICT DO UPDATE can read only EXCLUDED columns, not \"{name}\""
+            )));
+        }
+        let slot = self.names.iter().position(|n| n == name).ok_or_else(|| {
+            SqlError::new("42703", format!("column excluded.{name} does not exist"))
+        })?;
+        let ty = match &self.targets[slot] {
+            Target::Pk(k) => super::values::pk_sql_type(self.table.pk[*k].ty),
+            Target::Attr(_, Some(ty)) => value_sql_type(*ty),
+            _ => SqlType::Int8,
+        };
+        Ok((slot, ty))
+    }
+}
+
+fn plan_assignments(
+    table: &TableMeta,
+    list: &[ast::Assignment],
+    scope: &mut dyn super::expr::Scope,
+    params: &mut Params,
+) -> SqlResult<Vec<Assignment>> {
+    let mut out = Vec::new();
+    for assignment in list {
+        let ast::AssignmentTarget::ColumnName(name) = &assignment.target else {
+            return Err(SqlError::unsupported("tuple assignments are not supported"));
+        };
+        let column = super::ddl::object_name(name)?.1;
+        if column == VERSION_COLUMN {
+            out.push(Assignment::Version(compile(
+                &assignment.value,
+                scope,
+                params,
+                Some(SqlType::Int8),
+            )?));
+            continue;
+        }
+        if table.pk_index(&column).is_some() {
+            return Err(SqlError::new(
+                "0A000",
+                format!("primary key column \"{column}\" cannot be updated"),
+            ));
+        }
+        crate::engine::check_name(&column)?;
+        let ty = table.column(&column).map(|c| c.ty);
+        if matches!(&assignment.value, Expr::Value(v) if v.value == ast::Value::Null) {
+            out.push(Assignment::Delete { column });
+            continue;
+        }
+        // `n = n + k` / `n = n - k` is Table Store's atomic increment.
+        if let Expr::BinaryOp { left, op, right } = &assignment.value {
+            let same = matches!(&**left, Expr::Identifier(i) if fold(i) == column);
+            let sign = match op {
+                ast::BinaryOperator::Plus => Some(false),
+                ast::BinaryOperator::Minus => Some(true),
+                _ => None,
+            };
+            if let (true, Some(negate)) = (same, sign) {
+                let by = compile(right, &mut NoColumns, params, Some(SqlType::Int8))?;
+                out.push(Assignment::Increment { column, by, negate });
+                continue;
+            }
+        }
+        let value = compile(&assignment.value, scope, params, attr_param_type(ty))?;
+        out.push(Assignment::Put { column, ty, value });
+    }
+    Ok(out)
+}
+
+pub fn plan_update(
+    engine: &Engine,
+    instance: &str,
+    update: &ast::Update,
+    params: &mut Params,
+) -> SqlResult<UpdatePlan> {
+    if update.from.is_some() || !update.table.joins.is_empty() {
+        return Err(SqlError::unsupported("UPDATE ... FROM is not supported"));
+    }
+    let mut relation = super::select::resolve_relation(engine, instance, &update.table.relation)?;
+    if relation.kind != RelationKind::Table {
+        return Err(SqlError::unsupported(
+            "versions relations cannot be updated",
+        ));
+    }
+    let table = Arc::clone(&relation.table);
+    let assignments = plan_assignments(&table, &update.assignments, &mut relation, params)?;
+    let read = plan_read(
+        relation,
+        update.selection.as_ref(),
+        params,
+        Direction::Forward,
+    )?;
+    let returning = plan_returning(read.relation.clone(), update.returning.as_ref(), params)?;
+    Ok(UpdatePlan {
+        read,
+        assignments,
+        returning,
+    })
+}
+
+pub fn plan_delete(
+    engine: &Engine,
+    instance: &str,
+    delete: &ast::Delete,
+    params: &mut Params,
+) -> SqlResult<DeletePlan> {
+    let from = match &delete.from {
+        ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
+    };
+    let [target] = from.as_slice() else {
+        return Err(SqlError::unsupported(
+            "DELETE from several tables is not supported",
+        ));
+    };
+    let relation = super::select::resolve_relation(engine, instance, &target.relation)?;
+    let read = plan_read(
+        relation,
+        delete.selection.as_ref(),
+        params,
+        Direction::Forward,
+    )?;
+    let mut returning = plan_returning(read.relation.clone(), delete.returning.as_ref(), params)?;
+    if let Some(r) = returning.as_mut() {
+        // DELETE RETURNING reads the rows before deleting them, through the read plan's
+        // slots, so both must use the same relation.
+        r.relation = read.relation.clone();
+    }
+    Ok(DeletePlan { read, returning })
+}
+
+/// Where a statement's writes go: straight to the engine, or staged in a transaction.
+pub struct WriteTarget<'a> {
+    pub engine: &'a Arc<Engine>,
+    pub staged: Option<&'a mut StagedWrites>,
+}
+
+impl WriteTarget<'_> {
+    async fn write(
+        &mut self,
+        writes: Vec<(Arc<TableMeta>, RowWrite)>,
+        mode: BatchMode,
+    ) -> SqlResult<Vec<WriteOutcome>> {
+        match self.staged.as_deref_mut() {
+            None => Ok(self.engine.write_rows(writes, mode).await?.outcomes),
+            Some(staged) => {
+                let result = self.engine.stage_writes(staged, &writes, mode).await?;
+                for ((table, write), outcome) in writes.into_iter().zip(&result.outcomes) {
+                    if matches!(outcome, WriteOutcome::Applied(_)) {
+                        staged.push((table, write));
+                    }
+                }
+                Ok(result.outcomes)
+            }
+        }
+    }
+
+    fn read_context(&self) -> ReadContext {
+        ReadContext {
+            engine: Arc::clone(self.engine),
+            staged: self.staged.as_deref().map(|s| Arc::new(s.clone())),
+        }
+    }
+}
+
+fn key_text(pk: &[PkValue], table: &TableMeta) -> String {
+    let names: Vec<&str> = table.pk.iter().map(|c| c.name.as_str()).collect();
+    let values: Vec<String> = pk
+        .iter()
+        .map(|v| match v {
+            PkValue::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    format!(
+        "Key ({})=({}) already exists.",
+        names.join(", "),
+        values.join(", ")
+    )
+}
+
+fn assignment_ops(
+    assignments: &[Assignment],
+    row: &[Datum],
+    params: &[Datum],
+) -> SqlResult<Vec<ColumnOp>> {
+    let mut version = None;
+    for a in assignments {
+        if let Assignment::Version(s) = a {
+            version = match eval(s, row, params)? {
+                Datum::Int(v) => Some(v),
+                Datum::Null => None,
+                other => {
+                    return Err(SqlError::new(
+                        "42804",
+                        format!(
+                            "_version must be a bigint, not {}",
+                            super::values::render(&other)
+                        ),
+                    ))
+                }
+            };
+        }
+    }
+    let mut ops = Vec::new();
+    for a in assignments {
+        match a {
+            Assignment::Version(_) => {}
+            Assignment::Delete { column } => ops.push(ColumnOp::DeleteAll {
+                column: column.clone(),
+            }),
+            Assignment::Increment { column, by, negate } => {
+                let by = match eval(by, row, params)? {
+                    Datum::Int(i) => {
+                        if *negate {
+                            i.checked_neg()
+                                .ok_or_else(|| SqlError::new("22003", "bigint out of range"))?
+                        } else {
+                            i
+                        }
+                    }
+                    other => {
+                        return Err(SqlError::new(
+                            "42804",
+                            format!(
+                                "increment must be an integer, not {}",
+                                super::values::render(&other)
+                            ),
+                        ))
+                    }
+                };
+                ops.push(ColumnOp::Increment {
+                    column: column.clone(),
+                    by,
+                });
+            }
+            Assignment::Put { column, ty, value } => match eval(value, row, params)? {
+                Datum::Null => ops.push(ColumnOp::DeleteAll {
+                    column: column.clone(),
+                }),
+                d => {
+                    let value = match ty {
+                        Some(ty) => datum_to_value(&d, *ty)?,
+                        None => datum_to_natural_value(&d)
+                            .ok_or_else(|| SqlError::internal("null value"))?,
+                    };
+                    ops.push(ColumnOp::Put {
+                        column: column.clone(),
+                        value,
+                        version,
+                    });
+                }
+            },
+        }
+    }
+    Ok(ops)
+}
+
+/// Rows of an INSERT, evaluated: (pk, cell ops, explicit version).
+async fn insert_rows(
+    plan: &InsertPlan,
+    engine: &Engine,
+    params: &[Datum],
+) -> SqlResult<Vec<(Vec<PkValue>, Vec<ColumnOp>, Vec<Datum>)>> {
+    let table = &plan.table;
+    let first_rowid = if table.auto_rowid {
+        engine
+            .allocate_rowids(table, plan.rows.len() as i64)
+            .await?
+    } else {
+        0
+    };
+    let mut out = Vec::with_capacity(plan.rows.len());
+    for (n, row) in plan.rows.iter().enumerate() {
+        let values: Vec<Datum> = row
+            .iter()
+            .map(|s| eval(s, &[], params))
+            .collect::<SqlResult<_>>()?;
+        let mut pk: Vec<Option<PkValue>> = vec![None; table.pk.len()];
+        if table.auto_rowid {
+            pk[0] = Some(PkValue::Integer(first_rowid + n as i64));
+        }
+        let version = plan
+            .targets
+            .iter()
+            .zip(&values)
+            .find_map(|(t, v)| match (t, v) {
+                (Target::Version, Datum::Int(i)) => Some(*i),
+                _ => None,
+            });
+        let mut ops = Vec::new();
+        for (target, value) in plan.targets.iter().zip(&values) {
+            match target {
+                Target::Pk(k) => {
+                    pk[*k] = Some(datum_to_pk(value, table.pk[*k].ty, &table.pk[*k].name)?)
+                }
+                Target::Version => {
+                    if !matches!(value, Datum::Int(_) | Datum::Null) {
+                        return Err(SqlError::new(
+                            "42804",
+                            format!(
+                                "_version must be a bigint, not {}",
+                                super::values::render(value)
+                            ),
+                        ));
+                    }
+                }
+                Target::Attr(column, ty) => {
+                    if *value == Datum::Null {
+                        continue;
+                    }
+                    let value = match ty {
+                        Some(ty) => datum_to_value(value, *ty)?,
+                        None => datum_to_natural_value(value)
+                            .ok_or_else(|| SqlError::internal("null value"))?,
+                    };
+                    ops.push(ColumnOp::Put {
+                        column: column.clone(),
+                        value,
+                        version,
+                    });
+                }
+            }
+        }
+        let pk = pk
+            .into_iter()
+            .enumerate()
+            .map(|(k, v)| {
+                v.ok_or_else(|| {
+                    SqlError::new(
+                        "23502",
+                        format!("null value in primary key column \"{}\"", table.pk[k].name),
+                    )
+                })
+            })
+            .collect::<SqlResult<Vec<_>>>()?;
+        out.push((pk, ops, values));
+    }
+    Ok(out)
+}
+
+fn returning_rows(
+    returning: &Option<Returning>,
+    rows: &[crate::engine::Row],
+    params: &[Datum],
+) -> SqlResult<Vec<Vec<Datum>>> {
+    let Some(r) = returning else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for row in rows {
+        let mut materialized = Vec::new();
+        r.relation.materialize(row, &mut materialized);
+        for values in materialized {
+            out.push(
+                r.items
+                    .iter()
+                    .map(|s| eval(s, &values, params))
+                    .collect::<SqlResult<Vec<_>>>()?,
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn finish(tag: String, returning: &Option<Returning>, rows: Vec<Vec<Datum>>) -> StatementResult {
+    match returning {
+        None => StatementResult::Command { tag },
+        Some(r) => StatementResult::Query {
+            columns: Arc::clone(&r.columns),
+            rows: stream::iter(rows.into_iter().map(Ok)).boxed(),
+        },
+    }
+}
+
+pub async fn execute_insert(
+    target: &mut WriteTarget<'_>,
+    plan: &InsertPlan,
+    params: &[Datum],
+) -> SqlResult<StatementResult> {
+    let table = &plan.table;
+    let rows = insert_rows(plan, target.engine, params).await?;
+    let return_row = plan.returning.is_some();
+    let mut after_rows = Vec::new();
+    let mut inserted = 0usize;
+    match &plan.conflict {
+        Conflict::Error | Conflict::DoNothing => {
+            let mode = if matches!(plan.conflict, Conflict::Error) {
+                BatchMode::Atomic
+            } else {
+                BatchMode::Independent
+            };
+            let writes: Vec<(Arc<TableMeta>, RowWrite)> = rows
+                .iter()
+                .map(|(pk, ops, _)| {
+                    (
+                        Arc::clone(table),
+                        RowWrite {
+                            pk: pk.clone(),
+                            change: RowChange::Put(ops.clone()),
+                            condition: Condition::row(RowExistence::ExpectNotExist),
+                            return_row,
+                        },
+                    )
+                })
+                .collect();
+            let outcomes = target.write(writes, mode).await?;
+            for (outcome, (pk, _, _)) in outcomes.iter().zip(&rows) {
+                match outcome {
+                    WriteOutcome::Applied(row) => {
+                        inserted += 1;
+                        after_rows.extend(row.clone());
+                    }
+                    WriteOutcome::ConditionFailed(ConditionFailure::RowExists)
+                        if mode == BatchMode::Atomic =>
+                    {
+                        return Err(SqlError::new(
+                            "23505",
+                            format!(
+                                "duplicate key value violates unique constraint \"{}_pkey\": {}",
+                                table.name,
+                                key_text(pk, table)
+                            ),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Conflict::DoUpdate(assignments) => {
+            // Upsert: PutRow EXPECT_NOT_EXIST, or on conflict the SET assignments as an
+            // UpdateRow EXPECT_EXIST; a row that changes in between is tried again.
+            for (pk, ops, values) in rows {
+                let mut applied = false;
+                for _ in 0..8 {
+                    let insert = RowWrite {
+                        pk: pk.clone(),
+                        change: RowChange::Put(ops.clone()),
+                        condition: Condition::row(RowExistence::ExpectNotExist),
+                        return_row,
+                    };
+                    if let [WriteOutcome::Applied(row)] = target
+                        .write(vec![(Arc::clone(table), insert)], BatchMode::Atomic)
+                        .await?
+                        .as_slice()
+                    {
+                        after_rows.extend(row.clone());
+                        applied = true;
+                        break;
+                    }
+                    let update_ops = assignment_ops(assignments, &values, params)?;
+                    let update = RowWrite {
+                        pk: pk.clone(),
+                        change: RowChange::Update(update_ops),
+                        condition: Condition::row(RowExistence::ExpectExist),
+                        return_row,
+                    };
+                    if let [WriteOutcome::Applied(row)] = target
+                        .write(vec![(Arc::clone(table), update)], BatchMode::Atomic)
+                        .await?
+                        .as_slice()
+                    {
+                        after_rows.extend(row.clone());
+                        applied = true;
+                        break;
+                    }
+                }
+                if !applied {
+                    return Err(crate::engine::EngineError::WriteConflict.into());
+                }
+                inserted += 1;
+            }
+        }
+    }
+    let out = returning_rows(&plan.returning, &after_rows, params)?;
+    Ok(finish(format!("INSERT 0 {inserted}"), &plan.returning, out))
+}
+
+/// The WHERE clause's attribute comparisons as the engine condition re-checked at write.
+fn write_condition(read: &ReadPlan, params: &[Datum]) -> SqlResult<Condition> {
+    let mut parts = Vec::new();
+    for (column, op, operand) in &read.pushed {
+        let datum = eval(operand, &[], params)?;
+        let ty = read.relation.table.column(column).map(|c| c.ty);
+        let value = match (ty, &datum) {
+            (_, Datum::Null) => None,
+            (Some(ty), d) => datum_to_value(d, ty).ok(),
+            (None, d) => datum_to_natural_value(d),
+        };
+        if let Some(value) = value {
+            let op = match op {
+                super::expr::CmpOp::Eq => CompareOp::Eq,
+                super::expr::CmpOp::Ne => CompareOp::Ne,
+                super::expr::CmpOp::Lt => CompareOp::Lt,
+                super::expr::CmpOp::Le => CompareOp::Le,
+                super::expr::CmpOp::Gt => CompareOp::Gt,
+                super::expr::CmpOp::Ge => CompareOp::Ge,
+            };
+            parts.push(ColumnCondition::Compare {
+                column: column.clone(),
+                op,
+                value,
+                pass_if_missing: false,
+            });
+        }
+    }
+    Ok(Condition {
+        row: RowExistence::ExpectExist,
+        column: match parts.len() {
+            0 => None,
+            1 => parts.pop(),
+            _ => Some(ColumnCondition::And(parts)),
+        },
+    })
+}
+
+/// The rows an UPDATE or DELETE matches, as relation slot values with their PKs.
+async fn matched_rows(
+    target: &WriteTarget<'_>,
+    read: &ReadPlan,
+    params: &[Datum],
+) -> SqlResult<Vec<(Vec<PkValue>, Vec<Datum>)>> {
+    let mut read = read.clone();
+    // Every PK column must be in the slots to address the rows.
+    for k in 0..read.relation.table.pk.len() {
+        if let Some(index) = read
+            .relation
+            .columns
+            .iter()
+            .position(|c| c.source == Source::Pk(k))
+        {
+            read.relation.slot(index);
+        }
+    }
+    let table = Arc::clone(&read.relation.table);
+    let relation = read.relation.clone();
+    let mut stream = read_rows(
+        &target.read_context(),
+        Arc::new(read),
+        Arc::new(params.to_vec()),
+        None,
+    )
+    .await?;
+    let mut out = Vec::new();
+    while let Some(values) = stream.next().await {
+        let values = values?;
+        let pk = relation
+            .pk_of(&values)
+            .ok_or_else(|| SqlError::internal("row without its primary key"))?
+            .iter()
+            .zip(&table.pk)
+            .map(|(d, c)| datum_to_pk(d, c.ty, &c.name))
+            .collect::<SqlResult<Vec<_>>>()?;
+        out.push((pk, values));
+    }
+    Ok(out)
+}
+
+pub async fn execute_update(
+    target: &mut WriteTarget<'_>,
+    plan: &UpdatePlan,
+    params: &[Datum],
+) -> SqlResult<StatementResult> {
+    let table = Arc::clone(&plan.read.relation.table);
+    let condition = write_condition(&plan.read, params)?;
+    let matched = matched_rows(target, &plan.read, params).await?;
+    let mut writes = Vec::with_capacity(matched.len());
+    for (pk, values) in &matched {
+        let ops = assignment_ops(&plan.assignments, values, params)?;
+        writes.push((
+            Arc::clone(&table),
+            RowWrite {
+                pk: pk.clone(),
+                change: RowChange::Update(ops),
+                condition: condition.clone(),
+                return_row: plan.returning.is_some(),
+            },
+        ));
+    }
+    let mut updated = 0;
+    let mut after_rows = Vec::new();
+    for chunk in writes.chunks(target.engine.limits().max_batch_write_rows.max(1)) {
+        for outcome in target.write(chunk.to_vec(), BatchMode::Independent).await? {
+            if let WriteOutcome::Applied(row) = outcome {
+                updated += 1;
+                after_rows.extend(row);
+            }
+        }
+    }
+    let out = returning_rows(&plan.returning, &after_rows, params)?;
+    Ok(finish(format!("UPDATE {updated}"), &plan.returning, out))
+}
+
+pub async fn execute_delete(
+    target: &mut WriteTarget<'_>,
+    plan: &DeletePlan,
+    params: &[Datum],
+) -> SqlResult<StatementResult> {
+    let table = Arc::clone(&plan.read.relation.table);
+    let matched = matched_rows(target, &plan.read, params).await?;
+    if plan.read.relation.kind == RelationKind::Versions {
+        return delete_versions(target, plan, matched, params).await;
+    }
+    let condition = write_condition(&plan.read, params)?;
+    let writes: Vec<(Arc<TableMeta>, RowWrite)> = matched
+        .iter()
+        .map(|(pk, _)| {
+            (
+                Arc::clone(&table),
+                RowWrite {
+                    pk: pk.clone(),
+                    change: RowChange::Delete,
+                    condition: condition.clone(),
+                    return_row: false,
+                },
+            )
+        })
+        .collect();
+    let mut deleted = 0;
+    let mut out = Vec::new();
+    let mut index = 0;
+    for chunk in writes.chunks(target.engine.limits().max_batch_write_rows.max(1)) {
+        for outcome in target.write(chunk.to_vec(), BatchMode::Independent).await? {
+            if matches!(outcome, WriteOutcome::Applied(_)) {
+                deleted += 1;
+                if let Some(r) = &plan.returning {
+                    let values = &matched[index].1;
+                    out.push(
+                        r.items
+                            .iter()
+                            .map(|s| eval(s, values, params))
+                            .collect::<SqlResult<Vec<_>>>()?,
+                    );
+                }
+            }
+            index += 1;
+        }
+    }
+    Ok(finish(format!("DELETE {deleted}"), &plan.returning, out))
+}
+
+/// `DELETE FROM versions.t WHERE ...`: deletes the matched cell versions one by one.
+async fn delete_versions(
+    target: &mut WriteTarget<'_>,
+    plan: &DeletePlan,
+    matched: Vec<(Vec<PkValue>, Vec<Datum>)>,
+    params: &[Datum],
+) -> SqlResult<StatementResult> {
+    let relation = &plan.read.relation;
+    let slot_of = |source: Source| {
+        relation
+            .needed
+            .iter()
+            .position(|&i| relation.columns[i].source == source)
+    };
+    let (Some(column_slot), Some(version_slot)) =
+        (slot_of(Source::ColumnName), slot_of(Source::Version))
+    else {
+        return Err(SqlError::new(
+            "0A000",
+            "DELETE FROM versions.<table> needs column_name and version in WHERE",
+        ));
+    };
+    let table = Arc::clone(&relation.table);
+    let mut writes = Vec::new();
+    for (pk, values) in &matched {
+        let (Datum::Text(column), Datum::Int(version)) =
+            (&values[column_slot], &values[version_slot])
+        else {
+            continue;
+        };
+        writes.push((
+            Arc::clone(&table),
+            RowWrite {
+                pk: pk.clone(),
+                change: RowChange::Update(vec![ColumnOp::DeleteVersion {
+                    column: column.clone(),
+                    version: *version,
+                }]),
+                condition: Condition::row(RowExistence::ExpectExist),
+                return_row: false,
+            },
+        ));
+    }
+    let mut deleted = 0;
+    for chunk in writes.chunks(target.engine.limits().max_batch_write_rows.max(1)) {
+        deleted += target
+            .write(chunk.to_vec(), BatchMode::Independent)
+            .await?
+            .iter()
+            .filter(|o| matches!(o, WriteOutcome::Applied(_)))
+            .count();
+    }
+    let _ = params;
+    Ok(finish(
+        format!("DELETE {deleted}"),
+        &plan.returning,
+        Vec::new(),
+    ))
+}

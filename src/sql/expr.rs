@@ -1,0 +1,669 @@
+//! Scalar expressions: compiled once from the sqlparser AST against a relation's columns
+//! (with `$n` parameter types inferred from what they meet), then evaluated per row with
+//! SQL's NULL semantics.
+
+use super::types::{Datum, SqlError, SqlResult, SqlType};
+use super::values::{cast, compare};
+use sqlparser::ast::{self, BinaryOperator, Expr, UnaryOperator};
+use std::cmp::Ordering;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    fn holds(self, o: Ordering) -> bool {
+        match self {
+            CmpOp::Eq => o == Ordering::Equal,
+            CmpOp::Ne => o != Ordering::Equal,
+            CmpOp::Lt => o == Ordering::Less,
+            CmpOp::Le => o != Ordering::Greater,
+            CmpOp::Gt => o == Ordering::Greater,
+            CmpOp::Ge => o != Ordering::Less,
+        }
+    }
+
+    /// The operator with its operands swapped (`5 < a` is `a > 5`).
+    pub fn flip(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Ge => CmpOp::Le,
+            other => other,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+}
+
+/// A compiled expression. `Column(i)` is slot `i` of the row being evaluated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    Column(usize),
+    Const(Datum),
+    Param(usize),
+    Compare(CmpOp, Box<Scalar>, Box<Scalar>),
+    And(Vec<Scalar>),
+    Or(Vec<Scalar>),
+    Not(Box<Scalar>),
+    IsNull(Box<Scalar>, bool),
+    InList(Box<Scalar>, Vec<Scalar>, bool),
+    Arith(ArithOp, Box<Scalar>, Box<Scalar>),
+    Neg(Box<Scalar>),
+    Concat(Box<Scalar>, Box<Scalar>),
+    Like(Box<Scalar>, Box<Scalar>, bool, bool),
+    Cast(Box<Scalar>, SqlType),
+}
+
+/// What expressions are compiled against: the relation's columns and the statement's
+/// parameters.
+pub trait Scope {
+    /// The slot and type of a column, by (folded) name and optional qualifier.
+    fn column(&mut self, qualifier: Option<&str>, name: &str) -> SqlResult<(usize, SqlType)>;
+}
+
+/// A scope with no columns (SELECT without FROM, VALUES).
+pub struct NoColumns;
+
+impl Scope for NoColumns {
+    fn column(&mut self, _: Option<&str>, name: &str) -> SqlResult<(usize, SqlType)> {
+        Err(SqlError::new(
+            "42703",
+            format!("column \"{name}\" does not exist"),
+        ))
+    }
+}
+
+/// Parameter types seen so far: given by the client or inferred.
+#[derive(Debug, Clone, Default)]
+pub struct Params {
+    pub types: Vec<Option<SqlType>>,
+    /// The session's database and user, for current_database() and current_user.
+    pub session: (String, String),
+}
+
+impl Params {
+    pub fn new(given: &[Option<SqlType>]) -> Self {
+        Params {
+            types: given.to_vec(),
+            session: Default::default(),
+        }
+    }
+
+    fn note(&mut self, index: usize, ty: Option<SqlType>) {
+        if self.types.len() <= index {
+            self.types.resize(index + 1, None);
+        }
+        if self.types[index].is_none() {
+            self.types[index] = ty;
+        }
+    }
+
+    pub fn ty(&self, index: usize) -> Option<SqlType> {
+        self.types.get(index).copied().flatten()
+    }
+
+    /// Final types: anything never inferred is TEXT, as PostgreSQL's `unknown` becomes.
+    pub fn finish(&self) -> Vec<SqlType> {
+        self.types
+            .iter()
+            .map(|t| t.unwrap_or(SqlType::Text))
+            .collect()
+    }
+}
+
+/// Folds an identifier as PostgreSQL does: unquoted names become lower case.
+pub fn fold(ident: &ast::Ident) -> String {
+    if ident.quote_style.is_some() {
+        ident.value.clone()
+    } else {
+        ident.value.to_lowercase()
+    }
+}
+
+/// The index of a `$n` placeholder.
+pub fn placeholder_index(text: &str) -> SqlResult<usize> {
+    text.strip_prefix('$')
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| *n >= 1)
+        .map(|n| n - 1)
+        .ok_or_else(|| SqlError::syntax(format!("bad parameter placeholder {text}")))
+}
+
+/// Compiles an expression; `expected` is the type the context wants (for parameters).
+pub fn compile(
+    expr: &Expr,
+    scope: &mut dyn Scope,
+    params: &mut Params,
+    expected: Option<SqlType>,
+) -> SqlResult<Scalar> {
+    Ok(match expr {
+        Expr::Identifier(ident) => Scalar::Column(scope.column(None, &fold(ident))?.0),
+        Expr::CompoundIdentifier(parts) => {
+            let names: Vec<String> = parts.iter().map(fold).collect();
+            let (qualifier, name) = match names.as_slice() {
+                [q, n] => (Some(q.as_str()), n.as_str()),
+                [_, q, n] => (Some(q.as_str()), n.as_str()),
+                _ => {
+                    return Err(SqlError::new(
+                        "42703",
+                        format!("column \"{}\" does not exist", names.join(".")),
+                    ))
+                }
+            };
+            Scalar::Column(scope.column(qualifier, name)?.0)
+        }
+        Expr::Value(v) => literal(&v.value, params, expected)?,
+        Expr::Nested(inner) => compile(inner, scope, params, expected)?,
+        Expr::UnaryOp { op, expr } => match op {
+            UnaryOperator::Minus => match compile(expr, scope, params, expected)? {
+                Scalar::Const(Datum::Int(i)) => Scalar::Const(Datum::Int(-i)),
+                Scalar::Const(Datum::Float(f)) => Scalar::Const(Datum::Float(-f)),
+                other => Scalar::Neg(Box::new(other)),
+            },
+            UnaryOperator::Plus => compile(expr, scope, params, expected)?,
+            UnaryOperator::Not => {
+                Scalar::Not(Box::new(compile(expr, scope, params, Some(SqlType::Bool))?))
+            }
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "operator {other} is not supported"
+                )))
+            }
+        },
+        Expr::BinaryOp { left, op, right } => binary(left, op, right, scope, params)?,
+        Expr::IsNull(e) => Scalar::IsNull(Box::new(compile(e, scope, params, None)?), false),
+        Expr::IsNotNull(e) => Scalar::IsNull(Box::new(compile(e, scope, params, None)?), true),
+        Expr::IsTrue(e) => Scalar::Compare(
+            CmpOp::Eq,
+            Box::new(compile(e, scope, params, Some(SqlType::Bool))?),
+            Box::new(Scalar::Const(Datum::Bool(true))),
+        ),
+        Expr::IsFalse(e) => Scalar::Compare(
+            CmpOp::Eq,
+            Box::new(compile(e, scope, params, Some(SqlType::Bool))?),
+            Box::new(Scalar::Const(Datum::Bool(false))),
+        ),
+        Expr::InList {
+            expr,
+            list,
+            negated,
+        } => {
+            let (target, ty) = compile_typed(expr, scope, params, None)?;
+            let items = list
+                .iter()
+                .map(|e| compile(e, scope, params, ty))
+                .collect::<SqlResult<Vec<_>>>()?;
+            Scalar::InList(Box::new(target), items, *negated)
+        }
+        Expr::Between {
+            expr,
+            negated,
+            low,
+            high,
+        } => {
+            let (target, ty) = compile_typed(expr, scope, params, None)?;
+            let low = compile(low, scope, params, ty)?;
+            let high = compile(high, scope, params, ty)?;
+            let within = Scalar::And(vec![
+                Scalar::Compare(CmpOp::Ge, Box::new(target.clone()), Box::new(low)),
+                Scalar::Compare(CmpOp::Le, Box::new(target), Box::new(high)),
+            ]);
+            if *negated {
+                Scalar::Not(Box::new(within))
+            } else {
+                within
+            }
+        }
+        Expr::Like {
+            negated,
+            expr,
+            pattern,
+            ..
+        } => Scalar::Like(
+            Box::new(compile(expr, scope, params, Some(SqlType::Text))?),
+            Box::new(compile(pattern, scope, params, Some(SqlType::Text))?),
+            *negated,
+            false,
+        ),
+        Expr::ILike {
+            negated,
+            expr,
+            pattern,
+            ..
+        } => Scalar::Like(
+            Box::new(compile(expr, scope, params, Some(SqlType::Text))?),
+            Box::new(compile(pattern, scope, params, Some(SqlType::Text))?),
+            *negated,
+            true,
+        ),
+        Expr::Cast {
+            expr, data_type, ..
+        } => {
+            let ty = super::ddl::sql_type(data_type)?;
+            match compile(expr, scope, params, Some(ty))? {
+                Scalar::Const(d) => Scalar::Const(cast(d, ty)?),
+                Scalar::Param(i) => {
+                    params.note(i, Some(ty));
+                    Scalar::Cast(Box::new(Scalar::Param(i)), ty)
+                }
+                other => Scalar::Cast(Box::new(other), ty),
+            }
+        }
+        Expr::TypedString(typed) => {
+            let ty = super::ddl::sql_type(&typed.data_type)?;
+            match literal(&typed.value.value, params, Some(ty))? {
+                Scalar::Const(d) => Scalar::Const(cast(d, ty)?),
+                other => other,
+            }
+        }
+        Expr::Function(function) => session_function(function, params)?,
+        other => {
+            return Err(SqlError::unsupported(format!(
+                "expression {other} is not supported here"
+            )))
+        }
+    })
+}
+
+/// The argument-free functions clients call to learn about the session.
+fn session_function(function: &ast::Function, params: &Params) -> SqlResult<Scalar> {
+    let name = function.name.to_string().to_lowercase();
+    let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
+    let no_args = match &function.args {
+        ast::FunctionArguments::None => true,
+        ast::FunctionArguments::List(list) => list.args.is_empty(),
+        ast::FunctionArguments::Subquery(_) => false,
+    };
+    let (database, user) = &params.session;
+    let value = match (name, no_args) {
+        ("version", true) => format!(
+            "PostgreSQL {} (pgwide {})",
+            super::SERVER_VERSION,
+            env!("CARGO_PKG_VERSION")
+        ),
+        ("current_database", true) => database.clone(),
+        ("current_schema", true) => "public".into(),
+        ("current_user" | "session_user" | "user" | "current_role", true) => user.clone(),
+        _ => {
+            return Err(SqlError::new(
+                "42883",
+                format!(
+                    "function {} does not exist or is not supported yet",
+                    function.name
+                ),
+            ))
+        }
+    };
+    Ok(Scalar::Const(Datum::Text(value)))
+}
+
+fn binary(
+    left: &Expr,
+    op: &BinaryOperator,
+    right: &Expr,
+    scope: &mut dyn Scope,
+    params: &mut Params,
+) -> SqlResult<Scalar> {
+    let cmp = match op {
+        BinaryOperator::Eq => Some(CmpOp::Eq),
+        BinaryOperator::NotEq => Some(CmpOp::Ne),
+        BinaryOperator::Lt => Some(CmpOp::Lt),
+        BinaryOperator::LtEq => Some(CmpOp::Le),
+        BinaryOperator::Gt => Some(CmpOp::Gt),
+        BinaryOperator::GtEq => Some(CmpOp::Ge),
+        _ => None,
+    };
+    // Compile a column side first so a parameter on the other side takes its type.
+    let compile_pair = |scope: &mut dyn Scope,
+                        params: &mut Params,
+                        hint: Option<SqlType>|
+     -> SqlResult<(Scalar, Scalar)> {
+        let left_is_param =
+            matches!(left, Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
+        if left_is_param {
+            let (r, rty) = compile_typed(right, scope, params, hint)?;
+            let (l, _) = compile_typed(left, scope, params, rty.or(hint))?;
+            Ok((l, r))
+        } else {
+            let (l, lty) = compile_typed(left, scope, params, hint)?;
+            let (r, _) = compile_typed(right, scope, params, lty.or(hint))?;
+            Ok((l, r))
+        }
+    };
+    if let Some(cmp) = cmp {
+        let (l, r) = compile_pair(scope, params, None)?;
+        return Ok(Scalar::Compare(cmp, Box::new(l), Box::new(r)));
+    }
+    Ok(match op {
+        BinaryOperator::And => Scalar::And(vec![
+            compile(left, scope, params, Some(SqlType::Bool))?,
+            compile(right, scope, params, Some(SqlType::Bool))?,
+        ]),
+        BinaryOperator::Or => Scalar::Or(vec![
+            compile(left, scope, params, Some(SqlType::Bool))?,
+            compile(right, scope, params, Some(SqlType::Bool))?,
+        ]),
+        BinaryOperator::StringConcat => {
+            let (l, r) = compile_pair(scope, params, Some(SqlType::Text))?;
+            Scalar::Concat(Box::new(l), Box::new(r))
+        }
+        BinaryOperator::Plus
+        | BinaryOperator::Minus
+        | BinaryOperator::Multiply
+        | BinaryOperator::Divide
+        | BinaryOperator::Modulo => {
+            let arith = match op {
+                BinaryOperator::Plus => ArithOp::Add,
+                BinaryOperator::Minus => ArithOp::Sub,
+                BinaryOperator::Multiply => ArithOp::Mul,
+                BinaryOperator::Divide => ArithOp::Div,
+                _ => ArithOp::Mod,
+            };
+            let (l, r) = compile_pair(scope, params, Some(SqlType::Int8))?;
+            Scalar::Arith(arith, Box::new(l), Box::new(r))
+        }
+        other => {
+            return Err(SqlError::unsupported(format!(
+                "operator {other} is not supported"
+            )))
+        }
+    })
+}
+
+/// Compiles and reports the expression's type when it is a column (for inference).
+fn compile_typed(
+    expr: &Expr,
+    scope: &mut dyn Scope,
+    params: &mut Params,
+    hint: Option<SqlType>,
+) -> SqlResult<(Scalar, Option<SqlType>)> {
+    match expr {
+        Expr::Identifier(ident) => {
+            let (slot, ty) = scope.column(None, &fold(ident))?;
+            Ok((Scalar::Column(slot), Some(ty)))
+        }
+        Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+            let names: Vec<String> = parts.iter().map(fold).collect();
+            let (slot, ty) =
+                scope.column(Some(&names[names.len() - 2]), &names[names.len() - 1])?;
+            Ok((Scalar::Column(slot), Some(ty)))
+        }
+        Expr::Nested(inner) => compile_typed(inner, scope, params, hint),
+        _ => {
+            let s = compile(expr, scope, params, hint)?;
+            let ty = match &s {
+                Scalar::Const(d) => datum_type(d),
+                Scalar::Param(i) => params.ty(*i),
+                Scalar::Cast(_, ty) => Some(*ty),
+                _ => None,
+            };
+            Ok((s, ty))
+        }
+    }
+}
+
+fn datum_type(d: &Datum) -> Option<SqlType> {
+    match d {
+        Datum::Null => None,
+        Datum::Bool(_) => Some(SqlType::Bool),
+        Datum::Int(_) => Some(SqlType::Int8),
+        Datum::Float(_) => Some(SqlType::Float8),
+        Datum::Text(_) => Some(SqlType::Text),
+        Datum::Bytes(_) => Some(SqlType::Bytea),
+    }
+}
+
+fn literal(
+    value: &ast::Value,
+    params: &mut Params,
+    expected: Option<SqlType>,
+) -> SqlResult<Scalar> {
+    use ast::Value as V;
+    Ok(Scalar::Const(match value {
+        V::Number(n, _) => {
+            if let Ok(i) = n.parse::<i64>() {
+                Datum::Int(i)
+            } else {
+                Datum::Float(
+                    n.parse::<f64>()
+                        .map_err(|_| SqlError::new("22P02", format!("invalid number {n}")))?,
+                )
+            }
+        }
+        V::SingleQuotedString(s)
+        | V::EscapedStringLiteral(s)
+        | V::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => match expected {
+            Some(SqlType::Bytea) => Datum::Bytes(super::values::parse_bytea(s)?),
+            _ => Datum::Text(s.clone()),
+        },
+        V::Boolean(b) => Datum::Bool(*b),
+        V::Null => Datum::Null,
+        V::Placeholder(p) => {
+            let index = placeholder_index(p)?;
+            params.note(index, expected);
+            return Ok(Scalar::Param(index));
+        }
+        other => {
+            return Err(SqlError::unsupported(format!(
+                "literal {other} is not supported"
+            )))
+        }
+    }))
+}
+
+/// Evaluates with SQL semantics: NULL propagates, comparisons with NULL are NULL.
+pub fn eval(s: &Scalar, row: &[Datum], params: &[Datum]) -> SqlResult<Datum> {
+    Ok(match s {
+        Scalar::Column(i) => row.get(*i).cloned().unwrap_or(Datum::Null),
+        Scalar::Const(d) => d.clone(),
+        Scalar::Param(i) => params.get(*i).cloned().ok_or_else(|| {
+            SqlError::new("08P01", format!("no value bound for parameter ${}", i + 1))
+        })?,
+        Scalar::Compare(op, l, r) => {
+            let (l, r) = (eval(l, row, params)?, eval(r, row, params)?);
+            if l == Datum::Null || r == Datum::Null {
+                return Ok(Datum::Null);
+            }
+            match compare(&l, &r) {
+                Some(o) => Datum::Bool(op.holds(o)),
+                None => {
+                    return Err(SqlError::new(
+                        "42883",
+                        format!(
+                            "cannot compare {} with {}",
+                            super::values::render(&l),
+                            super::values::render(&r)
+                        ),
+                    ))
+                }
+            }
+        }
+        Scalar::And(all) => {
+            let mut saw_null = false;
+            for e in all {
+                match eval(e, row, params)? {
+                    Datum::Bool(false) => return Ok(Datum::Bool(false)),
+                    Datum::Null => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Datum::Null
+            } else {
+                Datum::Bool(true)
+            }
+        }
+        Scalar::Or(any) => {
+            let mut saw_null = false;
+            for e in any {
+                match eval(e, row, params)? {
+                    Datum::Bool(true) => return Ok(Datum::Bool(true)),
+                    Datum::Null => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Datum::Null
+            } else {
+                Datum::Bool(false)
+            }
+        }
+        Scalar::Not(e) => match eval(e, row, params)? {
+            Datum::Bool(b) => Datum::Bool(!b),
+            _ => Datum::Null,
+        },
+        Scalar::IsNull(e, negated) => {
+            Datum::Bool((eval(e, row, params)? == Datum::Null) != *negated)
+        }
+        Scalar::InList(e, list, negated) => {
+            let target = eval(e, row, params)?;
+            if target == Datum::Null {
+                return Ok(Datum::Null);
+            }
+            let mut saw_null = false;
+            for item in list {
+                let v = eval(item, row, params)?;
+                if v == Datum::Null {
+                    saw_null = true;
+                } else if compare(&target, &v) == Some(Ordering::Equal) {
+                    return Ok(Datum::Bool(!negated));
+                }
+            }
+            if saw_null {
+                Datum::Null
+            } else {
+                Datum::Bool(*negated)
+            }
+        }
+        Scalar::Arith(op, l, r) => arith(*op, eval(l, row, params)?, eval(r, row, params)?)?,
+        Scalar::Neg(e) => match eval(e, row, params)? {
+            Datum::Int(i) => Datum::Int(i.checked_neg().ok_or_else(overflow)?),
+            Datum::Float(f) => Datum::Float(-f),
+            Datum::Null => Datum::Null,
+            other => {
+                return Err(SqlError::new(
+                    "42883",
+                    format!("cannot negate {}", super::values::render(&other)),
+                ))
+            }
+        },
+        Scalar::Concat(l, r) => match (eval(l, row, params)?, eval(r, row, params)?) {
+            (Datum::Null, _) | (_, Datum::Null) => Datum::Null,
+            (a, b) => Datum::Text(format!("{}{}", as_text(a), as_text(b))),
+        },
+        Scalar::Like(e, p, negated, insensitive) => {
+            match (eval(e, row, params)?, eval(p, row, params)?) {
+                (Datum::Null, _) | (_, Datum::Null) => Datum::Null,
+                (v, p) => {
+                    let (mut v, mut p) = (as_text(v), as_text(p));
+                    if *insensitive {
+                        v = v.to_lowercase();
+                        p = p.to_lowercase();
+                    }
+                    Datum::Bool(like(v.as_bytes(), p.as_bytes()) != *negated)
+                }
+            }
+        }
+        Scalar::Cast(e, ty) => cast(eval(e, row, params)?, *ty)?,
+    })
+}
+
+/// Whether an evaluated predicate selects the row (NULL does not).
+pub fn is_true(d: &Datum) -> bool {
+    matches!(d, Datum::Bool(true))
+}
+
+fn as_text(d: Datum) -> String {
+    match d {
+        Datum::Text(t) => t,
+        Datum::Int(i) => i.to_string(),
+        Datum::Float(f) => f.to_string(),
+        Datum::Bool(b) => if b { "true" } else { "false" }.into(),
+        Datum::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+        Datum::Null => String::new(),
+    }
+}
+
+fn overflow() -> SqlError {
+    SqlError::new("22003", "bigint out of range")
+}
+
+fn arith(op: ArithOp, l: Datum, r: Datum) -> SqlResult<Datum> {
+    let as_int = |d: &Datum| match d {
+        Datum::Int(i) => Some(*i),
+        Datum::Text(t) => t.trim().parse().ok(),
+        _ => None,
+    };
+    let as_float = |d: &Datum| match d {
+        Datum::Int(i) => Some(*i as f64),
+        Datum::Float(f) => Some(*f),
+        Datum::Text(t) => t.trim().parse().ok(),
+        _ => None,
+    };
+    if l == Datum::Null || r == Datum::Null {
+        return Ok(Datum::Null);
+    }
+    if let (Some(a), Some(b), false) = (
+        as_int(&l),
+        as_int(&r),
+        matches!(l, Datum::Float(_)) || matches!(r, Datum::Float(_)),
+    ) {
+        let result = match op {
+            ArithOp::Add => a.checked_add(b),
+            ArithOp::Sub => a.checked_sub(b),
+            ArithOp::Mul => a.checked_mul(b),
+            ArithOp::Div | ArithOp::Mod if b == 0 => {
+                return Err(SqlError::new("22012", "division by zero"))
+            }
+            ArithOp::Div => a.checked_div(b),
+            ArithOp::Mod => a.checked_rem(b),
+        };
+        return result.map(Datum::Int).ok_or_else(overflow);
+    }
+    match (as_float(&l), as_float(&r)) {
+        (Some(a), Some(b)) => Ok(Datum::Float(match op {
+            ArithOp::Add => a + b,
+            ArithOp::Sub => a - b,
+            ArithOp::Mul => a * b,
+            ArithOp::Div if b == 0.0 => return Err(SqlError::new("22012", "division by zero")),
+            ArithOp::Div => a / b,
+            ArithOp::Mod => a % b,
+        })),
+        _ => Err(SqlError::new(
+            "42883",
+            format!(
+                "operator does not exist for {} and {}",
+                super::values::render(&l),
+                super::values::render(&r)
+            ),
+        )),
+    }
+}
+
+/// SQL LIKE with `%` and `_` (backslash escapes the next character).
+fn like(value: &[u8], pattern: &[u8]) -> bool {
+    match pattern.split_first() {
+        None => value.is_empty(),
+        Some((b'%', rest)) => (0..=value.len()).any(|i| like(&value[i..], rest)),
+        Some((b'_', rest)) => !value.is_empty() && like(&value[1..], rest),
+        Some((b'\\', rest)) if !rest.is_empty() => {
+            value.first() == Some(&rest[0]) && like(&value[1..], &rest[1..])
+        }
+        Some((c, rest)) => value.first() == Some(c) && like(&value[1..], rest),
+    }
+}

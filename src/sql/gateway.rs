@@ -1,0 +1,91 @@
+//! The gateway: opens the storage backend and the engine from the configuration, starts
+//! background GC, and opens one SQL session per client connection.
+
+use super::session::Session;
+use super::types::{SqlError, SqlResult};
+use super::{SessionFactory, SqlSession};
+use crate::config::Config;
+use crate::engine::{Engine, SystemClock};
+use crate::storage::{SledBackend, SledOptions};
+use async_trait::async_trait;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct Gateway {
+    engine: Arc<Engine>,
+    backend: Arc<SledBackend>,
+    gc: tokio::task::JoinHandle<()>,
+}
+
+impl Gateway {
+    /// Opens the data directory (sled) and the engine.
+    pub async fn open(config: &Config) -> SqlResult<Arc<Gateway>> {
+        let backend = Arc::new(
+            SledBackend::open(
+                &config.data_dir,
+                SledOptions {
+                    durable: config.durable,
+                    ..SledOptions::default()
+                },
+            )
+            .map_err(|e| {
+                SqlError::fatal(
+                    "58030",
+                    format!(
+                        "cannot open data directory {}: {e}",
+                        config.data_dir.display()
+                    ),
+                )
+            })?,
+        );
+        let engine = Engine::open(
+            backend.clone(),
+            Arc::new(SystemClock),
+            config.limits.clone(),
+        )
+        .await?;
+        let engine = Arc::new(engine);
+        let gc = engine.spawn_gc(Duration::from_secs(config.gc_interval_secs.max(1)));
+        tracing::info!(data_dir = %config.data_dir.display(), durable = config.durable, "engine open");
+        Ok(Arc::new(Gateway {
+            engine,
+            backend,
+            gc,
+        }))
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    /// Stops GC and makes everything written durable.
+    pub async fn shutdown(&self) {
+        self.gc.abort();
+        if let Err(e) = self.backend.close() {
+            tracing::error!("closing the data directory failed: {e}");
+        }
+    }
+}
+
+#[async_trait]
+impl SessionFactory for Gateway {
+    async fn open(
+        &self,
+        database: &str,
+        user: &str,
+        params: &[(String, String)],
+    ) -> SqlResult<Box<dyn SqlSession>> {
+        if self.engine.instance(database).is_err() {
+            return Err(SqlError::fatal(
+                "3D000",
+                format!("database \"{database}\" does not exist"),
+            ));
+        }
+        Ok(Box::new(Session::new(
+            Arc::clone(&self.engine),
+            database.to_string(),
+            user.to_string(),
+            params,
+        )))
+    }
+}

@@ -1,0 +1,208 @@
+//! The relations a statement reads: a table (one row per row, newest visible cell of
+//! each column) or `versions.<table>` (one row per visible cell version). Both expose
+//! columns by name to expression compilation and turn engine rows into SQL rows.
+
+use super::ddl::ROWID;
+use super::expr::Scope;
+use super::types::{Datum, SqlError, SqlResult, SqlType};
+use super::values::{coerce_for_output, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum};
+use crate::engine::{Row, TableMeta, Value};
+use std::sync::Arc;
+
+/// The schema holding the versions relations.
+pub const VERSIONS_SCHEMA: &str = "versions";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RelationKind {
+    Table,
+    Versions,
+}
+
+/// Where a relation column's value comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    Pk(usize),
+    Attr(String),
+    ColumnName,
+    Version,
+    ValueType,
+    Value,
+}
+
+#[derive(Debug, Clone)]
+pub struct RelationColumn {
+    pub name: String,
+    pub ty: SqlType,
+    pub source: Source,
+    /// Left out of `SELECT *` (the hidden `_rowid`).
+    pub hidden: bool,
+}
+
+/// A relation and the columns one statement needs from it.
+#[derive(Debug, Clone)]
+pub struct Relation {
+    pub table: Arc<TableMeta>,
+    pub kind: RelationKind,
+    pub qualifiers: Vec<String>,
+    pub columns: Vec<RelationColumn>,
+    /// Relation columns the statement reads, in slot order.
+    pub needed: Vec<usize>,
+}
+
+impl Relation {
+    pub fn new(table: Arc<TableMeta>, kind: RelationKind, alias: Option<String>) -> Self {
+        let mut columns = Vec::new();
+        for name in table.ordered_columns() {
+            let (ty, source) = if let Some(i) = table.pk_index(name) {
+                (pk_sql_type(table.pk[i].ty), Source::Pk(i))
+            } else if let Some(column) = table.column(name) {
+                if kind == RelationKind::Versions {
+                    continue;
+                }
+                (value_sql_type(column.ty), Source::Attr(name.to_string()))
+            } else {
+                continue;
+            };
+            columns.push(RelationColumn {
+                name: name.to_string(),
+                ty,
+                source,
+                hidden: table.auto_rowid && name == ROWID,
+            });
+        }
+        if kind == RelationKind::Versions {
+            for (name, ty, source) in [
+                ("column_name", SqlType::Text, Source::ColumnName),
+                ("version", SqlType::Int8, Source::Version),
+                ("value_type", SqlType::Text, Source::ValueType),
+                ("value", SqlType::Text, Source::Value),
+            ] {
+                columns.push(RelationColumn {
+                    name: name.into(),
+                    ty,
+                    source,
+                    hidden: false,
+                });
+            }
+        }
+        let mut qualifiers = vec![table.name.clone()];
+        qualifiers.extend(alias);
+        Relation {
+            table,
+            kind,
+            qualifiers,
+            columns,
+            needed: Vec::new(),
+        }
+    }
+
+    /// The slot of relation column `index`, adding it to the needed columns.
+    pub fn slot(&mut self, index: usize) -> usize {
+        match self.needed.iter().position(|&i| i == index) {
+            Some(slot) => slot,
+            None => {
+                self.needed.push(index);
+                self.needed.len() - 1
+            }
+        }
+    }
+
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    /// The source of the column in `slot`.
+    pub fn slot_source(&self, slot: usize) -> &Source {
+        &self.columns[self.needed[slot]].source
+    }
+
+    /// Attribute columns the statement reads (for the engine's columns_to_get).
+    pub fn needed_attributes(&self) -> Vec<String> {
+        self.needed
+            .iter()
+            .filter_map(|&i| match &self.columns[i].source {
+                Source::Attr(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// SQL rows of one engine row: one for a table, one per cell version for versions.
+    pub fn materialize(&self, row: &Row, out: &mut Vec<Vec<Datum>>) {
+        match self.kind {
+            RelationKind::Table => {
+                let values = self
+                    .needed
+                    .iter()
+                    .map(|&i| {
+                        let column = &self.columns[i];
+                        match &column.source {
+                            Source::Pk(k) => row.pk.get(*k).map_or(Datum::Null, pk_to_datum),
+                            Source::Attr(name) => row.latest(name).map_or(Datum::Null, |cell| {
+                                coerce_for_output(value_to_datum(&cell.value), column.ty)
+                            }),
+                            _ => Datum::Null,
+                        }
+                    })
+                    .collect();
+                out.push(values);
+            }
+            RelationKind::Versions => {
+                for cell in &row.cells {
+                    let values = self
+                        .needed
+                        .iter()
+                        .map(|&i| match &self.columns[i].source {
+                            Source::Pk(k) => row.pk.get(*k).map_or(Datum::Null, pk_to_datum),
+                            Source::ColumnName => Datum::Text(cell.column.clone()),
+                            Source::Version => Datum::Int(cell.version),
+                            Source::ValueType => Datum::Text(cell.value.value_type().name().into()),
+                            Source::Value => Datum::Text(value_text(&cell.value)),
+                            Source::Attr(_) => Datum::Null,
+                        })
+                        .collect();
+                    out.push(values);
+                }
+            }
+        }
+    }
+
+    /// The PK values of a materialized row, when every PK column is in it.
+    pub fn pk_of(&self, values: &[Datum]) -> Option<Vec<Datum>> {
+        (0..self.table.pk.len())
+            .map(|k| {
+                self.needed
+                    .iter()
+                    .position(|&i| self.columns[i].source == Source::Pk(k))
+                    .map(|slot| values[slot].clone())
+            })
+            .collect()
+    }
+}
+
+/// A cell value as text, the way `versions.<table>.value` shows it.
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::Boolean(b) => if *b { "true" } else { "false" }.into(),
+        other => other.to_string(),
+    }
+}
+
+/// Resolves column names for expression compilation.
+impl Scope for Relation {
+    fn column(&mut self, qualifier: Option<&str>, name: &str) -> SqlResult<(usize, SqlType)> {
+        if let Some(q) = qualifier {
+            if !self.qualifiers.iter().any(|known| known == q) {
+                return Err(SqlError::new(
+                    "42P01",
+                    format!("missing FROM-clause entry for table \"{q}\""),
+                ));
+            }
+        }
+        let index = self
+            .index_of(name)
+            .ok_or_else(|| SqlError::new("42703", format!("column \"{name}\" does not exist")))?;
+        let ty = self.columns[index].ty;
+        Ok((self.slot(index), ty))
+    }
+}

@@ -1,0 +1,385 @@
+//! A client's session: its database (instance), settings, prepared plans and open
+//! transaction. Statements are planned once (at Parse for the extended protocol) and run
+//! against the engine; in a transaction, writes are staged and applied atomically at
+//! COMMIT.
+
+use super::ddl;
+use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan, WriteTarget};
+use super::expr::{fold, Params};
+use super::select::{execute_select, plan_select, ReadContext, SelectPlan};
+use super::settings::Settings;
+use super::types::{
+    Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult, TransactionStatus,
+};
+use super::{ParsedStatement, PreparedStatement, SqlSession};
+use crate::engine::{Engine, EngineError, StagedWrites};
+use async_trait::async_trait;
+use futures::{stream, StreamExt};
+use sqlparser::ast::{self, Statement};
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+use std::sync::Arc;
+
+/// A planned statement.
+enum Plan {
+    Select(SelectPlan),
+    Insert(InsertPlan),
+    Update(UpdatePlan),
+    Delete(DeletePlan),
+    /// Run from its AST: DDL, transaction control, SET/SHOW.
+    Utility(Box<Statement>),
+    /// Only comments or semicolons.
+    Empty,
+}
+
+struct Transaction {
+    staged: StagedWrites,
+    failed: bool,
+}
+
+pub struct Session {
+    engine: Arc<Engine>,
+    instance: String,
+    user: String,
+    settings: Settings,
+    transaction: Option<Transaction>,
+}
+
+pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
+    Parser::parse_sql(&PostgreSqlDialect {}, sql)
+        .map_err(|e| SqlError::syntax(e.to_string().replace("sql parser error: ", "")))
+}
+
+fn command(tag: impl Into<String>) -> StatementResult {
+    StatementResult::Command { tag: tag.into() }
+}
+
+fn single_row(name: &str, value: String) -> StatementResult {
+    StatementResult::Query {
+        columns: Arc::new(vec![OutputColumn {
+            name: name.into(),
+            ty: SqlType::Text,
+        }]),
+        rows: stream::iter(vec![Ok(vec![Datum::Text(value)])]).boxed(),
+    }
+}
+
+/// A SET value as PostgreSQL stores it.
+fn setting_value(values: &[ast::Expr]) -> String {
+    values
+        .iter()
+        .map(|v| match v {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) => s.clone(),
+                other => other.to_string(),
+            },
+            ast::Expr::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Session {
+    pub fn new(
+        engine: Arc<Engine>,
+        instance: String,
+        user: String,
+        startup: &[(String, String)],
+    ) -> Self {
+        let mut settings = Settings::new(&user);
+        for (name, value) in startup {
+            settings.startup(name, value);
+        }
+        Session {
+            engine,
+            instance,
+            user,
+            settings,
+            transaction: None,
+        }
+    }
+
+    fn params(&self, given: &[Option<SqlType>]) -> Params {
+        let mut params = Params::new(given);
+        params.session = (self.instance.clone(), self.user.clone());
+        params
+    }
+
+    fn plan(&self, statement: Statement, params: &mut Params) -> SqlResult<Plan> {
+        Ok(match statement {
+            Statement::Query(query) => {
+                Plan::Select(plan_select(&self.engine, &self.instance, &query, params)?)
+            }
+            Statement::Insert(insert) => Plan::Insert(dml::plan_insert(
+                &self.engine,
+                &self.instance,
+                &insert,
+                params,
+            )?),
+            Statement::Update(update) => Plan::Update(dml::plan_update(
+                &self.engine,
+                &self.instance,
+                &update,
+                params,
+            )?),
+            Statement::Delete(delete) => Plan::Delete(dml::plan_delete(
+                &self.engine,
+                &self.instance,
+                &delete,
+                params,
+            )?),
+            other => Plan::Utility(Box::new(other)),
+        })
+    }
+
+    fn columns(plan: &Plan) -> Arc<Vec<OutputColumn>> {
+        match plan {
+            Plan::Select(p) => Arc::clone(&p.columns),
+            Plan::Insert(p) => p.columns(),
+            Plan::Update(p) => p.columns(),
+            Plan::Delete(p) => p.columns(),
+            Plan::Utility(statement) => match &**statement {
+                Statement::ShowVariable { variable } => Arc::new(vec![OutputColumn {
+                    name: variable.iter().map(fold).collect::<Vec<_>>().join("."),
+                    ty: SqlType::Text,
+                }]),
+                _ => Arc::new(Vec::new()),
+            },
+            Plan::Empty => Arc::new(Vec::new()),
+        }
+    }
+
+    /// Runs a plan, tracking the transaction: an error inside one marks it failed.
+    async fn run(&mut self, plan: &Plan, params: Vec<Datum>) -> SqlResult<StatementResult> {
+        let is_end = matches!(plan, Plan::Utility(s) if matches!(**s, Statement::Commit { .. } | Statement::Rollback { .. }));
+        if self.transaction.as_ref().is_some_and(|t| t.failed) && !is_end {
+            return Err(SqlError::new(
+                "25P02",
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ));
+        }
+        let result = self.run_plan(plan, params).await;
+        if result.is_err() {
+            if let Some(transaction) = self.transaction.as_mut() {
+                transaction.failed = true;
+            }
+        }
+        result
+    }
+
+    async fn run_plan(&mut self, plan: &Plan, params: Vec<Datum>) -> SqlResult<StatementResult> {
+        let mut target = WriteTarget {
+            engine: &self.engine,
+            staged: self.transaction.as_mut().map(|t| &mut t.staged),
+        };
+        match plan {
+            Plan::Select(p) => {
+                let ctx = ReadContext {
+                    engine: Arc::clone(&self.engine),
+                    staged: self
+                        .transaction
+                        .as_ref()
+                        .filter(|t| !t.staged.is_empty())
+                        .map(|t| Arc::new(t.staged.clone())),
+                };
+                execute_select(&ctx, Arc::new(p.clone()), params).await
+            }
+            Plan::Insert(p) => dml::execute_insert(&mut target, p, &params).await,
+            Plan::Update(p) => dml::execute_update(&mut target, p, &params).await,
+            Plan::Delete(p) => dml::execute_delete(&mut target, p, &params).await,
+            Plan::Utility(statement) => self.utility(statement).await,
+            Plan::Empty => Ok(command("")),
+        }
+    }
+
+    async fn utility(&mut self, statement: &Statement) -> SqlResult<StatementResult> {
+        match statement {
+            Statement::StartTransaction { .. } => {
+                if self.transaction.is_none() {
+                    self.transaction = Some(Transaction { staged: Vec::new(), failed: false });
+                }
+                Ok(command("BEGIN"))
+            }
+            Statement::Commit { .. } => match self.transaction.take() {
+                None => Ok(command("COMMIT")),
+                Some(t) if t.failed => Ok(command("ROLLBACK")),
+                Some(t) if t.staged.is_empty() => Ok(command("COMMIT")),
+                Some(t) => match self.engine.commit_staged(t.staged).await {
+                    Ok(_) => Ok(command("COMMIT")),
+                    Err(EngineError::WriteConflict) => Err(SqlError::new(
+                        "40001",
+                        "could not serialize access due to concurrent update; the transaction was rolled back",
+                    )),
+                    Err(e) => Err(e.into()),
+                },
+            },
+            Statement::Rollback { savepoint: None, .. } => {
+                self.transaction = None;
+                Ok(command("ROLLBACK"))
+            }
+            Statement::CreateTable(create) => {
+                ddl::create_table(&self.engine, &self.instance, create).await?;
+                Ok(command("CREATE TABLE"))
+            }
+            Statement::AlterTable(alter) => {
+                ddl::alter_table(&self.engine, &self.instance, alter).await?;
+                Ok(command("ALTER TABLE"))
+            }
+            Statement::Drop { object_type, if_exists, names, .. } => {
+                Ok(command(ddl::drop(&self.engine, &self.instance, *object_type, *if_exists, names).await?))
+            }
+            Statement::CreateDatabase { db_name, if_not_exists, .. } => {
+                let (_, name) = ddl::object_name(db_name)?;
+                match self.engine.create_instance(&name).await {
+                    Err(EngineError::InstanceExists { .. }) if *if_not_exists => {}
+                    other => {
+                        other?;
+                    }
+                }
+                Ok(command("CREATE DATABASE"))
+            }
+            Statement::Set(set) => self.set(set),
+            Statement::ShowVariable { variable } => {
+                let name = variable.iter().map(fold).collect::<Vec<_>>().join(".");
+                if name == "all" {
+                    let rows: Vec<_> = self.settings.all().into_iter().map(|(k, v)| Ok(vec![Datum::Text(k), Datum::Text(v)])).collect();
+                    return Ok(StatementResult::Query {
+                        columns: Arc::new(vec![
+                            OutputColumn { name: "name".into(), ty: SqlType::Text },
+                            OutputColumn { name: "setting".into(), ty: SqlType::Text },
+                        ]),
+                        rows: stream::iter(rows).boxed(),
+                    });
+                }
+                let name = if name == "transaction.isolation.level" { "transaction_isolation".into() } else { name };
+                Ok(single_row(&name, self.settings.get(&name)?))
+            }
+            Statement::Discard { .. } => {
+                self.settings.reset_all();
+                self.transaction = None;
+                Ok(command("DISCARD ALL"))
+            }
+            other => Err(SqlError::unsupported(format!("statement not supported yet: {}", first_words(&other.to_string())))),
+        }
+    }
+
+    fn set(&mut self, set: &ast::Set) -> SqlResult<StatementResult> {
+        match set {
+            ast::Set::SingleAssignment {
+                variable, values, ..
+            } => {
+                let name = super::ddl::object_name(variable)?;
+                let name = match name.0 {
+                    Some(prefix) => format!("{prefix}.{}", name.1),
+                    None => name.1,
+                };
+                let is_default = matches!(values.as_slice(), [ast::Expr::Identifier(i)] if i.value.eq_ignore_ascii_case("default"));
+                if is_default {
+                    self.settings.reset(&name)?;
+                } else {
+                    self.settings.set(&name, &setting_value(values))?;
+                }
+            }
+            ast::Set::SetTimeZone { value, .. } => self
+                .settings
+                .set("timezone", &setting_value(std::slice::from_ref(value)))?,
+            ast::Set::SetNames { charset_name, .. } => {
+                self.settings.set("client_encoding", &charset_name.value)?
+            }
+            ast::Set::SetTransaction { .. } => {}
+            other => return Err(SqlError::unsupported(format!("{other} is not supported"))),
+        }
+        Ok(command("SET"))
+    }
+}
+
+fn first_words(sql: &str) -> String {
+    sql.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+#[async_trait]
+impl SqlSession for Session {
+    fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement>> {
+        Ok(parse(sql)?
+            .into_iter()
+            .map(|statement| ParsedStatement {
+                sql: statement.to_string(),
+                plan: Box::new(statement),
+            })
+            .collect())
+    }
+
+    async fn run_simple(&mut self, statement: ParsedStatement) -> SqlResult<StatementResult> {
+        let statement = statement
+            .plan
+            .downcast::<Statement>()
+            .map_err(|_| SqlError::internal("statement from another layer"))?;
+        let mut params = self.params(&[]);
+        let plan = match self.plan(*statement, &mut params) {
+            Ok(plan) => plan,
+            Err(e) => {
+                if let Some(t) = self.transaction.as_mut() {
+                    t.failed = true;
+                }
+                return Err(e);
+            }
+        };
+        self.run(&plan, Vec::new()).await
+    }
+
+    async fn prepare(
+        &mut self,
+        sql: &str,
+        param_types: &[Option<SqlType>],
+    ) -> SqlResult<Arc<PreparedStatement>> {
+        let mut statements = parse(sql)?;
+        if statements.len() > 1 {
+            return Err(SqlError::syntax(
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        let mut params = self.params(param_types);
+        let (plan, columns) = match statements.pop() {
+            None => (Plan::Empty, Arc::new(Vec::new())),
+            Some(statement) => {
+                let plan = self.plan(statement, &mut params)?;
+                let columns = Self::columns(&plan);
+                (plan, columns)
+            }
+        };
+        Ok(Arc::new(PreparedStatement {
+            sql: sql.to_string(),
+            param_types: params.finish(),
+            columns,
+            plan: Arc::new(plan),
+        }))
+    }
+
+    async fn execute(
+        &mut self,
+        statement: &PreparedStatement,
+        params: Vec<Datum>,
+    ) -> SqlResult<StatementResult> {
+        let plan = Arc::clone(&statement.plan)
+            .downcast::<Plan>()
+            .map_err(|_| SqlError::internal("statement prepared by another layer"))?;
+        self.run(&plan, params).await
+    }
+
+    fn transaction_status(&self) -> TransactionStatus {
+        match &self.transaction {
+            None => TransactionStatus::Idle,
+            Some(t) if t.failed => TransactionStatus::Failed,
+            Some(_) => TransactionStatus::InTransaction,
+        }
+    }
+
+    fn take_parameter_changes(&mut self) -> Vec<(String, String)> {
+        self.settings.take_changes()
+    }
+
+    fn abort_transaction(&mut self) {
+        self.transaction = None;
+    }
+}

@@ -1,0 +1,241 @@
+//! Conversions between SQL values (`Datum`, `SqlType`) and engine values (`Value`,
+//! `PkValue`), and the SQL type each engine type is shown as.
+
+use super::types::{Datum, SqlError, SqlResult, SqlType};
+use crate::engine::{PkType, PkValue, Value, ValueType};
+use std::cmp::Ordering;
+
+pub fn pk_sql_type(ty: PkType) -> SqlType {
+    match ty {
+        PkType::Integer => SqlType::Int8,
+        PkType::String => SqlType::Text,
+        PkType::Binary => SqlType::Bytea,
+    }
+}
+
+pub fn value_sql_type(ty: ValueType) -> SqlType {
+    match ty {
+        ValueType::Integer => SqlType::Int8,
+        ValueType::Double => SqlType::Float8,
+        ValueType::Boolean => SqlType::Bool,
+        ValueType::String => SqlType::Text,
+        ValueType::Binary => SqlType::Bytea,
+    }
+}
+
+pub fn sql_value_type(ty: SqlType) -> ValueType {
+    match ty {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => ValueType::Integer,
+        SqlType::Float4 | SqlType::Float8 => ValueType::Double,
+        SqlType::Bool => ValueType::Boolean,
+        SqlType::Text => ValueType::String,
+        SqlType::Bytea => ValueType::Binary,
+    }
+}
+
+pub fn pk_to_datum(value: &PkValue) -> Datum {
+    match value {
+        PkValue::Integer(i) => Datum::Int(*i),
+        PkValue::String(s) => Datum::Text(s.clone()),
+        PkValue::Binary(b) => Datum::Bytes(b.clone()),
+    }
+}
+
+pub fn value_to_datum(value: &Value) -> Datum {
+    match value {
+        Value::Integer(i) => Datum::Int(*i),
+        Value::Double(d) => Datum::Float(*d),
+        Value::Boolean(b) => Datum::Bool(*b),
+        Value::String(s) => Datum::Text(s.clone()),
+        Value::Binary(b) => Datum::Bytes(b.clone()),
+    }
+}
+
+fn invalid(ty: &str, value: &str) -> SqlError {
+    SqlError::new(
+        "22P02",
+        format!("invalid input syntax for type {ty}: \"{value}\""),
+    )
+}
+
+fn mismatch(expected: &str, datum: &Datum) -> SqlError {
+    SqlError::new(
+        "42804",
+        format!("value {} is not of type {expected}", render(datum)),
+    )
+}
+
+/// A short rendering of a datum for messages.
+pub fn render(datum: &Datum) -> String {
+    match datum {
+        Datum::Null => "NULL".into(),
+        Datum::Bool(b) => b.to_string(),
+        Datum::Int(i) => i.to_string(),
+        Datum::Float(f) => f.to_string(),
+        Datum::Text(t) => format!("'{}'", t.chars().take(64).collect::<String>()),
+        Datum::Bytes(b) => format!(
+            "'\\x{}'",
+            b.iter()
+                .take(32)
+                .map(|x| format!("{x:02x}"))
+                .collect::<String>()
+        ),
+    }
+}
+
+/// Parses PostgreSQL's text form of a bytea (`\x` hex).
+pub fn parse_bytea(text: &str) -> SqlResult<Vec<u8>> {
+    let Some(hex) = text.strip_prefix("\\x") else {
+        return Ok(text.as_bytes().to_vec());
+    };
+    if hex.len() % 2 != 0 {
+        return Err(invalid("bytea", text));
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).map_err(|_| invalid("bytea", text)))
+        .collect()
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "t" | "true" | "yes" | "on" | "1" | "y" => Some(true),
+        "f" | "false" | "no" | "off" | "0" | "n" => Some(false),
+        _ => None,
+    }
+}
+
+/// Converts a datum to the engine type `ty`, as an assignment to a column of that type.
+pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
+    Ok(match (ty, datum) {
+        (_, Datum::Null) => return Err(SqlError::new("22004", "NULL is not a value")),
+        (ValueType::Integer, Datum::Int(i)) => Value::Integer(*i),
+        (ValueType::Integer, Datum::Float(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
+            Value::Integer(*f as i64)
+        }
+        (ValueType::Integer, Datum::Text(t)) => {
+            Value::Integer(t.trim().parse().map_err(|_| invalid("bigint", t))?)
+        }
+        (ValueType::Double, Datum::Float(f)) => Value::Double(*f),
+        (ValueType::Double, Datum::Int(i)) => Value::Double(*i as f64),
+        (ValueType::Double, Datum::Text(t)) => Value::Double(parse_float(t)?),
+        (ValueType::Boolean, Datum::Bool(b)) => Value::Boolean(*b),
+        (ValueType::Boolean, Datum::Text(t)) => {
+            Value::Boolean(parse_bool(t).ok_or_else(|| invalid("boolean", t))?)
+        }
+        (ValueType::String, Datum::Text(t)) => Value::String(t.clone()),
+        (ValueType::String, Datum::Int(i)) => Value::String(i.to_string()),
+        (ValueType::String, Datum::Float(f)) => Value::String(f.to_string()),
+        (ValueType::String, Datum::Bool(b)) => Value::String(b.to_string()),
+        (ValueType::Binary, Datum::Bytes(b)) => Value::Binary(b.clone()),
+        (ValueType::Binary, Datum::Text(t)) => Value::Binary(parse_bytea(t)?),
+        (ty, other) => return Err(mismatch(ty.name(), other)),
+    })
+}
+
+/// The engine value a datum is written as when the column has no known type.
+pub fn datum_to_natural_value(datum: &Datum) -> Option<Value> {
+    Some(match datum {
+        Datum::Null => return None,
+        Datum::Bool(b) => Value::Boolean(*b),
+        Datum::Int(i) => Value::Integer(*i),
+        Datum::Float(f) => Value::Double(*f),
+        Datum::Text(t) => Value::String(t.clone()),
+        Datum::Bytes(b) => Value::Binary(b.clone()),
+    })
+}
+
+fn parse_float(text: &str) -> SqlResult<f64> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "nan" => Ok(f64::NAN),
+        "infinity" | "inf" => Ok(f64::INFINITY),
+        "-infinity" | "-inf" => Ok(f64::NEG_INFINITY),
+        t => t.parse().map_err(|_| invalid("double precision", text)),
+    }
+}
+
+/// Converts a datum to a primary-key value of type `ty`.
+pub fn datum_to_pk(datum: &Datum, ty: PkType, column: &str) -> SqlResult<PkValue> {
+    let value = match ty {
+        PkType::Integer => ValueType::Integer,
+        PkType::String => ValueType::String,
+        PkType::Binary => ValueType::Binary,
+    };
+    match datum {
+        Datum::Null => Err(SqlError::new(
+            "23502",
+            format!("null value in primary key column \"{column}\""),
+        )),
+        other => Ok(match datum_to_value(other, value)? {
+            Value::Integer(i) => PkValue::Integer(i),
+            Value::String(s) => PkValue::String(s),
+            Value::Binary(b) => PkValue::Binary(b),
+            _ => return Err(mismatch(ty.name(), other)),
+        }),
+    }
+}
+
+/// Converts a datum to be shown in a column of type `ty`: lossless conversions apply,
+/// anything else becomes NULL so one odd cell never fails a whole result.
+pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
+    match (ty, datum) {
+        (_, Datum::Null) => Datum::Null,
+        (SqlType::Int2 | SqlType::Int4 | SqlType::Int8, d @ Datum::Int(_)) => d,
+        (SqlType::Float4 | SqlType::Float8, Datum::Int(i)) => Datum::Float(i as f64),
+        (SqlType::Float4 | SqlType::Float8, d @ Datum::Float(_)) => d,
+        (SqlType::Bool, d @ Datum::Bool(_)) => d,
+        (SqlType::Bytea, d @ Datum::Bytes(_)) => d,
+        (SqlType::Bytea, Datum::Text(t)) => Datum::Bytes(t.into_bytes()),
+        (SqlType::Text, d @ Datum::Text(_)) => d,
+        (SqlType::Text, Datum::Int(i)) => Datum::Text(i.to_string()),
+        (SqlType::Text, Datum::Float(f)) => Datum::Text(f.to_string()),
+        (SqlType::Text, Datum::Bool(b)) => Datum::Text(if b { "true" } else { "false" }.into()),
+        (SqlType::Text, Datum::Bytes(b)) => match String::from_utf8(b) {
+            Ok(s) => Datum::Text(s),
+            Err(_) => Datum::Null,
+        },
+        _ => Datum::Null,
+    }
+}
+
+/// SQL comparison of two non-NULL datums; `None` when they cannot be compared.
+pub fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
+    match (a, b) {
+        (Datum::Int(x), Datum::Int(y)) => Some(x.cmp(y)),
+        (Datum::Float(x), Datum::Float(y)) => x.partial_cmp(y),
+        (Datum::Int(x), Datum::Float(y)) => (*x as f64).partial_cmp(y),
+        (Datum::Float(x), Datum::Int(y)) => x.partial_cmp(&(*y as f64)),
+        (Datum::Text(x), Datum::Text(y)) => Some(x.cmp(y)),
+        (Datum::Bool(x), Datum::Bool(y)) => Some(x.cmp(y)),
+        (Datum::Bytes(x), Datum::Bytes(y)) => Some(x.cmp(y)),
+        (Datum::Text(t), Datum::Int(_)) => t
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .and_then(|x| compare(&Datum::Int(x), b)),
+        (Datum::Int(_), Datum::Text(t)) => t
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .and_then(|y| compare(a, &Datum::Int(y))),
+        (Datum::Text(t), Datum::Float(_)) => t
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .and_then(|x| compare(&Datum::Float(x), b)),
+        (Datum::Float(_), Datum::Text(t)) => t
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .and_then(|y| compare(a, &Datum::Float(y))),
+        _ => None,
+    }
+}
+
+/// Converts a datum to the SQL type of a parameter or column, for binding.
+pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
+    if datum == Datum::Null {
+        return Ok(Datum::Null);
+    }
+    Ok(value_to_datum(&datum_to_value(&datum, sql_value_type(ty))?))
+}
