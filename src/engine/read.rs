@@ -187,7 +187,8 @@ impl Engine {
             .unwrap_or(usize::MAX)
             .min(self.limits.max_range_rows);
         let now = self.now_ms();
-        let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, request.direction);
+        let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, request.direction)
+            .expect_rows(limit.saturating_add(1));
         let mut rows = Vec::new();
         let mut bytes = 0usize;
         let mut rows_scanned = 0u64;

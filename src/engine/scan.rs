@@ -9,8 +9,10 @@ use super::types::{PkType, PrimaryKey};
 use crate::storage::{Backend, Direction, Entry, KeyRange};
 use std::collections::VecDeque;
 
-/// Entries fetched per backend call.
+/// Most entries fetched per backend call.
 const CHUNK_ENTRIES: usize = 512;
+/// Fewest entries fetched per backend call.
+const MIN_CHUNK_ENTRIES: usize = 16;
 
 pub(crate) struct RowScanner<'a> {
     backend: &'a dyn Backend,
@@ -21,6 +23,8 @@ pub(crate) struct RowScanner<'a> {
     direction: Direction,
     buffer: VecDeque<Entry>,
     exhausted: bool,
+    /// Entries to fetch with the next backend call; grows towards `CHUNK_ENTRIES`.
+    chunk: usize,
 }
 
 impl<'a> RowScanner<'a> {
@@ -38,7 +42,18 @@ impl<'a> RowScanner<'a> {
             direction,
             buffer: VecDeque::new(),
             exhausted: false,
+            chunk: CHUNK_ENTRIES,
         }
+    }
+
+    /// Starts with a backend call sized for `rows` rows of one cell each, not a full
+    /// chunk, so a short GetRange page does not copy entries it will never return.
+    pub fn expect_rows(mut self, rows: usize) -> Self {
+        self.chunk = rows
+            .saturating_mul(2)
+            .saturating_add(2)
+            .clamp(MIN_CHUNK_ENTRIES, CHUNK_ENTRIES);
+        self
     }
 
     /// Makes sure at least one entry is buffered unless the range is done.
@@ -48,11 +63,12 @@ impl<'a> RowScanner<'a> {
         }
         let entries = self
             .backend
-            .scan(&self.range, self.direction, CHUNK_ENTRIES)
+            .scan(&self.range, self.direction, self.chunk)
             .await?;
-        if entries.len() < CHUNK_ENTRIES {
+        if entries.len() < self.chunk {
             self.exhausted = true;
         }
+        self.chunk = (self.chunk * 2).min(CHUNK_ENTRIES);
         if let Some((last, _)) = entries.last() {
             self.range = self.range.resume_after(last, self.direction);
         }

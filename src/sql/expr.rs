@@ -67,6 +67,18 @@ pub enum Scalar {
     Concat(Box<Scalar>, Box<Scalar>),
     Like(Box<Scalar>, Box<Scalar>, bool, bool),
     Cast(Box<Scalar>, SqlType),
+    Function(Function, Vec<Scalar>),
+}
+
+/// Scalar functions evaluated per row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Function {
+    Md5,
+    Lpad,
+    Substr,
+    Lower,
+    Upper,
+    Length,
 }
 
 /// What expressions are compiled against: the relation's columns and the statement's
@@ -271,7 +283,23 @@ pub fn compile(
                 other => other,
             }
         }
-        Expr::Function(function) => session_function(function, params)?,
+        Expr::Function(function) => session_function(function, scope, params)?,
+        Expr::Substring {
+            expr,
+            substring_from,
+            substring_for,
+            ..
+        } => {
+            let mut args = vec![compile(expr, scope, params, Some(SqlType::Text))?];
+            args.push(match substring_from {
+                Some(from) => compile(from, scope, params, Some(SqlType::Int8))?,
+                None => Scalar::Const(Datum::Int(1)),
+            });
+            if let Some(len) = substring_for {
+                args.push(compile(len, scope, params, Some(SqlType::Int8))?);
+            }
+            Scalar::Function(Function::Substr, args)
+        }
         other => {
             return Err(SqlError::unsupported(format!(
                 "expression {other} is not supported here"
@@ -281,7 +309,11 @@ pub fn compile(
 }
 
 /// The argument-free functions clients call to learn about the session.
-fn session_function(function: &ast::Function, params: &Params) -> SqlResult<Scalar> {
+fn session_function(
+    function: &ast::Function,
+    scope: &mut dyn Scope,
+    params: &mut Params,
+) -> SqlResult<Scalar> {
     let name = function.name.to_string().to_lowercase();
     let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
     let no_args = match &function.args {
@@ -289,6 +321,43 @@ fn session_function(function: &ast::Function, params: &Params) -> SqlResult<Scal
         ast::FunctionArguments::List(list) => list.args.is_empty(),
         ast::FunctionArguments::Subquery(_) => false,
     };
+    let function_of = |name: &str| match name {
+        "md5" => Some((Function::Md5, 1..=1)),
+        "lpad" => Some((Function::Lpad, 2..=3)),
+        "substr" | "substring" => Some((Function::Substr, 2..=3)),
+        "lower" => Some((Function::Lower, 1..=1)),
+        "upper" => Some((Function::Upper, 1..=1)),
+        "length" | "char_length" => Some((Function::Length, 1..=1)),
+        _ => None,
+    };
+    if let (Some((f, arity)), ast::FunctionArguments::List(list)) =
+        (function_of(name), &function.args)
+    {
+        if !arity.contains(&list.args.len()) {
+            return Err(SqlError::new(
+                "42883",
+                format!(
+                    "function {name} does not take {} arguments",
+                    list.args.len()
+                ),
+            ));
+        }
+        let mut args = Vec::new();
+        for (i, arg) in list.args.iter().enumerate() {
+            let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(expr)) = arg else {
+                return Err(SqlError::unsupported(format!("argument {arg} of {name}")));
+            };
+            let ty = if i == 0 {
+                SqlType::Text
+            } else if f == Function::Lpad && i == 2 {
+                SqlType::Text
+            } else {
+                SqlType::Int8
+            };
+            args.push(compile(expr, scope, params, Some(ty))?);
+        }
+        return Ok(Scalar::Function(f, args));
+    }
     let (database, user) = &params.session;
     let value = match (name, no_args) {
         ("version", true) => format!(
@@ -580,6 +649,87 @@ pub fn eval(s: &Scalar, row: &[Datum], params: &[Datum]) -> SqlResult<Datum> {
             }
         }
         Scalar::Cast(e, ty) => cast(eval(e, row, params)?, *ty)?,
+        Scalar::Function(f, args) => {
+            let args = args
+                .iter()
+                .map(|a| eval(a, row, params))
+                .collect::<SqlResult<Vec<_>>>()?;
+            if args.contains(&Datum::Null) {
+                return Ok(Datum::Null);
+            }
+            call(*f, args)?
+        }
+    })
+}
+
+fn int_arg(d: &Datum) -> SqlResult<i64> {
+    match d {
+        Datum::Int(i) => Ok(*i),
+        Datum::Text(t) => t.trim().parse().map_err(|_| {
+            SqlError::new(
+                "22P02",
+                format!("invalid input syntax for type integer: \"{t}\""),
+            )
+        }),
+        other => Err(SqlError::new(
+            "42804",
+            format!("expected an integer, got {}", super::values::render(other)),
+        )),
+    }
+}
+
+fn call(f: Function, mut args: Vec<Datum>) -> SqlResult<Datum> {
+    let text = |d: Datum| match d {
+        Datum::Bytes(b) if f == Function::Md5 => b,
+        other => as_text(other).into_bytes(),
+    };
+    let first = text(args.remove(0));
+    Ok(match f {
+        Function::Md5 => Datum::Text(format!("{:x}", md5::compute(&first))),
+        Function::Lower => Datum::Text(String::from_utf8_lossy(&first).to_lowercase()),
+        Function::Upper => Datum::Text(String::from_utf8_lossy(&first).to_uppercase()),
+        Function::Length => Datum::Int(String::from_utf8_lossy(&first).chars().count() as i64),
+        Function::Lpad => {
+            let s: Vec<char> = String::from_utf8_lossy(&first).chars().collect();
+            let width = int_arg(&args[0])?.max(0) as usize;
+            let fill: Vec<char> = match args.get(1) {
+                Some(d) => as_text(d.clone()).chars().collect(),
+                None => vec![' '],
+            };
+            if s.len() >= width {
+                Datum::Text(s[..width].iter().collect())
+            } else if fill.is_empty() {
+                Datum::Text(s.iter().collect())
+            } else {
+                let pad: String = fill.iter().cycle().take(width - s.len()).collect();
+                Datum::Text(format!("{pad}{}", s.iter().collect::<String>()))
+            }
+        }
+        Function::Substr => {
+            let s: Vec<char> = String::from_utf8_lossy(&first).chars().collect();
+            // SQL positions start at 1; a start before 1 eats into the length.
+            let start = int_arg(&args[0])?;
+            let end = match args.get(1) {
+                Some(len) => {
+                    let len = int_arg(len)?;
+                    if len < 0 {
+                        return Err(SqlError::new(
+                            "22011",
+                            "negative substring length not allowed",
+                        ));
+                    }
+                    start.saturating_add(len)
+                }
+                None => i64::MAX,
+            };
+            let from = (start.max(1) - 1) as usize;
+            let to = (end.max(1) - 1).min(s.len() as i64) as usize;
+            Datum::Text(if from >= to {
+                String::new()
+            } else {
+                s[from..to].iter().collect()
+            })
+        }
     })
 }
 

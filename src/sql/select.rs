@@ -407,6 +407,8 @@ pub fn static_type(s: &Scalar, params: &Params) -> SqlType {
         Scalar::Const(Datum::Bool(_)) => SqlType::Bool,
         Scalar::Const(Datum::Bytes(_)) => SqlType::Bytea,
         Scalar::Const(_) | Scalar::Concat(..) => SqlType::Text,
+        Scalar::Function(super::expr::Function::Length, _) => SqlType::Int4,
+        Scalar::Function(..) => SqlType::Text,
         Scalar::Param(i) => params.ty(*i).unwrap_or(SqlType::Text),
         Scalar::Cast(_, ty) => *ty,
         Scalar::Compare(..)

@@ -130,7 +130,8 @@ impl Backend for SledBackend {
         let iter = self
             .db
             .range::<Vec<u8>, _>((range.start.clone(), range.end.clone()));
-        let mut out = Vec::with_capacity(limit.min(1024));
+        // Point reads scan with an unbounded limit; do not reserve for it.
+        let mut out = Vec::with_capacity(limit.min(64));
         let mut push = |item: sled::Result<(sled::IVec, sled::IVec)>| -> StorageResult<bool> {
             let (k, v) = item.map_err(io_err)?;
             out.push((k.to_vec(), v.to_vec()));

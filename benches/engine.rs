@@ -1,0 +1,261 @@
+//! Engine operations against raw sled over the same data, in the same run: GetRow vs
+//! `Db::get`, PutRow vs `Db::insert` (non-durable, and durable with group commit vs
+//! insert + flush, one writer and eight), GetRange of 100 rows vs `Db::range`.
+//!
+//! `cargo bench --bench engine -- --warm-up-time 1 --measurement-time 3`; results are in
+//! `bench/ENGINE_RESULTS.md`.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use pgwide::engine::{
+    ColumnOp, Condition, Direction, Engine, Limits, PkBound, PkColumn, PkType, PkValue,
+    RangeRequest, ReadOptions, RowChange, RowWrite, SystemClock, TableMeta, TableSpec, Value,
+    DEFAULT_INSTANCE,
+};
+use pgwide::storage::{SledBackend, SledOptions};
+use rand::Rng;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const ROWS: i64 = 10_000;
+const VALUE_BYTES: usize = 100;
+const WRITERS: u64 = 8;
+
+struct Setup {
+    engine: Arc<Engine>,
+    table: Arc<TableMeta>,
+    raw: sled::Db,
+    _dirs: Vec<tempfile::TempDir>,
+}
+
+fn value(i: i64) -> Vec<u8> {
+    let mut v = vec![b'x'; VALUE_BYTES];
+    v[..8].copy_from_slice(&i.to_be_bytes());
+    v
+}
+
+fn put(i: i64) -> RowWrite {
+    RowWrite {
+        pk: vec![PkValue::Integer(i)],
+        change: RowChange::Put(vec![ColumnOp::Put {
+            column: "v".into(),
+            value: Value::Binary(value(i)),
+            version: None,
+        }]),
+        condition: Condition::IGNORE,
+        return_row: false,
+    }
+}
+
+async fn setup(durable: bool, rows: i64) -> Setup {
+    let engine_dir = tempfile::tempdir().unwrap();
+    let raw_dir = tempfile::tempdir().unwrap();
+    let backend = SledBackend::open(
+        engine_dir.path(),
+        SledOptions {
+            durable,
+            cache_capacity: 256 * 1024 * 1024,
+        },
+    )
+    .unwrap();
+    let engine = Engine::open(Arc::new(backend), Arc::new(SystemClock), Limits::default())
+        .await
+        .unwrap();
+    let table = engine
+        .create_table(
+            DEFAULT_INSTANCE,
+            TableSpec {
+                name: "bench".into(),
+                pk: vec![PkColumn {
+                    name: "id".into(),
+                    ty: PkType::Integer,
+                }],
+                ..TableSpec::default()
+            },
+        )
+        .await
+        .unwrap();
+    let raw = sled::Config::new()
+        .path(raw_dir.path())
+        .cache_capacity(256 * 1024 * 1024)
+        .open()
+        .unwrap();
+    for chunk in (0..rows).collect::<Vec<_>>().chunks(200) {
+        let writes = chunk
+            .iter()
+            .map(|&i| (Arc::clone(&table), put(i)))
+            .collect();
+        engine.batch_write_row(writes).await.unwrap();
+        let mut batch = sled::Batch::default();
+        for &i in chunk {
+            batch.insert(&i.to_be_bytes(), value(i));
+        }
+        raw.apply_batch(batch).unwrap();
+    }
+    Setup {
+        engine: Arc::new(engine),
+        table,
+        raw,
+        _dirs: vec![engine_dir, raw_dir],
+    }
+}
+
+fn reads(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let s = rt.block_on(setup(false, ROWS));
+    let read = ReadOptions::default();
+
+    let mut group = c.benchmark_group("get_row");
+    group.bench_function("engine", |b| {
+        b.to_async(&rt).iter(|| async {
+            let i = rand::thread_rng().gen_range(0..ROWS);
+            let got = s
+                .engine
+                .get_row(&s.table, &[PkValue::Integer(i)], &read)
+                .await
+                .unwrap();
+            assert!(got.row.is_some());
+        })
+    });
+    group.bench_function("raw_sled", |b| {
+        b.iter(|| {
+            let i = rand::thread_rng().gen_range(0..ROWS);
+            let got = s.raw.get(i.to_be_bytes()).unwrap();
+            assert!(got.is_some());
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("get_range_100");
+    group.throughput(Throughput::Elements(100));
+    group.bench_function("engine", |b| {
+        b.to_async(&rt).iter(|| async {
+            let i = rand::thread_rng().gen_range(0..ROWS - 100);
+            let page = s
+                .engine
+                .get_range(
+                    &s.table,
+                    &RangeRequest {
+                        start: vec![PkBound::Value(PkValue::Integer(i))],
+                        end: vec![PkBound::InfMax],
+                        direction: Direction::Forward,
+                        limit: Some(100),
+                        read: read.clone(),
+                    },
+                )
+                .await
+                .unwrap();
+            assert_eq!(page.rows.len(), 100);
+        })
+    });
+    group.bench_function("raw_sled", |b| {
+        b.iter(|| {
+            let i = rand::thread_rng().gen_range(0..ROWS - 100);
+            let rows: Vec<(sled::IVec, sled::IVec)> = s
+                .raw
+                .range(i.to_be_bytes()..)
+                .take(100)
+                .map(|r| r.unwrap())
+                .collect();
+            assert_eq!(rows.len(), 100);
+        })
+    });
+    group.finish();
+}
+
+fn writes(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let next = AtomicI64::new(ROWS);
+    for durable in [false, true] {
+        let s = rt.block_on(setup(durable, 1000));
+        let label = if durable { "durable" } else { "non_durable" };
+        let mut group = c.benchmark_group(format!("put_row_{label}"));
+        group.bench_function("engine", |b| {
+            b.to_async(&rt).iter(|| async {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                s.engine.put_row(&s.table, put(i)).await.unwrap();
+            })
+        });
+        group.bench_function("raw_sled", |b| {
+            b.iter(|| {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                s.raw.insert(i.to_be_bytes(), value(i)).unwrap();
+                if durable {
+                    s.raw.flush().unwrap();
+                }
+            })
+        });
+        if durable {
+            // Eight writers at once: the engine's group commit shares one sync among them.
+            group.throughput(Throughput::Elements(1));
+            group.bench_function(
+                BenchmarkId::new("engine", format!("{WRITERS}_writers")),
+                |b| {
+                    b.to_async(&rt).iter_custom(|iters| {
+                        let engine = Arc::clone(&s.engine);
+                        let table = Arc::clone(&s.table);
+                        let next = &next;
+                        async move {
+                            let per_writer = iters.div_ceil(WRITERS);
+                            let start = Instant::now();
+                            let tasks: Vec<_> = (0..WRITERS)
+                                .map(|_| {
+                                    let engine = Arc::clone(&engine);
+                                    let table = Arc::clone(&table);
+                                    let first =
+                                        next.fetch_add(per_writer as i64, Ordering::Relaxed);
+                                    tokio::spawn(async move {
+                                        for i in first..first + per_writer as i64 {
+                                            engine.put_row(&table, put(i)).await.unwrap();
+                                        }
+                                    })
+                                })
+                                .collect();
+                            for task in tasks {
+                                task.await.unwrap();
+                            }
+                            start
+                                .elapsed()
+                                .mul_f64(iters as f64 / (per_writer * WRITERS) as f64)
+                        }
+                    })
+                },
+            );
+            group.bench_function(
+                BenchmarkId::new("raw_sled", format!("{WRITERS}_writers")),
+                |b| {
+                    b.iter_custom(|iters| {
+                        let per_writer = iters.div_ceil(WRITERS);
+                        let start = Instant::now();
+                        std::thread::scope(|scope| {
+                            for _ in 0..WRITERS {
+                                let first = next.fetch_add(per_writer as i64, Ordering::Relaxed);
+                                let raw = &s.raw;
+                                scope.spawn(move || {
+                                    for i in first..first + per_writer as i64 {
+                                        raw.insert(i.to_be_bytes(), value(i)).unwrap();
+                                        raw.flush().unwrap();
+                                    }
+                                });
+                            }
+                        });
+                        start
+                            .elapsed()
+                            .mul_f64(iters as f64 / (per_writer * WRITERS) as f64)
+                    })
+                },
+            );
+        }
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sample_size(20);
+    targets = reads, writes
+}
+criterion_main!(benches);

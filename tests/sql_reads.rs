@@ -1,0 +1,307 @@
+//! The fast-path reads of DESIGN §3 "Reads" over the wire: GetRow, BatchGetRow (IN),
+//! GetRange forward/backward with LIMIT/OFFSET, attribute filters, projections, the
+//! versions relation, and the seed semantics through SQL.
+
+mod common;
+
+use common::{code, simple_rows, TestServer};
+
+async fn purchases(client: &tokio_postgres::Client) {
+    client
+        .batch_execute(
+            "CREATE TABLE p (card BIGINT, seller TEXT, dev BIGINT, amount DOUBLE PRECISION, paid BOOLEAN, PRIMARY KEY (card, seller, dev));
+             INSERT INTO p VALUES (1, 'a', 1, 10.0, true), (1, 'a', 2, 20.0, false), (1, 'b', 1, 30.0, true),
+                                  (2, 'a', 1, 40.0, false), (-5, 'z', 9, 50.0, true);",
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn point_get_batch_get_and_ranges() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    purchases(&client).await;
+    // GetRow, extended protocol with parameters, binary results.
+    let row = client
+        .query_one(
+            "SELECT amount, paid FROM p WHERE card = $1 AND seller = $2 AND dev = $3",
+            &[&1i64, &"a", &2i64],
+        )
+        .await
+        .unwrap();
+    assert_eq!((row.get::<_, f64>(0), row.get::<_, bool>(1)), (20.0, false));
+    // BatchGetRow through IN, in PK order.
+    let rows = simple_rows(
+        &client,
+        "SELECT dev FROM p WHERE card = 1 AND seller = 'a' AND dev IN (2, 1, 7)",
+    )
+    .await;
+    assert_eq!(rows, vec![vec!["1"], vec!["2"]]);
+    // Integer PKs sort numerically, negatives first.
+    let rows = simple_rows(&client, "SELECT card FROM p").await;
+    assert_eq!(
+        rows,
+        vec![vec!["-5"], vec!["1"], vec!["1"], vec!["1"], vec!["2"]]
+    );
+    // Prefix equality plus a range on the next PK column, forward and backward.
+    let rows = simple_rows(
+        &client,
+        "SELECT seller, dev FROM p WHERE card = 1 AND seller >= 'a' AND seller < 'b'",
+    )
+    .await;
+    assert_eq!(rows, vec![vec!["a", "1"], vec!["a", "2"]]);
+    let rows = simple_rows(&client, "SELECT seller, dev FROM p WHERE card = 1 ORDER BY card DESC, seller DESC, dev DESC LIMIT 2").await;
+    assert_eq!(rows, vec![vec!["b", "1"], vec!["a", "2"]]);
+    let rows = simple_rows(
+        &client,
+        "SELECT dev FROM p WHERE card = 1 AND seller = 'a' AND dev > 1",
+    )
+    .await;
+    assert_eq!(rows, vec![vec!["2"]]);
+    let rows = simple_rows(&client, "SELECT dev FROM p WHERE card = 1 AND seller = 'a' AND dev <= 1 ORDER BY card DESC, seller DESC, dev DESC").await;
+    assert_eq!(rows, vec![vec!["1"]]);
+    let rows = simple_rows(&client, "SELECT card FROM p ORDER BY card LIMIT 2 OFFSET 1").await;
+    assert_eq!(rows, vec![vec!["1"], vec!["1"]]);
+    // Attribute filters and ORDER BY on a non-key column.
+    let rows = simple_rows(
+        &client,
+        "SELECT card, amount FROM p WHERE paid = true AND amount > 15 ORDER BY amount DESC",
+    )
+    .await;
+    assert_eq!(rows, vec![vec!["-5", "50"], vec!["1", "30"]]);
+    let stmt = client
+        .prepare("SELECT card FROM p WHERE card = $1 AND seller = $2 AND dev = $3")
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        assert!(client
+            .query(&stmt, &[&9i64, &"x", &1i64])
+            .await
+            .unwrap()
+            .is_empty());
+    }
+}
+
+#[tokio::test]
+async fn errors_carry_sqlstates() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    purchases(&client).await;
+    assert_eq!(
+        code(client.query("SELECT * FROM missing", &[]).await),
+        "42P01"
+    );
+    assert_eq!(code(client.query("SELECT nope FROM p", &[]).await), "42703");
+    assert_eq!(code(client.query("SELEC 1", &[]).await), "42601");
+    assert_eq!(
+        code(
+            client
+                .batch_execute("CREATE TABLE p (a TEXT PRIMARY KEY)")
+                .await
+        ),
+        "42P07"
+    );
+    assert_eq!(
+        code(
+            client
+                .batch_execute("CREATE TABLE f (a DOUBLE PRECISION PRIMARY KEY)")
+                .await
+        ),
+        "42804"
+    );
+    assert_eq!(
+        code(
+            client
+                .batch_execute("CREATE TABLE \"1bad\" (a TEXT PRIMARY KEY)")
+                .await
+        ),
+        "42602"
+    );
+    assert_eq!(
+        code(client.batch_execute("CREATE TABLE five (a BIGINT, b BIGINT, c BIGINT, d BIGINT, e BIGINT, PRIMARY KEY (a, b, c, d, e))").await),
+        "22023"
+    );
+    client
+        .batch_execute(
+            "CREATE TABLE four (a BIGINT, b TEXT, c BYTEA, d INT, PRIMARY KEY (a, b, c, d))",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            client
+                .batch_execute("CREATE TABLE o (a TEXT PRIMARY KEY) WITH (max_versions = 0)")
+                .await
+        ),
+        "22023"
+    );
+    assert_eq!(
+        code(
+            client
+                .batch_execute("CREATE TABLE o (a TEXT PRIMARY KEY) WITH (bogus = 1)")
+                .await
+        ),
+        "22023"
+    );
+    // PK values up to 1 KB, attribute values up to 2 MB; beyond: 54000 and nothing stored.
+    client
+        .batch_execute("CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT)")
+        .await
+        .unwrap();
+    let kb = "k".repeat(1024);
+    client
+        .execute("INSERT INTO kv (k) VALUES ($1)", &[&kb])
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            client
+                .execute("INSERT INTO kv (k) VALUES ($1)", &[&format!("{kb}x")])
+                .await
+        ),
+        "54000"
+    );
+    let big = "v".repeat(2 * 1024 * 1024 + 1);
+    assert_eq!(
+        code(
+            client
+                .execute("INSERT INTO kv (k, v) VALUES ('big', $1)", &[&big])
+                .await
+        ),
+        "54000"
+    );
+    assert!(client
+        .query("SELECT k FROM kv WHERE k = 'big'", &[])
+        .await
+        .unwrap()
+        .is_empty());
+    // Databases are instances.
+    assert_eq!(code(server.connect_to("nodb").await.map(|_| ())), "3D000");
+    client.batch_execute("CREATE DATABASE shop").await.unwrap();
+    assert_eq!(
+        code(client.batch_execute("CREATE DATABASE shop").await),
+        "42P04"
+    );
+    assert_eq!(
+        code(client.batch_execute("CREATE DATABASE ab").await),
+        "42602"
+    );
+    let shop = server.connect_to("shop").await.unwrap();
+    assert_eq!(code(shop.query("SELECT * FROM p", &[]).await), "42P01");
+}
+
+#[tokio::test]
+async fn max_versions_raised_makes_old_versions_visible_again() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE book (id TEXT PRIMARY KEY, len BIGINT) WITH (max_versions = 1)",
+        )
+        .await
+        .unwrap();
+    let now: i64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    client
+        .execute(
+            "INSERT INTO book (id, _version, len) VALUES ('4776', $1, 400)",
+            &[&(now - 5000)],
+        )
+        .await
+        .unwrap();
+    client
+        .execute(
+            "UPDATE book SET len = 500, _version = $1 WHERE id = '4776'",
+            &[&(now - 1000)],
+        )
+        .await
+        .unwrap();
+    let count = |rows: Vec<tokio_postgres::Row>| rows.len();
+    assert_eq!(
+        count(
+            client
+                .query("SELECT version FROM versions.book", &[])
+                .await
+                .unwrap()
+        ),
+        1
+    );
+    client
+        .batch_execute("ALTER TABLE book SET (max_versions = 2)")
+        .await
+        .unwrap();
+    let rows = client
+        .query("SELECT value FROM versions.book WHERE id = '4776'", &[])
+        .await
+        .unwrap();
+    let values: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(
+        values,
+        vec!["500", "400"],
+        "newest first, the old version visible again"
+    );
+    assert_eq!(
+        simple_rows(&client, "SELECT len FROM book").await,
+        vec![vec!["500"]]
+    );
+    // Deleting one version through the versions relation.
+    let deleted = client
+        .execute(
+            "DELETE FROM versions.book WHERE id = '4776' AND column_name = 'len' AND version = $1",
+            &[&(now - 1000)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(deleted, 1);
+    assert_eq!(
+        simple_rows(&client, "SELECT len FROM book").await,
+        vec![vec!["400"]]
+    );
+}
+
+#[tokio::test]
+async fn tables_without_a_primary_key_get_a_hidden_rowid() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE t (a INT, b TEXT); INSERT INTO t VALUES (1, 'x'), (2, 'y')")
+        .await
+        .unwrap();
+    let rows = client.query("SELECT * FROM t", &[]).await.unwrap();
+    assert_eq!(rows[0].columns().len(), 2, "_rowid is hidden from SELECT *");
+    assert_eq!(
+        simple_rows(&client, "SELECT b FROM t WHERE a = 2").await,
+        vec![vec!["y"]]
+    );
+}
+
+#[tokio::test]
+async fn set_and_show() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "SET application_name = 'tests'; SET extra_float_digits = 3; SET TIME ZONE 'UTC'",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        simple_rows(&client, "SHOW application_name").await,
+        vec![vec!["tests"]]
+    );
+    assert_eq!(
+        simple_rows(&client, "SHOW server_version").await,
+        vec![vec!["16.4"]]
+    );
+    assert_eq!(
+        code(client.batch_execute("SET no_such_thing = 1").await),
+        "42704"
+    );
+    client
+        .batch_execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+        .await
+        .unwrap();
+}

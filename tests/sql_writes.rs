@@ -1,0 +1,350 @@
+//! Every row of DESIGN §3 "Writes" over the wire, in the simple protocol (text results)
+//! and the extended protocol (tokio-postgres binds parameters and reads binary results).
+
+mod common;
+
+use common::{code, simple_rows, TestServer};
+
+async fn setup(client: &tokio_postgres::Client) {
+    client
+        .batch_execute(
+            "CREATE TABLE items (id TEXT, n BIGINT, price DOUBLE PRECISION, note TEXT, PRIMARY KEY (id)) WITH (max_versions = 3)",
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn insert_is_atomic_and_duplicates_are_23505() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    let tag = client
+        .execute("INSERT INTO items (id, n) VALUES ('a', 1), ('b', 2)", &[])
+        .await
+        .unwrap();
+    assert_eq!(tag, 2);
+    // One existing key fails the whole statement: 'c' must not be stored.
+    let err = client
+        .execute("INSERT INTO items (id, n) VALUES ('c', 3), ('a', 9)", &[])
+        .await;
+    assert_eq!(code(err), "23505");
+    assert!(simple_rows(&client, "SELECT id FROM items WHERE id = 'c'")
+        .await
+        .is_empty());
+    // A duplicate inside one statement is a conflict too.
+    assert_eq!(
+        code(
+            client
+                .execute("INSERT INTO items (id) VALUES ('d'), ('d')", &[])
+                .await
+        ),
+        "23505"
+    );
+    assert_eq!(
+        simple_rows(&client, "SELECT id, n FROM items").await,
+        vec![vec!["a", "1"], vec!["b", "2"]]
+    );
+    // Extended protocol with parameters.
+    let stmt = client
+        .prepare("INSERT INTO items (id, n, price) VALUES ($1, $2, $3)")
+        .await
+        .unwrap();
+    client
+        .execute(&stmt, &[&"e", &5i64, &2.5f64])
+        .await
+        .unwrap();
+    assert_eq!(
+        code(client.execute(&stmt, &[&"e", &6i64, &1.0f64]).await),
+        "23505"
+    );
+    let row = client
+        .query_one("SELECT n, price FROM items WHERE id = $1", &[&"e"])
+        .await
+        .unwrap();
+    assert_eq!((row.get::<_, i64>(0), row.get::<_, f64>(1)), (5, 2.5));
+}
+
+#[tokio::test]
+async fn on_conflict_do_nothing_and_do_update_merge() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    client
+        .batch_execute("INSERT INTO items (id, n, note) VALUES ('a', 1, 'keep')")
+        .await
+        .unwrap();
+    let n = client
+        .execute(
+            "INSERT INTO items (id, n) VALUES ('a', 7), ('b', 8) ON CONFLICT DO NOTHING",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 1, "only 'b' is new");
+    assert_eq!(
+        simple_rows(&client, "SELECT n FROM items WHERE id = 'a'").await,
+        vec![vec!["1"]]
+    );
+    client
+        .execute("INSERT INTO items (id, n) VALUES ('a', 42) ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n", &[])
+        .await
+        .unwrap();
+    // The merge keeps the other columns.
+    assert_eq!(
+        simple_rows(&client, "SELECT n, note FROM items WHERE id = 'a'").await,
+        vec![vec!["42", "keep"]]
+    );
+}
+
+#[tokio::test]
+async fn update_puts_deletes_increments_and_checks_conditions() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    client
+        .batch_execute("INSERT INTO items (id, n, price, note) VALUES ('a', 10, 5.0, 'x')")
+        .await
+        .unwrap();
+    assert_eq!(
+        client
+            .execute(
+                "UPDATE items SET note = 'y', price = NULL WHERE id = 'a'",
+                &[]
+            )
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        simple_rows(&client, "SELECT price, note FROM items WHERE id = 'a'").await,
+        vec![vec!["NULL", "y"]]
+    );
+    // SET c = NULL deletes every version of the cell.
+    assert!(simple_rows(
+        &client,
+        "SELECT version FROM versions.items WHERE id = 'a' AND column_name = 'price'"
+    )
+    .await
+    .is_empty());
+    // Atomic increment, returning the new value (extended protocol, binary result).
+    let row = client
+        .query_one(
+            "UPDATE items SET n = n + $1 WHERE id = $2 RETURNING n",
+            &[&5i64, &"a"],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 15);
+    let rows = simple_rows(
+        &client,
+        "UPDATE items SET n = n - 1 WHERE id = 'a' RETURNING id, n",
+    )
+    .await;
+    assert_eq!(rows, vec![vec!["a", "14"]]);
+    // A column condition that does not hold: UPDATE 0, nothing changes.
+    assert_eq!(
+        client
+            .execute(
+                "UPDATE items SET note = 'z' WHERE id = 'a' AND n > 100",
+                &[]
+            )
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        client
+            .execute(
+                "UPDATE items SET note = 'z' WHERE id = 'a' AND n >= 14",
+                &[]
+            )
+            .await
+            .unwrap(),
+        1
+    );
+    // A missing row is UPDATE 0, not an insert.
+    assert_eq!(
+        client
+            .execute("UPDATE items SET note = 'q' WHERE id = 'nope'", &[])
+            .await
+            .unwrap(),
+        0
+    );
+    assert!(
+        simple_rows(&client, "SELECT id FROM items WHERE id = 'nope'")
+            .await
+            .is_empty()
+    );
+    // UPDATE with a WHERE on attributes scans, then writes each row.
+    client
+        .batch_execute("INSERT INTO items (id, n) VALUES ('b', 1), ('c', 2)")
+        .await
+        .unwrap();
+    assert_eq!(
+        client
+            .execute("UPDATE items SET note = 'small' WHERE n < 5", &[])
+            .await
+            .unwrap(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn delete_by_key_and_by_scan() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    client
+        .batch_execute("INSERT INTO items (id, n) VALUES ('a', 1), ('b', 2), ('c', 3)")
+        .await
+        .unwrap();
+    assert_eq!(
+        client
+            .execute("DELETE FROM items WHERE id = $1", &[&"a"])
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        client
+            .execute("DELETE FROM items WHERE id = 'a'", &[])
+            .await
+            .unwrap(),
+        0
+    );
+    let rows = simple_rows(&client, "DELETE FROM items WHERE n >= 3 RETURNING id").await;
+    assert_eq!(rows, vec![vec!["c"]]);
+    assert_eq!(
+        simple_rows(&client, "SELECT id FROM items").await,
+        vec![vec!["b"]]
+    );
+}
+
+#[tokio::test]
+async fn explicit_versions_and_undeclared_columns() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    let now: i64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    client
+        .execute(
+            "INSERT INTO items (id, _version, n) VALUES ('a', $1, 1)",
+            &[&(now - 2000)],
+        )
+        .await
+        .unwrap();
+    client
+        .execute(
+            "UPDATE items SET n = 2, _version = $1 WHERE id = 'a'",
+            &[&(now - 1000)],
+        )
+        .await
+        .unwrap();
+    let versions = client
+        .query(
+            "SELECT version, value FROM versions.items WHERE id = 'a' AND column_name = 'n'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let got: Vec<(i64, String)> = versions.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(
+        got,
+        vec![(now - 1000, "2".to_string()), (now - 2000, "1".to_string())]
+    );
+    // Outside [now - max_version_offset, now + max_version_offset): refused, row unchanged.
+    let err = client
+        .execute(
+            "UPDATE items SET n = 3, _version = $1 WHERE id = 'a'",
+            &[&(now + 2 * 86_400_000)],
+        )
+        .await;
+    assert_eq!(code(err), "22023");
+    assert_eq!(
+        simple_rows(&client, "SELECT n FROM items WHERE id = 'a'").await,
+        vec![vec!["2"]]
+    );
+    // A column nobody declared: written, then readable by name with its type.
+    client
+        .execute("INSERT INTO items (id, color) VALUES ('b', 'red')", &[])
+        .await
+        .unwrap();
+    let row = client
+        .query_one("SELECT color FROM items WHERE id = 'b'", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "red");
+}
+
+#[tokio::test]
+async fn transactions_buffer_writes_until_commit() {
+    let server = TestServer::start().await;
+    let mut client = server.connect().await;
+    setup(&client).await;
+    let other = server.connect().await;
+    {
+        let tx = client.transaction().await.unwrap();
+        tx.execute("INSERT INTO items (id, n) VALUES ('a', 1)", &[])
+            .await
+            .unwrap();
+        tx.execute("UPDATE items SET n = n + 1 WHERE id = 'a'", &[])
+            .await
+            .unwrap();
+        // The session sees its own writes; others do not, yet.
+        assert_eq!(
+            tx.query_one("SELECT n FROM items WHERE id = 'a'", &[])
+                .await
+                .unwrap()
+                .get::<_, i64>(0),
+            2
+        );
+        assert_eq!(
+            tx.query("SELECT id FROM items", &[]).await.unwrap().len(),
+            1
+        );
+        assert!(other
+            .query("SELECT id FROM items WHERE id = 'a'", &[])
+            .await
+            .unwrap()
+            .is_empty());
+        tx.rollback().await.unwrap();
+    }
+    assert!(client
+        .query("SELECT id FROM items", &[])
+        .await
+        .unwrap()
+        .is_empty());
+    let tx = client.transaction().await.unwrap();
+    tx.execute("INSERT INTO items (id, n) VALUES ('b', 1), ('c', 2)", &[])
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(
+        simple_rows(&other, "SELECT id, n FROM items").await,
+        vec![vec!["b", "1"], vec!["c", "2"]]
+    );
+    // An error aborts the transaction: 25P02 until ROLLBACK.
+    client.batch_execute("BEGIN").await.unwrap();
+    assert_eq!(
+        code(
+            client
+                .execute("INSERT INTO items (id) VALUES ('b')", &[])
+                .await
+        ),
+        "23505"
+    );
+    assert_eq!(code(client.execute("SELECT 1", &[]).await), "25P02");
+    client.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(
+        client
+            .query_one("SELECT 1", &[])
+            .await
+            .unwrap()
+            .get::<_, i32>(0),
+        1
+    );
+}

@@ -1,0 +1,583 @@
+//! The storage conformance suite: one backend-agnostic set of checks every `Backend`
+//! must pass (point reads and writes, ordered scans in both directions with every kind of
+//! bound, prefixes, paging, atomic and conditional batches, compare-and-swap, concurrent
+//! writers), run against `MemoryBackend` and a durable `SledBackend`. Sled-only checks
+//! follow: data survives a drop and reopen, including a value large enough to be a blob.
+
+use pgwide::storage::{
+    Backend, Check, Direction, KeyRange, MemoryBackend, SledBackend, SledOptions, WriteBatch,
+};
+use std::ops::Bound::{self, Excluded, Included, Unbounded};
+use std::sync::Arc;
+
+/// Runs every backend-agnostic check against `backend`, which must start empty.
+async fn conformance(backend: Arc<dyn Backend>) {
+    point_operations(backend.as_ref()).await;
+    scans_match_a_sorted_list(backend.as_ref()).await;
+    prefixes(backend.as_ref()).await;
+    paging_with_resume_after(backend.as_ref()).await;
+    atomic_batches(backend.as_ref()).await;
+    conditional_writes(backend.as_ref()).await;
+    compare_and_swap(backend.as_ref()).await;
+    concurrent_cas_increments(Arc::clone(&backend)).await;
+    concurrent_disjoint_writers(Arc::clone(&backend)).await;
+}
+
+fn put(key: &[u8], value: &[u8]) -> WriteBatch {
+    let mut batch = WriteBatch::default();
+    batch.put(key.to_vec(), value.to_vec());
+    batch
+}
+
+fn delete(key: &[u8]) -> WriteBatch {
+    let mut batch = WriteBatch::default();
+    batch.delete(key.to_vec());
+    batch
+}
+
+async fn everything(backend: &dyn Backend, prefix: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    backend
+        .scan(&KeyRange::prefix(prefix), Direction::Forward, usize::MAX)
+        .await
+        .unwrap()
+}
+
+async fn point_operations(b: &dyn Backend) {
+    let key = b"p/alpha".as_slice();
+    assert_eq!(b.get(key).await.unwrap(), None, "a fresh backend is empty");
+    b.write(put(key, b"one")).await.unwrap();
+    assert_eq!(b.get(key).await.unwrap(), Some(b"one".to_vec()));
+    b.write(put(key, b"two")).await.unwrap();
+    assert_eq!(
+        b.get(key).await.unwrap(),
+        Some(b"two".to_vec()),
+        "a put overwrites"
+    );
+    // Keys and values are arbitrary bytes, including 0x00, 0xFF and the empty value.
+    let odd = [b'p', b'/', 0x00, 0xFF, 0x00];
+    b.write(put(&odd, b"")).await.unwrap();
+    assert_eq!(b.get(&odd).await.unwrap(), Some(Vec::new()));
+    assert_eq!(b.get(&odd[..4]).await.unwrap(), None, "no prefix match");
+    b.write(delete(key)).await.unwrap();
+    assert_eq!(b.get(key).await.unwrap(), None, "a delete removes");
+    b.write(delete(b"p/never-written")).await.unwrap();
+    assert_eq!(b.get(b"p/never-written").await.unwrap(), None);
+    b.write(delete(&odd)).await.unwrap();
+    assert!(everything(b, b"p/").await.is_empty());
+}
+
+fn in_range(key: &[u8], start: &Bound<Vec<u8>>, end: &Bound<Vec<u8>>) -> bool {
+    let after_start = match start {
+        Included(s) => key >= s.as_slice(),
+        Excluded(s) => key > s.as_slice(),
+        Unbounded => true,
+    };
+    let before_end = match end {
+        Included(e) => key <= e.as_slice(),
+        Excluded(e) => key < e.as_slice(),
+        Unbounded => true,
+    };
+    after_start && before_end
+}
+
+async fn scans_match_a_sorted_list(b: &dyn Backend) {
+    // Twenty keys under "s/" with neighbours on both sides that no scan may leak into
+    // when bounded by the prefix.
+    let mut batch = WriteBatch::default();
+    let mut stored = Vec::new();
+    for i in 0..20u8 {
+        let key = format!("s/{:02}", i * 5).into_bytes();
+        let value = vec![i; (i as usize) + 1];
+        batch.put(key.clone(), value.clone());
+        stored.push((key, value));
+    }
+    batch.put(b"r/before".to_vec(), b"x".to_vec());
+    batch.put(b"t/after".to_vec(), b"x".to_vec());
+    b.write(batch).await.unwrap();
+
+    // Bounds on stored keys, between stored keys, and outside the stored set.
+    let points: Vec<Vec<u8>> = ["s/", "s/00", "s/03", "s/05", "s/50", "s/51", "s/95", "s/96"]
+        .iter()
+        .map(|p| p.as_bytes().to_vec())
+        .collect();
+    let mut bounds = vec![Unbounded];
+    for p in &points {
+        bounds.push(Included(p.clone()));
+        bounds.push(Excluded(p.clone()));
+    }
+    let clamp = |bound: &Bound<Vec<u8>>, is_start: bool| match bound {
+        Unbounded if is_start => Included(b"s/".to_vec()),
+        Unbounded => Excluded(b"s0".to_vec()),
+        other => other.clone(),
+    };
+    let mut checked = 0;
+    for start in &bounds {
+        for end in &bounds {
+            let range = KeyRange {
+                start: clamp(start, true),
+                end: clamp(end, false),
+            };
+            let expected: Vec<_> = stored
+                .iter()
+                .filter(|(k, _)| in_range(k, &range.start, &range.end))
+                .cloned()
+                .collect();
+            for limit in [0usize, 1, 3, 7, usize::MAX] {
+                let forward = b.scan(&range, Direction::Forward, limit).await.unwrap();
+                let want: Vec<_> = expected.iter().take(limit).cloned().collect();
+                assert_eq!(forward, want, "forward {range:?} limit {limit}");
+                let backward = b.scan(&range, Direction::Backward, limit).await.unwrap();
+                let want: Vec<_> = expected.iter().rev().take(limit).cloned().collect();
+                assert_eq!(backward, want, "backward {range:?} limit {limit}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 17 * 17 * 5);
+
+    // Fully unbounded scans see the neighbours too, in order.
+    let all = b
+        .scan(
+            &KeyRange {
+                start: Unbounded,
+                end: Unbounded,
+            },
+            Direction::Forward,
+            usize::MAX,
+        )
+        .await
+        .unwrap();
+    let keys: Vec<&[u8]> = all.iter().map(|(k, _)| k.as_slice()).collect();
+    let r = keys.iter().position(|k| *k == b"r/before").unwrap();
+    let t = keys.iter().position(|k| *k == b"t/after").unwrap();
+    assert_eq!(t - r, 21, "twenty s/ keys between r/before and t/after");
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    let last = b
+        .scan(
+            &KeyRange {
+                start: Unbounded,
+                end: Unbounded,
+            },
+            Direction::Backward,
+            1,
+        )
+        .await
+        .unwrap();
+    assert_eq!(last[0].0, *keys.last().unwrap());
+
+    // Inverted and empty ranges return nothing rather than failing.
+    for range in [
+        KeyRange::half_open(b"s/50".to_vec(), b"s/10".to_vec()),
+        KeyRange::half_open(b"s/50".to_vec(), b"s/50".to_vec()),
+        KeyRange {
+            start: Excluded(b"s/50".to_vec()),
+            end: Included(b"s/50".to_vec()),
+        },
+        KeyRange {
+            start: Excluded(b"s/50".to_vec()),
+            end: Excluded(b"s/50".to_vec()),
+        },
+    ] {
+        assert!(range.is_empty());
+        for direction in [Direction::Forward, Direction::Backward] {
+            assert!(b.scan(&range, direction, 10).await.unwrap().is_empty());
+        }
+    }
+    let single = KeyRange {
+        start: Included(b"s/50".to_vec()),
+        end: Included(b"s/50".to_vec()),
+    };
+    assert_eq!(
+        b.scan(&single, Direction::Backward, 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+
+    let mut cleanup = WriteBatch::default();
+    for (k, _) in &stored {
+        cleanup.delete(k.clone());
+    }
+    cleanup.delete(b"r/before".to_vec());
+    cleanup.delete(b"t/after".to_vec());
+    b.write(cleanup).await.unwrap();
+    assert!(everything(b, b"s/").await.is_empty());
+}
+
+async fn prefixes(b: &dyn Backend) {
+    let keys: Vec<Vec<u8>> = vec![
+        vec![0x7A, 0x01],
+        vec![0x7A, 0x01, 0x00],
+        vec![0x7A, 0x01, 0xFF, 0xFF],
+        vec![0x7A, 0x02],
+        vec![0x7A, 0xFF],
+        vec![0x7A, 0xFF, 0x00],
+        vec![0x7A, 0xFF, 0xFF, 0x07],
+        vec![0x7B],
+    ];
+    let mut batch = WriteBatch::default();
+    for k in &keys {
+        batch.put(k.clone(), k.clone());
+    }
+    b.write(batch).await.unwrap();
+    let scan_keys = |prefix: Vec<u8>, direction| async move {
+        b.scan(&KeyRange::prefix(&prefix), direction, usize::MAX)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| {
+                assert_eq!(k, v);
+                k
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        scan_keys(vec![0x7A, 0x01], Direction::Forward).await,
+        keys[0..3].to_vec()
+    );
+    // A prefix ending in 0xFF has a successor that carries into the byte before it.
+    assert_eq!(
+        scan_keys(vec![0x7A, 0xFF], Direction::Forward).await,
+        keys[4..7].to_vec()
+    );
+    assert_eq!(
+        scan_keys(vec![0x7A, 0xFF, 0xFF], Direction::Backward).await,
+        vec![keys[6].clone()]
+    );
+    let mut reversed = keys[0..7].to_vec();
+    reversed.reverse();
+    assert_eq!(scan_keys(vec![0x7A], Direction::Backward).await, reversed);
+    assert!(scan_keys(vec![0x7A, 0x03], Direction::Forward)
+        .await
+        .is_empty());
+    let mut cleanup = WriteBatch::default();
+    for k in keys {
+        cleanup.delete(k);
+    }
+    b.write(cleanup).await.unwrap();
+}
+
+async fn paging_with_resume_after(b: &dyn Backend) {
+    let mut batch = WriteBatch::default();
+    for i in 0..50u32 {
+        batch.put(format!("g/{i:03}").into_bytes(), i.to_be_bytes().to_vec());
+    }
+    b.write(batch).await.unwrap();
+    let full = KeyRange {
+        start: Excluded(b"g/004".to_vec()),
+        end: Included(b"g/044".to_vec()),
+    };
+    for direction in [Direction::Forward, Direction::Backward] {
+        let whole = b.scan(&full, direction, usize::MAX).await.unwrap();
+        assert_eq!(whole.len(), 40);
+        for page_size in [1usize, 3, 7, 40] {
+            let mut range = full.clone();
+            let mut pages = Vec::new();
+            loop {
+                let page = b.scan(&range, direction, page_size).await.unwrap();
+                assert!(page.len() <= page_size);
+                let Some((last, _)) = page.last() else { break };
+                range = range.resume_after(last, direction);
+                pages.extend(page);
+            }
+            assert_eq!(pages, whole, "{direction:?} pages of {page_size}");
+        }
+    }
+    let mut cleanup = WriteBatch::default();
+    for i in 0..50u32 {
+        cleanup.delete(format!("g/{i:03}").into_bytes());
+    }
+    b.write(cleanup).await.unwrap();
+}
+
+async fn atomic_batches(b: &dyn Backend) {
+    b.write(put(b"a/old", b"1")).await.unwrap();
+    let mut batch = WriteBatch::default();
+    batch.put(b"a/x".to_vec(), b"x".to_vec());
+    batch.put(b"a/y".to_vec(), b"y".to_vec());
+    batch.delete(b"a/old".to_vec());
+    // Within one batch the last operation on a key wins.
+    batch.put(b"a/z".to_vec(), b"first".to_vec());
+    batch.delete(b"a/z".to_vec());
+    batch.delete(b"a/w".to_vec());
+    batch.put(b"a/w".to_vec(), b"last".to_vec());
+    assert_eq!(batch.len(), 7);
+    b.write(batch).await.unwrap();
+    assert_eq!(
+        everything(b, b"a/").await,
+        vec![
+            (b"a/w".to_vec(), b"last".to_vec()),
+            (b"a/x".to_vec(), b"x".to_vec()),
+            (b"a/y".to_vec(), b"y".to_vec()),
+        ]
+    );
+    // An empty batch is fine and changes nothing.
+    b.write(WriteBatch::default()).await.unwrap();
+    assert_eq!(everything(b, b"a/").await.len(), 3);
+    let mut cleanup = WriteBatch::default();
+    for k in ["a/w", "a/x", "a/y"] {
+        cleanup.delete(k.as_bytes().to_vec());
+    }
+    b.write(cleanup).await.unwrap();
+}
+
+async fn conditional_writes(b: &dyn Backend) {
+    b.write(put(b"c/present", b"v1")).await.unwrap();
+    let batch = || {
+        let mut batch = WriteBatch::default();
+        batch.put(b"c/new1".to_vec(), b"n1".to_vec());
+        batch.put(b"c/new2".to_vec(), b"n2".to_vec());
+        batch.delete(b"c/present".to_vec());
+        batch
+    };
+    let check = |key: &[u8], expected: Option<&[u8]>| Check {
+        key: key.to_vec(),
+        expected: expected.map(<[u8]>::to_vec),
+    };
+    let before = everything(b, b"c/").await;
+    // Each failing set of checks leaves everything as it was: all or nothing.
+    for checks in [
+        vec![check(b"c/present", Some(b"wrong"))],
+        vec![check(b"c/present", None)],
+        vec![check(b"c/absent", Some(b"v1"))],
+        vec![check(b"c/absent", Some(b""))],
+        vec![check(b"c/absent", None), check(b"c/present", Some(b"v2"))],
+        vec![
+            check(b"c/present", Some(b"v1")),
+            check(b"c/new1", Some(b"n1")),
+        ],
+    ] {
+        assert!(
+            !b.write_if(&checks, batch()).await.unwrap(),
+            "{checks:?} must fail"
+        );
+        assert_eq!(everything(b, b"c/").await, before, "{checks:?} wrote");
+    }
+    // All checks hold: the whole batch applies.
+    let checks = vec![
+        check(b"c/present", Some(b"v1")),
+        check(b"c/absent", None),
+        check(b"c/new1", None),
+    ];
+    assert!(b.write_if(&checks, batch()).await.unwrap());
+    assert_eq!(
+        everything(b, b"c/").await,
+        vec![
+            (b"c/new1".to_vec(), b"n1".to_vec()),
+            (b"c/new2".to_vec(), b"n2".to_vec()),
+        ]
+    );
+    // No checks at all: applies unconditionally.
+    assert!(b.write_if(&[], delete(b"c/new1")).await.unwrap());
+    // A check may cover a key the batch does not touch.
+    assert!(b
+        .write_if(&[check(b"c/new2", Some(b"n2"))], delete(b"c/new2"))
+        .await
+        .unwrap());
+    assert!(everything(b, b"c/").await.is_empty());
+}
+
+async fn compare_and_swap(b: &dyn Backend) {
+    let key = b"cas/k".as_slice();
+    assert!(!b
+        .compare_and_swap(key, Some(b"x".to_vec()), Some(b"y".to_vec()))
+        .await
+        .unwrap());
+    assert_eq!(b.get(key).await.unwrap(), None);
+    assert!(b
+        .compare_and_swap(key, None, Some(b"1".to_vec()))
+        .await
+        .unwrap());
+    assert!(
+        !b.compare_and_swap(key, None, Some(b"other".to_vec()))
+            .await
+            .unwrap(),
+        "create-if-absent fails once present"
+    );
+    assert!(b
+        .compare_and_swap(key, Some(b"1".to_vec()), Some(b"2".to_vec()))
+        .await
+        .unwrap());
+    assert!(!b
+        .compare_and_swap(key, Some(b"1".to_vec()), Some(b"3".to_vec()))
+        .await
+        .unwrap());
+    assert_eq!(b.get(key).await.unwrap(), Some(b"2".to_vec()));
+    assert!(!b
+        .compare_and_swap(key, Some(b"1".to_vec()), None)
+        .await
+        .unwrap());
+    assert!(b
+        .compare_and_swap(key, Some(b"2".to_vec()), None)
+        .await
+        .unwrap());
+    assert_eq!(b.get(key).await.unwrap(), None);
+}
+
+async fn concurrent_cas_increments(b: Arc<dyn Backend>) {
+    const TASKS: u64 = 8;
+    const EACH: u64 = 200;
+    let key = b"cnt/counter".to_vec();
+    let mut tasks = Vec::new();
+    for _ in 0..TASKS {
+        let b = Arc::clone(&b);
+        let key = key.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut retries = 0u64;
+            for _ in 0..EACH {
+                loop {
+                    let current = b.get(&key).await.unwrap();
+                    let n = current
+                        .as_deref()
+                        .map_or(0, |v| u64::from_be_bytes(v.try_into().unwrap()));
+                    let next = (n + 1).to_be_bytes().to_vec();
+                    if b.compare_and_swap(&key, current, Some(next)).await.unwrap() {
+                        break;
+                    }
+                    retries += 1;
+                }
+            }
+            retries
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let value = b.get(&key).await.unwrap().unwrap();
+    assert_eq!(
+        u64::from_be_bytes(value.as_slice().try_into().unwrap()),
+        TASKS * EACH,
+        "every successful compare-and-swap counted exactly once"
+    );
+    b.write(delete(&key)).await.unwrap();
+}
+
+async fn concurrent_disjoint_writers(b: Arc<dyn Backend>) {
+    let mut tasks = Vec::new();
+    for t in 0..4u8 {
+        let b = Arc::clone(&b);
+        tasks.push(tokio::spawn(async move {
+            for i in 0..50u8 {
+                let mut batch = WriteBatch::default();
+                batch.put(vec![b'w', t, i, 0], vec![t, i]);
+                batch.put(vec![b'w', t, i, 1], vec![i, t]);
+                b.write(batch).await.unwrap();
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let all = everything(b.as_ref(), b"w").await;
+    assert_eq!(all.len(), 4 * 50 * 2);
+    for (k, v) in &all {
+        let want = if k[3] == 0 {
+            vec![k[1], k[2]]
+        } else {
+            vec![k[2], k[1]]
+        };
+        assert_eq!(*v, want);
+    }
+    let mut cleanup = WriteBatch::default();
+    for (k, _) in all {
+        cleanup.delete(k);
+    }
+    b.write(cleanup).await.unwrap();
+}
+
+fn durable() -> SledOptions {
+    SledOptions {
+        durable: true,
+        cache_capacity: 64 * 1024 * 1024,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn memory_backend_conforms() {
+    conformance(Arc::new(MemoryBackend::new())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sled_backend_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = SledBackend::open(dir.path(), durable()).unwrap();
+    conformance(Arc::new(backend)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_data_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut expected = std::collections::BTreeMap::new();
+    {
+        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        for chunk in 0..10u32 {
+            let mut batch = WriteBatch::default();
+            for i in 0..100u32 {
+                let key = format!("k{:05}", chunk * 100 + i).into_bytes();
+                let value = format!("v{chunk}-{i}").into_bytes();
+                batch.put(key.clone(), value.clone());
+                expected.insert(key, value);
+            }
+            b.write(batch).await.unwrap();
+        }
+        // Deletes and overwrites must survive as well.
+        for i in (0..1000u32).step_by(7) {
+            let key = format!("k{i:05}").into_bytes();
+            b.write(delete(&key)).await.unwrap();
+            expected.remove(&key);
+        }
+        for i in (0..1000u32).step_by(11) {
+            let key = format!("k{i:05}").into_bytes();
+            b.write(put(&key, b"overwritten")).await.unwrap();
+            expected.insert(key, b"overwritten".to_vec());
+        }
+        assert!(b
+            .compare_and_swap(b"k00001", Some(b"v0-1".to_vec()), Some(b"cas".to_vec()))
+            .await
+            .unwrap());
+        expected.insert(b"k00001".to_vec(), b"cas".to_vec());
+    }
+    for round in 0..2 {
+        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        let all = b
+            .scan(&KeyRange::prefix(b""), Direction::Forward, usize::MAX)
+            .await
+            .unwrap();
+        let got: std::collections::BTreeMap<_, _> = all.into_iter().collect();
+        assert_eq!(got, expected, "after reopen #{round}");
+        assert!(b.size_on_disk() > 0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_large_value_survives_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let big: Vec<u8> = (0..2 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    {
+        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        b.write(put(b"big", &big)).await.unwrap();
+        b.write(put(b"small", b"s")).await.unwrap();
+        assert_eq!(
+            b.get(b"big").await.unwrap().as_deref(),
+            Some(big.as_slice())
+        );
+    }
+    // sled keeps values this large in separate blob files.
+    assert!(dir
+        .path()
+        .join("blobs")
+        .read_dir()
+        .unwrap()
+        .next()
+        .is_some());
+    let b = SledBackend::open(dir.path(), durable()).unwrap();
+    let back = b.get(b"big").await.unwrap().unwrap();
+    assert_eq!(back.len(), big.len());
+    assert!(back == big, "the 2 MB value came back changed");
+    assert_eq!(b.get(b"small").await.unwrap(), Some(b"s".to_vec()));
+}
