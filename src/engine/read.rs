@@ -193,7 +193,14 @@ impl Engine {
         let mut bytes = 0usize;
         let mut rows_scanned = 0u64;
         let mut next_start = None;
-        while let Some(stored) = scanner.next_row().await? {
+        if limit == 0 {
+            // A zero-row page still says where the range continues.
+            next_start = scanner.peek_pk().await?;
+        }
+        while limit > 0 {
+            let Some(stored) = scanner.next_row().await? else {
+                break;
+            };
             rows_scanned += 1;
             if let Some(row) = stored.read(&table.options, now, &request.read) {
                 bytes += row.size();
