@@ -10,9 +10,8 @@ use super::select::{plan_read, read_rows, static_type, ReadContext, ReadPlan};
 use super::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value, value_sql_type};
 use crate::engine::{
-    BatchMode, ColumnCondition, ColumnOp, CompareOp, Condition, ConditionFailure, Direction,
-    Engine, PkValue, RowChange, RowExistence, RowWrite, StagedWrites, TableMeta, ValueType,
-    WriteOutcome,
+    BatchMode, ColumnCondition, ColumnOp, Condition, ConditionFailure, Direction, Engine, PkValue,
+    RowChange, RowExistence, RowWrite, StagedWrites, TableMeta, ValueType, WriteOutcome,
 };
 use futures::{stream, StreamExt};
 use sqlparser::ast::{self, Expr, SelectItem, SetExpr};
@@ -765,32 +764,7 @@ pub async fn execute_insert(
 
 /// The WHERE clause's attribute comparisons as the engine condition re-checked at write.
 fn write_condition(read: &ReadPlan, params: &[Datum]) -> SqlResult<Condition> {
-    let mut parts = Vec::new();
-    for (column, op, operand) in &read.pushed {
-        let datum = eval(operand, &[], params)?;
-        let ty = read.relation.table.column(column).map(|c| c.ty);
-        let value = match (ty, &datum) {
-            (_, Datum::Null) => None,
-            (Some(ty), d) => datum_to_value(d, ty).ok(),
-            (None, d) => datum_to_natural_value(d),
-        };
-        if let Some(value) = value {
-            let op = match op {
-                super::expr::CmpOp::Eq => CompareOp::Eq,
-                super::expr::CmpOp::Ne => CompareOp::Ne,
-                super::expr::CmpOp::Lt => CompareOp::Lt,
-                super::expr::CmpOp::Le => CompareOp::Le,
-                super::expr::CmpOp::Gt => CompareOp::Gt,
-                super::expr::CmpOp::Ge => CompareOp::Ge,
-            };
-            parts.push(ColumnCondition::Compare {
-                column: column.clone(),
-                op,
-                value,
-                pass_if_missing: false,
-            });
-        }
-    }
+    let mut parts = read.pushed_conditions(params)?;
     Ok(Condition {
         row: RowExistence::ExpectExist,
         column: match parts.len() {

@@ -448,8 +448,9 @@ fn engine_op(op: CmpOp) -> CompareOp {
 }
 
 impl ReadPlan {
-    /// The engine read options: needed columns, versions, pushed-down filter.
-    fn read_options(&self, params: &[Datum]) -> SqlResult<ReadOptions> {
+    /// The WHERE clause's attribute comparisons as engine conditions, with this
+    /// execution's parameters; a NULL or unconvertible operand is left to the residual.
+    pub fn pushed_conditions(&self, params: &[Datum]) -> SqlResult<Vec<ColumnCondition>> {
         let mut filters = Vec::new();
         for (column, op, operand) in &self.pushed {
             let datum = eval(operand, &[], params)?;
@@ -468,6 +469,12 @@ impl ReadPlan {
                 });
             }
         }
+        Ok(filters)
+    }
+
+    /// The engine read options: needed columns, versions, pushed-down filter.
+    fn read_options(&self, params: &[Datum]) -> SqlResult<ReadOptions> {
+        let mut filters = self.pushed_conditions(params)?;
         let attributes = self.relation.needed_attributes();
         let versions = self.relation.kind == RelationKind::Versions;
         Ok(ReadOptions {
