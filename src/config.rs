@@ -27,6 +27,9 @@ pub struct Config {
     pub gc_interval_secs: u64,
     /// The Table Store limits (`[limits]` table); defaults from the seeds.
     pub limits: crate::engine::Limits,
+    /// Memory (MB) all DataFusion queries together may hold for sorts, joins and
+    /// aggregates; past it they spill or fail with SQLSTATE 53200.
+    pub query_memory_mb: usize,
 }
 
 impl Default for Config {
@@ -40,6 +43,7 @@ impl Default for Config {
             durable: true,
             gc_interval_secs: 60,
             limits: crate::engine::Limits::default(),
+            query_memory_mb: 512,
         }
     }
 }

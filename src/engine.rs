@@ -181,6 +181,12 @@ impl Engine {
         self.catalog.allocate_rowids(table, count).await
     }
 
+    /// Changes whenever any table, instance or option changes; a plan made when it had
+    /// another value may be stale.
+    pub fn catalog_version(&self) -> u64 {
+        self.catalog.version()
+    }
+
     pub fn table(&self, instance: &str, name: &str) -> EngineResult<Arc<TableMeta>> {
         self.catalog.table(instance, name)
     }

@@ -10,6 +10,7 @@
 
 mod cancel;
 mod connection;
+mod copy;
 mod encode;
 mod extended;
 mod params;

@@ -2,11 +2,14 @@
 //! DDL, versioned writes, and reads on the fast paths (point get, batch get, PK range).
 //! The wire server talks to it only through [`SessionFactory`] and [`SqlSession`].
 
+mod copy;
 mod ddl;
 mod dml;
 mod errors;
 mod expr;
 mod gateway;
+mod plan_cache;
+mod query;
 mod relation;
 mod select;
 mod session;
@@ -18,8 +21,8 @@ pub use errors::sqlstate;
 pub use gateway::Gateway;
 pub use session::Session;
 pub use types::{
-    Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult,
-    TransactionStatus,
+    CopyFormat, CopySink, Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType,
+    StatementResult, TransactionStatus,
 };
 
 /// The PostgreSQL version pgwide reports; clients choose their catalog queries by it.

@@ -159,6 +159,24 @@ pub trait Backend: Send + Sync + 'static {
         limit: usize,
     ) -> StorageResult<Vec<Entry>>;
 
+    /// Calls `visit` with up to `limit` entries of `range`, in order, until it returns
+    /// `false`. Backends that keep values in memory override it to lend their buffers
+    /// instead of copying each entry out, which is most of the cost of a short read.
+    async fn visit(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut (dyn for<'k> FnMut(&'k [u8], &'k [u8]) -> bool + Send),
+    ) -> StorageResult<()> {
+        for (key, value) in self.scan(range, direction, limit).await? {
+            if !visit(&key, &value) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Applies `batch` only if every check holds; returns whether it was applied.
     /// Acknowledged (returned `true`) batches are durable.
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool>;

@@ -348,3 +348,68 @@ async fn transactions_buffer_writes_until_commit() {
         1
     );
 }
+
+#[tokio::test]
+async fn statements_above_the_batch_limits_are_split_and_stay_atomic() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    let values = |range: std::ops::Range<i32>| {
+        range
+            .map(|i| format!("('k{i:04}', {i})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // 450 rows: three BatchWriteRow-sized chunks (200 + 200 + 50), all written.
+    let n = client
+        .execute(
+            &format!("INSERT INTO items (id, n) VALUES {}", values(0..450)),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 450);
+    assert_eq!(
+        client
+            .query("SELECT id FROM items", &[])
+            .await
+            .unwrap()
+            .len(),
+        450
+    );
+    // A conflict in the last chunk undoes the first two: nothing of the statement stays.
+    let sql = format!(
+        "INSERT INTO items (id, n) VALUES {}, ('k0001', 1)",
+        values(1000..1449)
+    );
+    assert_eq!(code(client.execute(&sql, &[]).await), "23505");
+    assert_eq!(
+        client
+            .query("SELECT id FROM items", &[])
+            .await
+            .unwrap()
+            .len(),
+        450
+    );
+    // The same inside a transaction block.
+    client.batch_execute("BEGIN").await.unwrap();
+    assert_eq!(code(client.execute(&sql, &[]).await), "23505");
+    client.batch_execute("ROLLBACK").await.unwrap();
+    // UPDATE over every row goes through in chunks too.
+    assert_eq!(
+        client
+            .execute("UPDATE items SET note = 'seen' WHERE n >= 0", &[])
+            .await
+            .unwrap(),
+        450
+    );
+    // One row larger than a BatchWriteRow request (4 MB) is refused with 54000.
+    let big = "x".repeat(1_500_000);
+    let err = client
+        .execute(
+            "INSERT INTO items (id, note, a, b) VALUES ('huge', $1, $1, $1)",
+            &[&big],
+        )
+        .await;
+    assert_eq!(code(err), "54000");
+}

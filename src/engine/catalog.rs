@@ -11,6 +11,7 @@ use super::validate::{check_instance_name, check_name};
 use crate::storage::{Backend, KeyRange, WriteBatch};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 const INSTANCE_TAG: u8 = b'I';
@@ -112,6 +113,9 @@ pub struct Catalog {
     state: RwLock<CatalogState>,
     /// Serializes DDL so check-then-write sequences do not interleave.
     ddl: tokio::sync::Mutex<()>,
+    /// Bumped on every change to the cached catalog, so plans cached by the SQL layer
+    /// can tell they were made against an older schema or older options.
+    version: AtomicU64,
 }
 
 fn instance_key(name: &str) -> Vec<u8> {
@@ -179,6 +183,7 @@ impl Catalog {
             backend,
             state: RwLock::new(state),
             ddl: tokio::sync::Mutex::new(()),
+            version: AtomicU64::new(0),
         })
     }
 
@@ -187,7 +192,16 @@ impl Catalog {
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, CatalogState> {
-        self.state.write().unwrap_or_else(|p| p.into_inner())
+        let guard = self.state.write().unwrap_or_else(|p| p.into_inner());
+        // Bumped while the lock is held: whoever reads the new version and then the
+        // state sees the change.
+        self.version.fetch_add(1, Ordering::AcqRel);
+        guard
+    }
+
+    /// Changes with every catalog write (see `version`).
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
     }
 
     /// Takes the next id and adds its persistence to `batch`.

@@ -32,17 +32,17 @@ impl Engine {
             let row_dead = row.marker.is_some() && !row.exists(&table.options, now);
             if row_dead {
                 for cell in &row.cells {
-                    batch.delete(cell.key.clone());
+                    batch.delete(row.cell_key(cell));
                 }
                 batch.delete(row.marker_key.clone());
             } else {
-                let visible: Vec<&[u8]> = row
+                let visible: Vec<(&str, i64)> = row
                     .visible_cells(&table.options, now)
-                    .map(|c| c.key.as_slice())
+                    .map(|c| (c.column.as_str(), c.version))
                     .collect();
                 for cell in &row.cells {
-                    if !visible.contains(&cell.key.as_slice()) {
-                        batch.delete(cell.key.clone());
+                    if !visible.contains(&(cell.column.as_str(), cell.version)) {
+                        batch.delete(row.cell_key(cell));
                     }
                 }
             }

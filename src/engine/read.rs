@@ -90,13 +90,29 @@ impl Engine {
         pk: &[PkValue],
     ) -> EngineResult<StoredRow> {
         let prefix = row_prefix(table.id, pk);
-        let entries = self
-            .backend
-            .scan(&KeyRange::prefix(&prefix), Direction::Forward, usize::MAX)
-            .await?;
-        let mut row = StoredRow::from_entries(pk.to_vec(), prefix.len(), entries)?;
+        let range = KeyRange::prefix(&prefix);
         // Set even when the row has no marker yet, so a write can check its absence.
-        row.marker_key = super::codec::marker_key(&prefix);
+        let marker_key = super::codec::marker_key(&prefix);
+        let mut row = StoredRow::new(pk.to_vec(), prefix);
+        let mut failed = None;
+        self.backend
+            .visit(
+                &range,
+                Direction::Forward,
+                usize::MAX,
+                &mut |key, value| match row.push_entry(key, value) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        failed = Some(e);
+                        false
+                    }
+                },
+            )
+            .await?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        row.marker_key = marker_key;
         Ok(row)
     }
 
@@ -110,7 +126,7 @@ impl Engine {
         self.check_pk(table, pk)?;
         self.check_read(read)?;
         let stored = self.load_row(table, pk).await?;
-        let row = stored.read(&table.options, self.now_ms(), read);
+        let row = stored.into_read(&table.options, self.now_ms(), read);
         let capacity = Capacity::read(row.as_ref().map_or(0, Row::size));
         self.stats.table(table.id).record_read(capacity, 1);
         Ok(GetRowResult { row, capacity })
@@ -141,7 +157,7 @@ impl Engine {
             let row = self
                 .load_row(table, pk)
                 .await?
-                .read(&table.options, now, read);
+                .into_read(&table.options, now, read);
             capacity += Capacity::read(row.as_ref().map_or(0, Row::size));
             rows.push(row);
         }
@@ -202,7 +218,7 @@ impl Engine {
                 break;
             };
             rows_scanned += 1;
-            if let Some(row) = stored.read(&table.options, now, &request.read) {
+            if let Some(row) = stored.into_read(&table.options, now, &request.read) {
                 bytes += row.size();
                 rows.push(row);
             }

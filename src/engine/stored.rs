@@ -3,16 +3,16 @@
 //! table's current options, then the read's own version range, max versions, filter and
 //! projection.
 
-use super::codec::{decode_suffix, decode_value, KeySuffix, RowMarker};
+use super::codec::{cell_key, decode_suffix, decode_value, KeySuffix, RowMarker};
 use super::condition::ColumnCondition;
 use super::error::{EngineError, EngineResult};
 use super::options::TableOptions;
 use super::types::{Cell, PrimaryKey, Row, Value};
 
-/// One stored version of one cell.
+/// One stored version of one cell. Its key is not kept (reads never need it); writes
+/// and GC rebuild it with [`StoredRow::cell_key`].
 #[derive(Debug, Clone)]
 pub(crate) struct StoredCell {
-    pub key: Vec<u8>,
     pub column: String,
     pub version: i64,
     pub value: Value,
@@ -22,6 +22,8 @@ pub(crate) struct StoredCell {
 #[derive(Debug, Clone)]
 pub(crate) struct StoredRow {
     pub pk: PrimaryKey,
+    /// The table prefix and the encoded PK: every key of the row starts with it.
+    pub prefix: Vec<u8>,
     pub marker_key: Vec<u8>,
     /// The marker's raw bytes (for compare-and-swap) and decoded form.
     pub marker: Option<(Vec<u8>, RowMarker)>,
@@ -43,40 +45,48 @@ pub struct ReadOptions {
 }
 
 impl StoredRow {
-    /// Builds a stored row from its entries in key order (`prefix_len` = bytes of the
-    /// table prefix plus the encoded PK).
-    pub fn from_entries(
-        pk: PrimaryKey,
-        prefix_len: usize,
-        entries: Vec<(Vec<u8>, Vec<u8>)>,
-    ) -> EngineResult<Self> {
-        let mut row = StoredRow {
+    /// An empty row (no marker, no cells) whose keys start with `prefix`.
+    pub fn new(pk: PrimaryKey, prefix: Vec<u8>) -> Self {
+        StoredRow {
             pk,
+            prefix,
             marker_key: Vec::new(),
             marker: None,
-            cells: Vec::with_capacity(entries.len()),
-        };
-        for (key, value) in entries {
-            let suffix = key
-                .get(prefix_len..)
-                .ok_or_else(|| EngineError::Corrupt("short row key".into()))?;
-            match decode_suffix(suffix)? {
-                KeySuffix::Marker => {
-                    row.marker = Some((value.clone(), RowMarker::decode(&value)?));
-                    row.marker_key = key;
-                }
-                KeySuffix::Cell { column, version } => {
-                    let column = column.to_string();
-                    row.cells.push(StoredCell {
-                        column,
-                        version,
-                        value: decode_value(&value)?,
-                        key,
-                    });
-                }
+            cells: Vec::new(),
+        }
+    }
+
+    /// Adds one stored entry of this row. Entries come in key order, or in reverse key
+    /// order followed by [`StoredRow::finish_backward`]. The entry is decoded from the
+    /// backend's buffers: nothing is copied but the column name and the value.
+    pub fn push_entry(&mut self, key: &[u8], value: &[u8]) -> EngineResult<()> {
+        let suffix = key
+            .get(self.prefix.len()..)
+            .ok_or_else(|| EngineError::Corrupt("short row key".into()))?;
+        match decode_suffix(suffix)? {
+            KeySuffix::Marker => {
+                self.marker = Some((value.to_vec(), RowMarker::decode(value)?));
+                self.marker_key = key.to_vec();
+            }
+            KeySuffix::Cell { column, version } => {
+                self.cells.push(StoredCell {
+                    column: column.to_string(),
+                    version,
+                    value: decode_value(value)?,
+                });
             }
         }
-        Ok(row)
+        Ok(())
+    }
+
+    /// Restores key order after entries were pushed in reverse key order.
+    pub fn finish_backward(&mut self) {
+        self.cells.reverse();
+    }
+
+    /// The key `cell` is stored under.
+    pub fn cell_key(&self, cell: &StoredCell) -> Vec<u8> {
+        cell_key(&self.prefix, &cell.column, cell.version)
     }
 
     /// Cells visible under the table's options: per column, the newest `max_versions`
@@ -136,36 +146,55 @@ impl StoredRow {
     /// The row as a read with `read` options sees it; `None` if it does not exist or the
     /// filter leaves it out.
     pub fn read(&self, options: &TableOptions, now_ms: i64, read: &ReadOptions) -> Option<Row> {
+        self.clone().into_read(options, now_ms, read)
+    }
+
+    /// [`StoredRow::read`] that moves the cells into the row instead of copying them.
+    pub fn into_read(self, options: &TableOptions, now_ms: i64, read: &ReadOptions) -> Option<Row> {
         if !self.exists(options, now_ms) {
             return None;
         }
         let per_column = read.max_versions.unwrap_or(1).max(1);
+        // Which cells the read returns, decided on borrowed cells first: per column (cells
+        // of a column are adjacent), the table's visibility (`visible_cells`), then the
+        // read's version range and max versions.
+        let mut keep = Vec::with_capacity(self.cells.len());
         let mut column: Option<&str> = None;
-        let mut taken = 0i64;
+        let (mut visible, mut taken) = (0i64, 0i64);
+        for c in &self.cells {
+            if column != Some(c.column.as_str()) {
+                column = Some(c.column.as_str());
+                visible = 0;
+                taken = 0;
+            }
+            if visible >= options.max_versions || !options.alive(c.version, now_ms) {
+                keep.push(false);
+                continue;
+            }
+            visible += 1;
+            if read
+                .version_range
+                .is_some_and(|(start, end)| c.version < start || c.version >= end)
+            {
+                keep.push(false);
+                continue;
+            }
+            taken += 1;
+            keep.push(taken <= per_column);
+        }
         let cells: Vec<Cell> = self
-            .visible_cells(options, now_ms)
-            .filter(|c| {
-                read.version_range
-                    .is_none_or(|(start, end)| c.version >= start && c.version < end)
-            })
-            .filter(|c| {
-                if column != Some(c.column.as_str()) {
-                    column = Some(c.column.as_str());
-                    taken = 0;
-                }
-                taken += 1;
-                taken <= per_column
-            })
-            .map(|c| Cell {
-                column: c.column.clone(),
-                version: c.version,
-                value: c.value.clone(),
+            .cells
+            .into_iter()
+            .zip(keep)
+            .filter_map(|(c, keep)| {
+                keep.then_some(Cell {
+                    column: c.column,
+                    version: c.version,
+                    value: c.value,
+                })
             })
             .collect();
-        let mut row = Row {
-            pk: self.pk.clone(),
-            cells,
-        };
+        let mut row = Row { pk: self.pk, cells };
         if let Some(filter) = &read.filter {
             if !filter.matches(&row) {
                 return None;

@@ -417,6 +417,13 @@ fn has_increment(change: &RowChange) -> bool {
     matches!(change, RowChange::Update(ops) if ops.iter().any(|op| matches!(op, ColumnOp::Increment { .. })))
 }
 
+impl RowWrite {
+    /// Bytes the write puts, as counted for write capacity units and the batch limit.
+    pub fn size(&self) -> usize {
+        write_size(self)
+    }
+}
+
 /// Bytes a write puts, as counted for write capacity units and the batch byte limit.
 fn write_size(write: &RowWrite) -> usize {
     let pk: usize = write.pk.iter().map(|v| v.size()).sum();
@@ -462,7 +469,7 @@ fn apply_change(
     match change {
         RowChange::Delete => {
             for cell in row.cells.drain(..) {
-                batch.delete(cell.key);
+                batch.delete(cell_key(prefix, &cell.column, cell.version));
             }
             if row.marker.take().is_some() {
                 batch.delete(row.marker_key.clone());
@@ -483,7 +490,7 @@ fn apply_change(
                 })
                 .collect();
             for cell in row.cells.drain(..) {
-                batch.delete(cell.key);
+                batch.delete(cell_key(prefix, &cell.column, cell.version));
             }
             for (op, server) in ops.iter().zip(versions) {
                 if let ColumnOp::Put {
@@ -514,14 +521,15 @@ fn apply_change(
                             .iter()
                             .position(|c| c.column == *column && c.version == *version)
                         {
-                            batch.delete(row.cells.remove(at).key);
+                            let cell = row.cells.remove(at);
+                            batch.delete(cell_key(prefix, &cell.column, cell.version));
                         }
                     }
                     ColumnOp::DeleteAll { column } => {
                         row.cells.retain(|c| {
                             let keep = c.column != *column;
                             if !keep {
-                                batch.delete(c.key.clone());
+                                batch.delete(cell_key(prefix, &c.column, c.version));
                             }
                             keep
                         });
@@ -574,9 +582,8 @@ fn put_cell(
     batch: &mut WriteBatch,
 ) {
     let key = cell_key(prefix, column, version);
-    batch.put(key.clone(), encode_value(&value));
+    batch.put(key, encode_value(&value));
     let cell = StoredCell {
-        key,
         column: column.to_string(),
         version,
         value,

@@ -148,7 +148,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
             _ if self.skipping => {}
             Frontend::Query(sql) => self.simple_query(&sql).await?,
             Frontend::Flush => self.wire.flush().await?,
-            Frontend::CopyIgnored => {}
+            Frontend::CopyData(_) | Frontend::CopyDone | Frontend::CopyFail(_) => {}
             Frontend::Parse {
                 name,
                 sql,
@@ -243,6 +243,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                         .stream_rows(&mut scope, &columns, &mut rows, &Formats::Text, 0)
                         .await?;
                     put_select_complete(self.wire.out(), count);
+                }
+                StatementResult::CopyIn { columns, sink } => {
+                    let tag = self.copy_in(columns, sink).await?;
+                    put_command_complete(self.wire.out(), &tag);
+                }
+                StatementResult::CopyOut {
+                    columns,
+                    format,
+                    mut rows,
+                } => {
+                    let count = self
+                        .copy_out(&mut scope, &columns, &format, &mut rows)
+                        .await?;
+                    put_command_complete(self.wire.out(), &format!("COPY {count}"));
                 }
             }
         }

@@ -274,6 +274,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                         return Ok(());
                     }
                     StatementResult::Query { columns, rows } => (columns, rows),
+                    StatementResult::CopyIn { columns, sink } => {
+                        let tag = self.copy_in(columns, sink).await?;
+                        put_command_complete(self.wire.out(), &tag);
+                        portal.state = PortalState::Done(Some(tag));
+                        return Ok(());
+                    }
+                    StatementResult::CopyOut {
+                        columns,
+                        format,
+                        mut rows,
+                    } => {
+                        let count = self
+                            .copy_out(&mut scope, &columns, &format, &mut rows)
+                            .await?;
+                        let tag = format!("COPY {count}");
+                        put_command_complete(self.wire.out(), &tag);
+                        portal.state = PortalState::Done(Some(tag));
+                        return Ok(());
+                    }
                 }
             }
             PortalState::Streaming { columns, rows } => (columns, rows),

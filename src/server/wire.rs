@@ -45,9 +45,11 @@ pub(crate) enum Frontend {
     Sync,
     Flush,
     Terminate,
-    /// CopyData/CopyDone/CopyFail outside COPY: PostgreSQL ignores them (a COPY that
-    /// failed early leaves the client still sending data).
-    CopyIgnored,
+    /// COPY FROM STDIN input. Outside a COPY these are ignored, as PostgreSQL does (a
+    /// COPY that failed early leaves the client still sending data).
+    CopyData(Bytes),
+    CopyDone,
+    CopyFail(String),
 }
 
 /// A Bind message: parameters stay slices of the received frame (no copy).
@@ -306,7 +308,9 @@ fn decode(kind: u8, mut r: Reader) -> Result<Frontend, WireError> {
         b'S' => Frontend::Sync,
         b'H' => Frontend::Flush,
         b'X' => Frontend::Terminate,
-        b'd' | b'c' | b'f' => return Ok(Frontend::CopyIgnored),
+        b'd' => return Ok(Frontend::CopyData(r.0)),
+        b'c' => Frontend::CopyDone,
+        b'f' => Frontend::CopyFail(r.cstr()?),
         other => {
             return Err(WireError::Protocol(format!(
                 "invalid frontend message type {other}"

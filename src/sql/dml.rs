@@ -422,29 +422,124 @@ pub struct WriteTarget<'a> {
 }
 
 impl WriteTarget<'_> {
+    /// Writes a statement's rows in engine calls within the BatchWriteRow limits. An
+    /// atomic statement larger than one call is checked chunk by chunk as staged writes
+    /// and then committed in one batch, so it still applies all or nothing.
     async fn write(
         &mut self,
         writes: Vec<(Arc<TableMeta>, RowWrite)>,
         mode: BatchMode,
     ) -> SqlResult<Vec<WriteOutcome>> {
-        match self.staged.as_deref_mut() {
-            None => Ok(self.engine.write_rows(writes, mode).await?.outcomes),
-            Some(staged) => {
-                let result = self.engine.stage_writes(staged, &writes, mode).await?;
-                for ((table, write), outcome) in writes.into_iter().zip(&result.outcomes) {
+        let chunks = self.chunks(&writes)?;
+        if let Some(staged) = self.staged.as_deref_mut() {
+            let mut outcomes = Vec::with_capacity(writes.len());
+            for chunk in &chunks {
+                let part = &writes[chunk.clone()];
+                let result = self.engine.stage_writes(staged, part, mode).await?;
+                if mode == BatchMode::Atomic && result.first_failure().is_some() {
+                    // Nothing of this statement is staged: drop the chunks staged so far.
+                    let applied_before = outcomes.len();
+                    staged.truncate(staged.len() - applied_before);
+                    let mut all = vec![WriteOutcome::NotApplied; writes.len()];
+                    for (i, outcome) in result.outcomes.into_iter().enumerate() {
+                        if matches!(outcome, WriteOutcome::ConditionFailed(_)) {
+                            all[chunk.start + i] = outcome;
+                        }
+                    }
+                    return Ok(all);
+                }
+                for ((table, write), outcome) in part.iter().zip(&result.outcomes) {
                     if matches!(outcome, WriteOutcome::Applied(_)) {
-                        staged.push((table, write));
+                        staged.push((Arc::clone(table), write.clone()));
                     }
                 }
-                Ok(result.outcomes)
+                outcomes.extend(result.outcomes);
             }
+            return Ok(outcomes);
         }
+        if chunks.len() <= 1 {
+            return Ok(self.engine.write_rows(writes, mode).await?.outcomes);
+        }
+        if mode == BatchMode::Independent {
+            let mut outcomes = Vec::with_capacity(writes.len());
+            for chunk in chunks {
+                outcomes.extend(
+                    self.engine
+                        .write_rows(writes[chunk].to_vec(), mode)
+                        .await?
+                        .outcomes,
+                );
+            }
+            return Ok(outcomes);
+        }
+        let mut staged: StagedWrites = Vec::with_capacity(writes.len());
+        for chunk in &chunks {
+            let result = self
+                .engine
+                .stage_writes(&staged, &writes[chunk.clone()], BatchMode::Atomic)
+                .await?;
+            if result.first_failure().is_some() {
+                let mut all = vec![WriteOutcome::NotApplied; writes.len()];
+                for (i, outcome) in result.outcomes.into_iter().enumerate() {
+                    if matches!(outcome, WriteOutcome::ConditionFailed(_)) {
+                        all[chunk.start + i] = outcome;
+                    }
+                }
+                return Ok(all);
+            }
+            staged.extend(writes[chunk.clone()].iter().cloned());
+        }
+        match self.engine.commit_staged(staged).await {
+            Ok(result) => Ok(result.outcomes),
+            Err(crate::engine::EngineError::WriteConflict) => Err(SqlError::new(
+                "40001",
+                "could not serialize access due to a concurrent update of the same rows",
+            )),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Index ranges of at most `max_batch_write_rows` rows and `max_batch_write_bytes`;
+    /// a single row over the byte limit is refused (54000).
+    fn chunks(
+        &self,
+        writes: &[(Arc<TableMeta>, RowWrite)],
+    ) -> SqlResult<Vec<std::ops::Range<usize>>> {
+        let limits = self.engine.limits();
+        let mut chunks = Vec::new();
+        let (mut start, mut bytes) = (0, 0usize);
+        for (i, (_, write)) in writes.iter().enumerate() {
+            let size = write.size();
+            if size > limits.max_batch_write_bytes {
+                return Err(crate::engine::EngineError::RequestTooLarge {
+                    bytes: size,
+                    limit: limits.max_batch_write_bytes,
+                }
+                .into());
+            }
+            if i > start
+                && (i - start >= limits.max_batch_write_rows
+                    || bytes + size > limits.max_batch_write_bytes)
+            {
+                chunks.push(start..i);
+                start = i;
+                bytes = 0;
+            }
+            bytes += size;
+        }
+        if start < writes.len() {
+            chunks.push(start..writes.len());
+        }
+        Ok(chunks)
     }
 
     fn read_context(&self) -> ReadContext {
         ReadContext {
             engine: Arc::clone(self.engine),
             staged: self.staged.as_deref().map(|s| Arc::new(s.clone())),
+            // Writes act on the current rows, whatever the session reads as of.
+            as_of: None,
+            meter: None,
         }
     }
 }
@@ -840,12 +935,10 @@ pub async fn execute_update(
     }
     let mut updated = 0;
     let mut after_rows = Vec::new();
-    for chunk in writes.chunks(target.engine.limits().max_batch_write_rows.max(1)) {
-        for outcome in target.write(chunk.to_vec(), BatchMode::Independent).await? {
-            if let WriteOutcome::Applied(row) = outcome {
-                updated += 1;
-                after_rows.extend(row);
-            }
+    for outcome in target.write(writes, BatchMode::Independent).await? {
+        if let WriteOutcome::Applied(row) = outcome {
+            updated += 1;
+            after_rows.extend(row);
         }
     }
     let out = returning_rows(&plan.returning, &after_rows, params)?;
@@ -860,7 +953,7 @@ pub async fn execute_delete(
     let table = Arc::clone(&plan.read.relation.table);
     let matched = matched_rows(target, &plan.read, params).await?;
     if plan.read.relation.kind == RelationKind::Versions {
-        return delete_versions(target, plan, matched, params).await;
+        return delete_versions(target, plan, matched).await;
     }
     let condition = write_condition(&plan.read, params)?;
     let writes: Vec<(Arc<TableMeta>, RowWrite)> = matched
@@ -879,22 +972,18 @@ pub async fn execute_delete(
         .collect();
     let mut deleted = 0;
     let mut out = Vec::new();
-    let mut index = 0;
-    for chunk in writes.chunks(target.engine.limits().max_batch_write_rows.max(1)) {
-        for outcome in target.write(chunk.to_vec(), BatchMode::Independent).await? {
-            if matches!(outcome, WriteOutcome::Applied(_)) {
-                deleted += 1;
-                if let Some(r) = &plan.returning {
-                    let values = &matched[index].1;
-                    out.push(
-                        r.items
-                            .iter()
-                            .map(|s| eval(s, values, params))
-                            .collect::<SqlResult<Vec<_>>>()?,
-                    );
-                }
+    let outcomes = target.write(writes, BatchMode::Independent).await?;
+    for (outcome, (_, values)) in outcomes.iter().zip(&matched) {
+        if matches!(outcome, WriteOutcome::Applied(_)) {
+            deleted += 1;
+            if let Some(r) = &plan.returning {
+                out.push(
+                    r.items
+                        .iter()
+                        .map(|s| eval(s, values, params))
+                        .collect::<SqlResult<Vec<_>>>()?,
+                );
             }
-            index += 1;
         }
     }
     Ok(finish(format!("DELETE {deleted}"), &plan.returning, out))
@@ -905,7 +994,6 @@ async fn delete_versions(
     target: &mut WriteTarget<'_>,
     plan: &DeletePlan,
     matched: Vec<(Vec<PkValue>, Vec<Datum>)>,
-    params: &[Datum],
 ) -> SqlResult<StatementResult> {
     let relation = &plan.read.relation;
     let slot_of = |source: Source| {
@@ -943,16 +1031,12 @@ async fn delete_versions(
             },
         ));
     }
-    let mut deleted = 0;
-    for chunk in writes.chunks(target.engine.limits().max_batch_write_rows.max(1)) {
-        deleted += target
-            .write(chunk.to_vec(), BatchMode::Independent)
-            .await?
-            .iter()
-            .filter(|o| matches!(o, WriteOutcome::Applied(_)))
-            .count();
-    }
-    let _ = params;
+    let deleted = target
+        .write(writes, BatchMode::Independent)
+        .await?
+        .iter()
+        .filter(|o| matches!(o, WriteOutcome::Applied(_)))
+        .count();
     Ok(finish(
         format!("DELETE {deleted}"),
         &plan.returning,

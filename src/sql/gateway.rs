@@ -15,6 +15,8 @@ pub struct Gateway {
     engine: Arc<Engine>,
     backend: Arc<SledBackend>,
     gc: tokio::task::JoinHandle<()>,
+    /// The DataFusion memory pool shared by every session.
+    query_runtime: Arc<datafusion::execution::runtime_env::RuntimeEnv>,
 }
 
 impl Gateway {
@@ -51,6 +53,7 @@ impl Gateway {
             engine,
             backend,
             gc,
+            query_runtime: super::query::runtime(config.query_memory_mb)?,
         }))
     }
 
@@ -81,11 +84,14 @@ impl SessionFactory for Gateway {
                 format!("database \"{database}\" does not exist"),
             ));
         }
-        Ok(Box::new(Session::new(
-            Arc::clone(&self.engine),
-            database.to_string(),
-            user.to_string(),
-            params,
-        )))
+        Ok(Box::new(
+            Session::new(
+                Arc::clone(&self.engine),
+                database.to_string(),
+                user.to_string(),
+                params,
+            )
+            .with_query_runtime(Arc::clone(&self.query_runtime)),
+        ))
     }
 }

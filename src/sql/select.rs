@@ -6,6 +6,7 @@
 
 use super::ddl::table_name;
 use super::expr::{compile, eval, fold, is_true, CmpOp, NoColumns, Params, Scalar};
+use super::query::ReadMeter;
 use super::relation::{Relation, RelationKind, Source, VERSIONS_SCHEMA};
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{compare, datum_to_pk, datum_to_value};
@@ -130,6 +131,13 @@ pub fn plan_read(
             &mut parts,
         );
     }
+    Ok(plan_access(relation, parts, direction))
+}
+
+/// Picks the access path for AND-ed predicate `parts` over `relation`'s slots; what the
+/// path does not enforce exactly stays in the residual. Shared by the fast path and the
+/// DataFusion table provider, which hands in its pushed-down filters.
+pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction) -> ReadPlan {
     let pk_count = relation.table.pk.len();
     let pk_slot = |relation: &Relation, slot: usize| match relation.slot_source(slot) {
         Source::Pk(k) => Some(*k),
@@ -225,13 +233,13 @@ pub fn plan_read(
         1 => residual_parts.pop(),
         _ => Some(Scalar::And(residual_parts)),
     };
-    Ok(ReadPlan {
+    ReadPlan {
         relation,
         access,
         direction,
         residual,
         pushed,
-    })
+    }
 }
 
 /// Plans a SELECT over at most one table.
@@ -389,7 +397,7 @@ pub fn plan_select(
 }
 
 /// The column name PostgreSQL gives an unaliased expression.
-fn output_name(expr: &Expr) -> String {
+pub(crate) fn output_name(expr: &Expr) -> String {
     match expr {
         Expr::Identifier(ident) => fold(ident),
         Expr::CompoundIdentifier(parts) => parts.last().map(fold).unwrap_or_default(),
@@ -429,6 +437,10 @@ pub struct ReadContext {
     pub engine: Arc<Engine>,
     /// The open transaction's staged writes, if any, which reads must see.
     pub staged: Option<Arc<StagedWrites>>,
+    /// `SET pgwide.as_of`: read the newest version at or before this time (ms).
+    pub as_of: Option<i64>,
+    /// Counts pages, rows and capacity units for EXPLAIN ANALYZE.
+    pub meter: Option<Arc<ReadMeter>>,
 }
 
 fn operand_pk(s: &Scalar, params: &[Datum], table: &TableMeta, k: usize) -> SqlResult<PkValue> {
@@ -473,7 +485,7 @@ impl ReadPlan {
     }
 
     /// The engine read options: needed columns, versions, pushed-down filter.
-    fn read_options(&self, params: &[Datum]) -> SqlResult<ReadOptions> {
+    pub(crate) fn read_options(&self, params: &[Datum]) -> SqlResult<ReadOptions> {
         let mut filters = self.pushed_conditions(params)?;
         let attributes = self.relation.needed_attributes();
         let versions = self.relation.kind == RelationKind::Versions;
@@ -494,7 +506,7 @@ impl ReadPlan {
     }
 
     /// The GetRange request for a Range access.
-    fn range_request(
+    pub(crate) fn range_request(
         &self,
         params: &[Datum],
         read: ReadOptions,
@@ -586,7 +598,7 @@ impl ReadPlan {
     }
 
     /// Every key of a Keys access, deduplicated and in scan order.
-    fn keys(&self, params: &[Datum]) -> SqlResult<Vec<PrimaryKey>> {
+    pub(crate) fn keys(&self, params: &[Datum]) -> SqlResult<Vec<PrimaryKey>> {
         let Access::Keys(candidates) = &self.access else {
             return Ok(Vec::new());
         };
@@ -675,7 +687,12 @@ pub async fn read_rows(
     want: Option<usize>,
 ) -> SqlResult<stream::BoxStream<'static, SqlResult<Vec<Datum>>>> {
     let table = Arc::clone(&plan.relation.table);
-    let read = plan.read_options(&params)?;
+    let mut read = plan.read_options(&params)?;
+    // As of T: only versions in [0, T], so each cell shows its newest one at or before T.
+    if let Some(as_of) = ctx.as_of {
+        read.version_range = Some((0, as_of.saturating_add(1)));
+    }
+    let meter = ctx.meter.clone().unwrap_or_default();
     let staged = ctx
         .staged
         .as_ref()
@@ -707,9 +724,15 @@ pub async fn read_rows(
             let rows = match &staged {
                 Some(staged) => engine.preview_rows(staged, &table, chunk, &read).await?,
                 None if chunk.len() == 1 => {
-                    vec![engine.get_row(&table, &chunk[0], &read).await?.row]
+                    let got = engine.get_row(&table, &chunk[0], &read).await?;
+                    meter.record(1, got.capacity.read);
+                    vec![got.row]
                 }
-                None => engine.batch_get_row(&table, chunk, &read).await?.rows,
+                None => {
+                    let got = engine.batch_get_row(&table, chunk, &read).await?;
+                    meter.record(chunk.len() as u64, got.capacity.read);
+                    got.rows
+                }
             };
             rows.iter().flatten().for_each(|row| keep(row, &mut out));
         }
@@ -720,6 +743,7 @@ pub async fn read_rows(
     };
     if let Some(staged) = staged {
         let rows = engine.preview_range(&staged, &table, &request).await?;
+        meter.record(rows.len() as u64, 0);
         let mut out = VecDeque::new();
         rows.iter().for_each(|row| keep(row, &mut out));
         return Ok(stream::iter(out).boxed());
@@ -734,6 +758,7 @@ pub async fn read_rows(
         let engine = Arc::clone(&engine);
         let table = Arc::clone(&table);
         let keep = keep.clone();
+        let meter = Arc::clone(&meter);
         async move {
             loop {
                 if let Some(next) = buffer.pop_front() {
@@ -743,6 +768,7 @@ pub async fn read_rows(
                     return Ok(None);
                 };
                 let page = engine.get_range(&table, &current).await?;
+                meter.record(page.rows_scanned, page.capacity.read);
                 page.rows.iter().for_each(|row| keep(row, &mut buffer));
                 if let Some(next) = page.next_start {
                     let mut following = current;

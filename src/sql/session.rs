@@ -6,6 +6,8 @@
 use super::ddl;
 use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan, WriteTarget};
 use super::expr::{fold, Params};
+use super::plan_cache::{self, Lookup, PlanCache, Template};
+use super::query::{self, QueryEngine, QueryPlan};
 use super::select::{execute_select, plan_select, ReadContext, SelectPlan};
 use super::settings::Settings;
 use super::types::{
@@ -18,11 +20,16 @@ use futures::{stream, StreamExt};
 use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A planned statement.
 enum Plan {
-    Select(SelectPlan),
+    /// Shared, so running a prepared or cached plan does not copy it.
+    Select(Arc<SelectPlan>),
+    /// A SELECT the fast path does not handle, planned by DataFusion.
+    Query(QueryPlan),
+    /// EXPLAIN [ANALYZE] of a Select or Query plan.
+    Explain(Box<Plan>, bool),
     Insert(InsertPlan),
     Update(UpdatePlan),
     Delete(DeletePlan),
@@ -30,6 +37,13 @@ enum Plan {
     Utility(Box<Statement>),
     /// Only comments or semicolons.
     Empty,
+}
+
+/// A simple-protocol statement answered from the plan cache: the template's plan and
+/// the statement's literals as its parameters.
+struct CachedRun {
+    plan: Arc<Plan>,
+    params: Vec<Datum>,
 }
 
 struct Transaction {
@@ -43,6 +57,14 @@ pub struct Session {
     user: String,
     settings: Settings,
     transaction: Option<Transaction>,
+    plan_cache: PlanCache<Plan>,
+    /// The template of the statement `parse_simple` just parsed, for `run_simple` to
+    /// cache its plan; only set when the query string held that one statement.
+    pending_template: Option<Template>,
+    /// The memory pool DataFusion queries run in; a default one when not given.
+    query_runtime: Option<Arc<datafusion::execution::runtime_env::RuntimeEnv>>,
+    /// DataFusion's state, made on the first query that needs it.
+    query_engine: OnceLock<QueryEngine>,
 }
 
 pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
@@ -97,6 +119,66 @@ impl Session {
             user,
             settings,
             transaction: None,
+            plan_cache: PlanCache::default(),
+            pending_template: None,
+            query_runtime: None,
+            query_engine: OnceLock::new(),
+        }
+    }
+
+    /// Runs this session's DataFusion queries in `runtime` (the server's memory pool).
+    pub fn with_query_runtime(
+        mut self,
+        runtime: Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+    ) -> Self {
+        self.query_runtime = Some(runtime);
+        self
+    }
+
+    fn query_engine(&self) -> SqlResult<&QueryEngine> {
+        if let Some(engine) = self.query_engine.get() {
+            return Ok(engine);
+        }
+        let runtime = match &self.query_runtime {
+            Some(runtime) => Arc::clone(runtime),
+            None => query::runtime(crate::config::Config::default().query_memory_mb)?,
+        };
+        let engine = QueryEngine::new(Arc::clone(&self.engine), &self.instance, runtime);
+        Ok(self.query_engine.get_or_init(|| engine))
+    }
+
+    /// What reads of this session see: its staged writes and `pgwide.as_of`.
+    fn read_context(&self) -> SqlResult<ReadContext> {
+        let as_of = match self.settings.get("pgwide.as_of") {
+            Ok(value) => Some(query::parse_as_of(&value)?),
+            Err(_) => None,
+        };
+        Ok(ReadContext {
+            engine: Arc::clone(&self.engine),
+            staged: self
+                .transaction
+                .as_ref()
+                .filter(|t| !t.staged.is_empty())
+                .map(|t| Arc::new(t.staged.clone())),
+            as_of,
+            meter: None,
+        })
+    }
+
+    /// A SELECT: the fast path where it applies, else DataFusion.
+    fn plan_query(&self, query: &ast::Query, params: &mut Params) -> SqlResult<Plan> {
+        let given = params.types.clone();
+        match plan_select(&self.engine, &self.instance, query, params) {
+            // 42883: a function only DataFusion knows (aggregates, window functions).
+            Err(e) if e.code == "0A000" || e.code == "42883" => {
+                let planned = self.query_engine()?.plan(query, &given)?;
+                params.types = QueryEngine::param_types(&planned)
+                    .into_iter()
+                    .map(Some)
+                    .collect();
+                Ok(Plan::Query(planned))
+            }
+            other => other.map(|plan| Plan::Select(Arc::new(plan))),
         }
     }
 
@@ -108,9 +190,15 @@ impl Session {
 
     fn plan(&self, statement: Statement, params: &mut Params) -> SqlResult<Plan> {
         Ok(match statement {
-            Statement::Query(query) => {
-                Plan::Select(plan_select(&self.engine, &self.instance, &query, params)?)
-            }
+            Statement::Query(query) => self.plan_query(&query, params)?,
+            Statement::Explain {
+                statement, analyze, ..
+            } => match *statement {
+                Statement::Query(query) => {
+                    Plan::Explain(Box::new(self.plan_query(&query, params)?), analyze)
+                }
+                _ => return Err(SqlError::unsupported("EXPLAIN works on SELECT statements")),
+            },
             Statement::Insert(insert) => Plan::Insert(dml::plan_insert(
                 &self.engine,
                 &self.instance,
@@ -136,6 +224,11 @@ impl Session {
     fn columns(plan: &Plan) -> Arc<Vec<OutputColumn>> {
         match plan {
             Plan::Select(p) => Arc::clone(&p.columns),
+            Plan::Query(p) => Arc::clone(&p.columns),
+            Plan::Explain(..) => Arc::new(vec![OutputColumn {
+                name: "QUERY PLAN".into(),
+                ty: SqlType::Text,
+            }]),
             Plan::Insert(p) => p.columns(),
             Plan::Update(p) => p.columns(),
             Plan::Delete(p) => p.columns(),
@@ -175,15 +268,24 @@ impl Session {
         };
         match plan {
             Plan::Select(p) => {
-                let ctx = ReadContext {
-                    engine: Arc::clone(&self.engine),
-                    staged: self
-                        .transaction
-                        .as_ref()
-                        .filter(|t| !t.staged.is_empty())
-                        .map(|t| Arc::new(t.staged.clone())),
-                };
-                execute_select(&ctx, Arc::new(p.clone()), params).await
+                let ctx = self.read_context()?;
+                execute_select(&ctx, Arc::clone(p), params).await
+            }
+            Plan::Query(p) => {
+                let ctx = self.read_context()?;
+                let columns = Arc::clone(&p.columns);
+                let rows = self.query_engine()?.execute(p, params, ctx).await?;
+                Ok(StatementResult::Query { columns, rows })
+            }
+            Plan::Explain(inner, analyze) => {
+                let ctx = self.read_context()?;
+                match &**inner {
+                    Plan::Select(p) => query::explain_fast_path(ctx, p, params, *analyze).await,
+                    Plan::Query(p) => {
+                        query::explain_query(self.query_engine()?, p, params, ctx, *analyze).await
+                    }
+                    _ => Err(SqlError::unsupported("EXPLAIN works on SELECT statements")),
+                }
             }
             Plan::Insert(p) => dml::execute_insert(&mut target, p, &params).await,
             Plan::Update(p) => dml::execute_update(&mut target, p, &params).await,
@@ -239,7 +341,21 @@ impl Session {
                 }
                 Ok(command("CREATE DATABASE"))
             }
+            Statement::Copy { source, to, target, options, legacy_options, .. } => {
+                self.copy(source, *to, target, options, legacy_options).await
+            }
             Statement::Set(set) => self.set(set),
+            Statement::Reset(reset) => {
+                match &reset.reset {
+                    ast::Reset::ALL => self.settings.reset_all(),
+                    ast::Reset::ConfigurationParameter(name) => {
+                        let (prefix, name) = super::ddl::object_name(name)?;
+                        let name = prefix.map_or(name.clone(), |p| format!("{p}.{name}"));
+                        self.settings.reset(&name)?;
+                    }
+                }
+                Ok(command("RESET"))
+            }
             Statement::ShowVariable { variable } => {
                 let name = variable.iter().map(fold).collect::<Vec<_>>().join(".");
                 if name == "all" {
@@ -264,6 +380,43 @@ impl Session {
         }
     }
 
+    /// COPY FROM STDIN hands the server a sink; COPY TO STDOUT runs a SELECT.
+    async fn copy(
+        &mut self,
+        source: &ast::CopySource,
+        to: bool,
+        target: &ast::CopyTarget,
+        options: &[ast::CopyOption],
+        legacy: &[ast::CopyLegacyOption],
+    ) -> SqlResult<StatementResult> {
+        let format = super::copy::format(options, legacy)?;
+        match (to, target, source) {
+            (false, ast::CopyTarget::Stdin, ast::CopySource::Table { table_name, columns }) => {
+                if self.transaction.is_some() {
+                    return Err(SqlError::unsupported("COPY FROM inside a transaction block is not supported yet"));
+                }
+                let (columns, sink) = super::copy::copy_from(&self.engine, &self.instance, table_name, columns, format)?;
+                Ok(StatementResult::CopyIn { columns, sink })
+            }
+            (true, ast::CopyTarget::Stdout, source) => {
+                let query = match source {
+                    ast::CopySource::Table { table_name, columns } => {
+                        let sql = super::copy::select_for(table_name, columns)?;
+                        parse(&sql)?.pop().ok_or_else(|| SqlError::internal("empty COPY query"))?
+                    }
+                    ast::CopySource::Query(query) => Statement::Query(query.clone()),
+                };
+                let mut params = self.params(&[]);
+                let plan = self.plan(query, &mut params)?;
+                match Box::pin(self.run_plan(&plan, Vec::new())).await? {
+                    StatementResult::Query { columns, rows } => Ok(StatementResult::CopyOut { columns, format, rows }),
+                    _ => Err(SqlError::unsupported("COPY TO needs a query that returns rows")),
+                }
+            }
+            _ => Err(SqlError::unsupported("COPY works with FROM STDIN and TO STDOUT only; files are read by the client (psql \\copy)")),
+        }
+    }
+
     fn set(&mut self, set: &ast::Set) -> SqlResult<StatementResult> {
         match set {
             ast::Set::SingleAssignment {
@@ -277,6 +430,10 @@ impl Session {
                 let is_default = matches!(values.as_slice(), [ast::Expr::Identifier(i)] if i.value.eq_ignore_ascii_case("default"));
                 if is_default {
                     self.settings.reset(&name)?;
+                } else if name.eq_ignore_ascii_case("pgwide.as_of") {
+                    let value = setting_value(values);
+                    query::parse_as_of(&value)?;
+                    self.settings.set(&name, &value)?;
                 } else {
                     self.settings.set(&name, &setting_value(values))?;
                 }
@@ -294,6 +451,41 @@ impl Session {
     }
 }
 
+impl Session {
+    /// Plans the template of a statement just planned and caches it when the two are
+    /// interchangeable (see `plan_cache`). Only reads and writes are cached: DDL and
+    /// settings change what later statements mean.
+    fn cache_template(&mut self, template: &Template, statement_plan: &Plan) {
+        if !matches!(
+            statement_plan,
+            Plan::Select(_) | Plan::Insert(_) | Plan::Update(_) | Plan::Delete(_)
+        ) {
+            return;
+        }
+        let version = self.engine.catalog_version();
+        if !matches!(self.plan_cache.lookup(&template.key, version), Lookup::Miss) {
+            return;
+        }
+        let mut params = self.params(&[]);
+        let planned = match parse(&template.key) {
+            Ok(mut statements) if statements.len() == 1 => statements
+                .pop()
+                .and_then(|statement| self.plan(statement, &mut params).ok()),
+            _ => None,
+        };
+        let columns = planned.as_ref().map(Self::columns);
+        let statement_columns = Self::columns(statement_plan);
+        self.plan_cache.insert(
+            template,
+            version,
+            planned.zip(columns.as_deref()).map(|(plan, columns)| {
+                (Arc::new(plan), params.types.as_slice(), columns.as_slice())
+            }),
+            &statement_columns,
+        );
+    }
+}
+
 fn first_words(sql: &str) -> String {
     sql.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
@@ -301,7 +493,28 @@ fn first_words(sql: &str) -> String {
 #[async_trait]
 impl SqlSession for Session {
     fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement>> {
-        Ok(parse(sql)?
+        self.pending_template = None;
+        let template = plan_cache::templatize(sql);
+        if let Some(template) = &template {
+            let version = self.engine.catalog_version();
+            if let Lookup::Hit(cached) = self.plan_cache.lookup(&template.key, version) {
+                if let Some(params) = plan_cache::bind(&template.literals, &cached.param_types) {
+                    let run = CachedRun {
+                        plan: Arc::clone(&cached.plan),
+                        params,
+                    };
+                    return Ok(vec![ParsedStatement {
+                        sql: sql.to_string(),
+                        plan: Box::new(run),
+                    }]);
+                }
+            }
+        }
+        let statements = parse(sql)?;
+        if let (Some(template), [_]) = (template, statements.as_slice()) {
+            self.pending_template = Some(template);
+        }
+        Ok(statements
             .into_iter()
             .map(|statement| ParsedStatement {
                 sql: statement.to_string(),
@@ -311,10 +524,14 @@ impl SqlSession for Session {
     }
 
     async fn run_simple(&mut self, statement: ParsedStatement) -> SqlResult<StatementResult> {
+        let statement = match statement.plan.downcast::<CachedRun>() {
+            Ok(cached) => return self.run(&cached.plan, cached.params).await,
+            Err(other) => other,
+        };
         let statement = statement
-            .plan
             .downcast::<Statement>()
             .map_err(|_| SqlError::internal("statement from another layer"))?;
+        let template = self.pending_template.take();
         let mut params = self.params(&[]);
         let plan = match self.plan(*statement, &mut params) {
             Ok(plan) => plan,
@@ -325,6 +542,9 @@ impl SqlSession for Session {
                 return Err(e);
             }
         };
+        if let Some(template) = template {
+            self.cache_template(&template, &plan);
+        }
         self.run(&plan, Vec::new()).await
     }
 

@@ -142,6 +142,64 @@ pub enum StatementResult {
     },
     /// A command tag such as `INSERT 0 3`, `UPDATE 1`, `CREATE TABLE`.
     Command { tag: String },
+    /// `COPY ... FROM STDIN`: the server sends CopyInResponse and feeds the client's
+    /// CopyData into the sink; CopyDone finishes it and gives the command tag.
+    CopyIn {
+        columns: usize,
+        sink: Box<dyn CopySink>,
+    },
+    /// `COPY ... TO STDOUT`: the rows, which the server formats as CopyData lines in
+    /// `format`, then the tag `COPY <rows>`.
+    CopyOut {
+        columns: Arc<Vec<OutputColumn>>,
+        format: CopyFormat,
+        rows: RowStream,
+    },
+}
+
+/// The text or CSV format of a COPY (PostgreSQL's options and defaults).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CopyFormat {
+    pub csv: bool,
+    pub delimiter: u8,
+    /// How NULL is written: `\N` in text, the empty string in CSV.
+    pub null: String,
+    pub header: bool,
+    pub quote: u8,
+    pub escape: u8,
+}
+
+impl CopyFormat {
+    pub fn text() -> Self {
+        CopyFormat {
+            csv: false,
+            delimiter: b'\t',
+            null: "\\N".into(),
+            header: false,
+            quote: b'"',
+            escape: b'"',
+        }
+    }
+
+    pub fn csv() -> Self {
+        CopyFormat {
+            csv: true,
+            delimiter: b',',
+            null: String::new(),
+            ..CopyFormat::text()
+        }
+    }
+}
+
+/// Receives the data of a `COPY ... FROM STDIN`.
+#[async_trait::async_trait]
+pub trait CopySink: Send {
+    /// One CopyData message's bytes (lines may span messages).
+    async fn data(&mut self, chunk: &[u8]) -> SqlResult<()>;
+    /// CopyDone: applies what is left and returns the command tag (`COPY <rows>`).
+    async fn finish(self: Box<Self>) -> SqlResult<String>;
+    /// CopyFail or an error: undoes whatever the COPY already wrote.
+    async fn abort(self: Box<Self>);
 }
 
 /// The transaction state reported in ReadyForQuery.

@@ -14,6 +14,7 @@ use super::{
 use async_trait::async_trait;
 use std::collections::HashSet;
 use std::fs::File;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -156,6 +157,44 @@ impl Backend for SledBackend {
         Ok(out)
     }
 
+    async fn visit(
+        &self,
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut (dyn for<'k> FnMut(&'k [u8], &'k [u8]) -> bool + Send),
+    ) -> StorageResult<()> {
+        if range.is_empty() || limit == 0 {
+            return Ok(());
+        }
+        let iter = self
+            .db
+            .range::<&[u8], _>((bound_ref(&range.start), bound_ref(&range.end)));
+        let mut seen = 0;
+        let mut each = |item: sled::Result<(sled::IVec, sled::IVec)>| -> StorageResult<bool> {
+            let (k, v) = item.map_err(io_err)?;
+            seen += 1;
+            Ok(visit(&k, &v) && seen < limit)
+        };
+        match direction {
+            Direction::Forward => {
+                for item in iter {
+                    if !each(item)? {
+                        break;
+                    }
+                }
+            }
+            Direction::Backward => {
+                for item in iter.rev() {
+                    if !each(item)? {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool> {
         let Some(seq) = self.apply(checks, batch)? else {
             return Ok(false);
@@ -168,6 +207,15 @@ impl Backend for SledBackend {
 
     fn size_on_disk(&self) -> u64 {
         self.db.size_on_disk().unwrap_or(0)
+    }
+}
+
+/// A borrowed bound, so a range is handed to sled without copying its keys.
+fn bound_ref(bound: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match bound {
+        Bound::Included(k) => Bound::Included(k.as_slice()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_slice()),
+        Bound::Unbounded => Bound::Unbounded,
     }
 }
 

@@ -17,11 +17,17 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start() -> TestServer {
+        Self::start_with(|_| {}).await
+    }
+
+    /// A server whose configuration `adjust` changes first.
+    pub async fn start_with(adjust: impl FnOnce(&mut Config)) -> TestServer {
         let dir = tempfile::tempdir().expect("tempdir");
-        let config = Config {
+        let mut config = Config {
             data_dir: dir.path().join("data"),
             ..Config::default()
         };
+        adjust(&mut config);
         let gateway = Gateway::open(&config).await.expect("gateway opens");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

@@ -1,0 +1,604 @@
+//! COPY: `COPY t [(cols)] FROM STDIN` loads rows in text or CSV format through the
+//! engine in BatchWriteRow-sized atomic chunks (each row a PutRow EXPECT_NOT_EXIST, so an
+//! existing key is 23505). A bad line is reported with its line number and the rows
+//! already written by that COPY are deleted again, so nothing of it stays. `COPY ... TO
+//! STDOUT` runs a SELECT whose rows the server formats.
+
+use super::ddl::{object_name, table_name, ROWID};
+use super::expr::fold;
+use super::types::{CopyFormat, CopySink, Datum, SqlError, SqlResult};
+use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value};
+use crate::engine::{
+    BatchMode, ColumnOp, Condition, ConditionFailure, Engine, PkValue, PrimaryKey, RowChange,
+    RowExistence, RowWrite, TableMeta, ValueType, WriteOutcome,
+};
+use async_trait::async_trait;
+use sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, CopyOption, Ident, ObjectName};
+use std::sync::Arc;
+
+/// Reads a COPY's options into a format.
+pub fn format(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> SqlResult<CopyFormat> {
+    let mut csv = false;
+    let mut header = false;
+    let (mut delimiter, mut null, mut quote, mut escape) = (None, None, None, None);
+    for option in options {
+        match option {
+            CopyOption::Format(name) => match fold(name).as_str() {
+                "csv" => csv = true,
+                "text" => csv = false,
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "COPY format \"{other}\" is not supported"
+                    )))
+                }
+            },
+            CopyOption::Header(h) => header = *h,
+            CopyOption::Delimiter(c) => delimiter = Some(*c),
+            CopyOption::Null(n) => null = Some(n.clone()),
+            CopyOption::Quote(c) => quote = Some(*c),
+            CopyOption::Escape(c) => escape = Some(*c),
+            CopyOption::Encoding(e)
+                if e.eq_ignore_ascii_case("utf8") || e.eq_ignore_ascii_case("utf-8") => {}
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "COPY option {other} is not supported"
+                )))
+            }
+        }
+    }
+    for option in legacy {
+        match option {
+            CopyLegacyOption::Csv(csv_options) => {
+                csv = true;
+                for o in csv_options {
+                    match o {
+                        CopyLegacyCsvOption::Header => header = true,
+                        CopyLegacyCsvOption::Quote(c) => quote = Some(*c),
+                        CopyLegacyCsvOption::Escape(c) => escape = Some(*c),
+                        other => {
+                            return Err(SqlError::unsupported(format!(
+                                "COPY option {other} is not supported"
+                            )))
+                        }
+                    }
+                }
+            }
+            CopyLegacyOption::Delimiter(c) => delimiter = Some(*c),
+            CopyLegacyOption::Null(n) => null = Some(n.clone()),
+            CopyLegacyOption::Header => header = true,
+            other => {
+                return Err(SqlError::unsupported(format!(
+                    "COPY option {other} is not supported"
+                )))
+            }
+        }
+    }
+    let mut format = if csv {
+        CopyFormat::csv()
+    } else {
+        CopyFormat::text()
+    };
+    format.header = header;
+    let byte = |c: char, what: &str| -> SqlResult<u8> {
+        u8::try_from(c as u32)
+            .ok()
+            .filter(|b| b.is_ascii() && *b != b'\n' && *b != b'\r')
+            .ok_or_else(|| {
+                SqlError::new(
+                    "22023",
+                    format!("COPY {what} must be a single one-byte character"),
+                )
+            })
+    };
+    if let Some(d) = delimiter {
+        format.delimiter = byte(d, "delimiter")?;
+    }
+    if let Some(q) = quote {
+        format.quote = byte(q, "quote")?;
+    }
+    format.escape = match escape {
+        Some(e) => byte(e, "escape")?,
+        None => format.quote,
+    };
+    if let Some(n) = null {
+        format.null = n;
+    }
+    Ok(format)
+}
+
+/// Where each field of a COPY line goes.
+#[derive(Debug, Clone)]
+enum Field {
+    Pk(usize),
+    Attr(String, Option<ValueType>),
+}
+
+/// The column list of a COPY FROM: the given one, or every visible column in order.
+fn fields(table: &TableMeta, columns: &[Ident]) -> SqlResult<Vec<Field>> {
+    let names: Vec<String> = if columns.is_empty() {
+        table
+            .ordered_columns()
+            .into_iter()
+            .filter(|c| !(table.auto_rowid && *c == ROWID))
+            .map(String::from)
+            .collect()
+    } else {
+        columns.iter().map(fold).collect()
+    };
+    names
+        .into_iter()
+        .map(|name| match table.pk_index(&name) {
+            Some(_) if table.auto_rowid => Err(SqlError::new(
+                "428C9",
+                format!("cannot copy into the hidden column \"{name}\""),
+            )),
+            Some(k) => Ok(Field::Pk(k)),
+            None => {
+                crate::engine::check_name(&name)?;
+                let ty = table.column(&name).map(|c| c.ty);
+                Ok(Field::Attr(name, ty))
+            }
+        })
+        .collect()
+}
+
+/// Opens the sink of `COPY table [(columns)] FROM STDIN`.
+/// Returns the number of columns each line holds and the sink.
+pub fn copy_from(
+    engine: &Arc<Engine>,
+    instance: &str,
+    name: &ObjectName,
+    columns: &[Ident],
+    format: CopyFormat,
+) -> SqlResult<(usize, Box<dyn CopySink>)> {
+    let table = engine.table(instance, &table_name(name)?)?;
+    let fields = fields(&table, columns)?;
+    Ok((
+        fields.len(),
+        Box::new(CopyFrom {
+            engine: Arc::clone(engine),
+            table,
+            fields,
+            format,
+            buffer: Vec::new(),
+            line: 0,
+            pending: Vec::new(),
+            pending_bytes: 0,
+            written: Vec::new(),
+            rows: 0,
+        }),
+    ))
+}
+
+/// The SELECT a `COPY table [(columns)] TO STDOUT` runs.
+pub fn select_for(name: &ObjectName, columns: &[Ident]) -> SqlResult<String> {
+    let (schema, table) = object_name(name)?;
+    let list = if columns.is_empty() {
+        "*".to_string()
+    } else {
+        columns
+            .iter()
+            .map(|c| format!("\"{}\"", fold(c)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Ok(match schema {
+        Some(schema) => format!("SELECT {list} FROM \"{schema}\".\"{table}\""),
+        None => format!("SELECT {list} FROM \"{table}\""),
+    })
+}
+
+struct CopyFrom {
+    engine: Arc<Engine>,
+    table: Arc<TableMeta>,
+    fields: Vec<Field>,
+    format: CopyFormat,
+    /// Bytes received but not yet a complete line.
+    buffer: Vec<u8>,
+    /// Number of the last line taken from the buffer (1-based, counting a header).
+    line: u64,
+    /// Parsed rows not yet written, with their line numbers.
+    pending: Vec<(u64, RowWrite)>,
+    pending_bytes: usize,
+    /// Keys this COPY wrote, to delete again if it fails.
+    written: Vec<PrimaryKey>,
+    rows: u64,
+}
+
+fn at_line(line: u64, e: SqlError) -> SqlError {
+    SqlError::new(e.code, format!("{} (COPY line {line})", e.message))
+}
+
+impl CopyFrom {
+    /// The end of the first complete record in the buffer, honouring CSV quotes.
+    fn record_end(&self, from: usize) -> Option<usize> {
+        if !self.format.csv {
+            return self.buffer[from..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map(|at| from + at);
+        }
+        let mut quoted = false;
+        let mut i = from;
+        while i < self.buffer.len() {
+            let b = self.buffer[i];
+            if quoted
+                && b == self.format.escape
+                && self.format.escape != self.format.quote
+                && self.buffer.get(i + 1) == Some(&self.format.quote)
+            {
+                i += 2;
+                continue;
+            }
+            if b == self.format.quote {
+                quoted = !quoted;
+            } else if b == b'\n' && !quoted {
+                return Some(i);
+            }
+            i += 1;
+        }
+        None
+    }
+
+    async fn take_records(&mut self, at_end: bool) -> SqlResult<()> {
+        // Records are read from a cursor and the buffer shifted once at the end, so a
+        // large CopyData message costs linear time.
+        let mut start = 0;
+        let result = async {
+            loop {
+                let end = match self.record_end(start) {
+                    Some(end) => end,
+                    None if at_end && start < self.buffer.len() => self.buffer.len(),
+                    None => return Ok(()),
+                };
+                let mut record = &self.buffer[start..end];
+                start = (end + 1).min(self.buffer.len());
+                if record.last() == Some(&b'\r') {
+                    record = &record[..record.len() - 1];
+                }
+                self.line += 1;
+                if (self.line == 1 && self.format.header) || (!self.format.csv && record == b"\\.")
+                {
+                    continue;
+                }
+                let line = self.line;
+                let values = if self.format.csv {
+                    split_csv(record, &self.format)
+                } else {
+                    split_text(record, &self.format)
+                }
+                .map_err(|e| at_line(line, e))?;
+                let bytes = record.len();
+                let write = self.row(values).map_err(|e| at_line(line, e))?;
+                self.pending_bytes += bytes;
+                self.pending.push((line, write));
+                let limits = self.engine.limits();
+                if self.pending.len() >= limits.max_batch_write_rows
+                    || self.pending_bytes >= limits.max_batch_write_bytes / 2
+                {
+                    self.write_pending().await?;
+                }
+            }
+        }
+        .await;
+        self.buffer.drain(..start);
+        result
+    }
+
+    fn row(&self, values: Vec<Option<String>>) -> SqlResult<RowWrite> {
+        if values.len() < self.fields.len() {
+            return Err(SqlError::new(
+                "22P04",
+                format!(
+                    "missing data: {} columns expected, {} given",
+                    self.fields.len(),
+                    values.len()
+                ),
+            ));
+        }
+        if values.len() > self.fields.len() {
+            return Err(SqlError::new(
+                "22P04",
+                "extra data after last expected column",
+            ));
+        }
+        let table = &self.table;
+        let mut pk: Vec<Option<PkValue>> = vec![None; table.pk.len()];
+        let mut ops = Vec::new();
+        for (field, value) in self.fields.iter().zip(values) {
+            let datum = value.map_or(Datum::Null, Datum::Text);
+            match field {
+                Field::Pk(k) => {
+                    pk[*k] = Some(datum_to_pk(&datum, table.pk[*k].ty, &table.pk[*k].name)?)
+                }
+                Field::Attr(column, ty) => {
+                    if datum == Datum::Null {
+                        continue;
+                    }
+                    let value = match ty {
+                        Some(ty) => datum_to_value(&datum, *ty)?,
+                        None => datum_to_natural_value(&datum)
+                            .ok_or_else(|| SqlError::internal("null value"))?,
+                    };
+                    ops.push(ColumnOp::Put {
+                        column: column.clone(),
+                        value,
+                        version: None,
+                    });
+                }
+            }
+        }
+        let pk = if table.auto_rowid {
+            // Filled in when the chunk is written (ids are reserved per chunk).
+            vec![PkValue::Integer(0)]
+        } else {
+            pk.into_iter()
+                .enumerate()
+                .map(|(k, v)| {
+                    v.ok_or_else(|| {
+                        SqlError::new(
+                            "23502",
+                            format!("null value in primary key column \"{}\"", table.pk[k].name),
+                        )
+                    })
+                })
+                .collect::<SqlResult<_>>()?
+        };
+        Ok(RowWrite {
+            pk,
+            change: RowChange::Put(ops),
+            condition: Condition::row(RowExistence::ExpectNotExist),
+            return_row: false,
+        })
+    }
+
+    async fn write_pending(&mut self) -> SqlResult<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        self.pending_bytes = 0;
+        if self.table.auto_rowid {
+            let first = self
+                .engine
+                .allocate_rowids(&self.table, pending.len() as i64)
+                .await?;
+            for (i, (_, write)) in pending.iter_mut().enumerate() {
+                write.pk = vec![PkValue::Integer(first + i as i64)];
+            }
+        }
+        let lines: Vec<u64> = pending.iter().map(|(line, _)| *line).collect();
+        let writes: Vec<(Arc<TableMeta>, RowWrite)> = pending
+            .into_iter()
+            .map(|(_, w)| (Arc::clone(&self.table), w))
+            .collect();
+        let keys: Vec<PrimaryKey> = writes.iter().map(|(_, w)| w.pk.clone()).collect();
+        let result = self.engine.write_rows(writes, BatchMode::Atomic).await?;
+        if let Some((index, failure)) = result.first_failure() {
+            let what = match failure {
+                ConditionFailure::RowExists => format!(
+                    "duplicate key value violates unique constraint \"{}_pkey\": key ({}) already exists",
+                    self.table.name,
+                    keys[index].iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+                ),
+                other => format!("row not written: {other:?}"),
+            };
+            return Err(SqlError::new(
+                "23505",
+                format!("{what} (COPY line {})", lines[index]),
+            ));
+        }
+        debug_assert!(result
+            .outcomes
+            .iter()
+            .all(|o| matches!(o, WriteOutcome::Applied(_))));
+        self.rows += keys.len() as u64;
+        self.written.extend(keys);
+        Ok(())
+    }
+
+    /// Deletes every row this COPY wrote.
+    async fn undo(&mut self) {
+        let chunk = self.engine.limits().max_batch_write_rows.max(1);
+        for keys in self.written.chunks(chunk) {
+            let deletes = keys
+                .iter()
+                .map(|pk| {
+                    (
+                        Arc::clone(&self.table),
+                        RowWrite {
+                            pk: pk.clone(),
+                            change: RowChange::Delete,
+                            condition: Condition::IGNORE,
+                            return_row: false,
+                        },
+                    )
+                })
+                .collect();
+            if let Err(e) = self.engine.write_rows(deletes, BatchMode::Atomic).await {
+                tracing::error!(
+                    "undoing a failed COPY into {} left rows behind: {e}",
+                    self.table.name
+                );
+                return;
+            }
+        }
+        self.written.clear();
+    }
+}
+
+#[async_trait]
+impl CopySink for CopyFrom {
+    async fn data(&mut self, chunk: &[u8]) -> SqlResult<()> {
+        self.buffer.extend_from_slice(chunk);
+        self.take_records(false).await
+    }
+
+    async fn finish(mut self: Box<Self>) -> SqlResult<String> {
+        let result = async {
+            self.take_records(true).await?;
+            self.write_pending().await
+        }
+        .await;
+        match result {
+            Ok(()) => Ok(format!("COPY {}", self.rows)),
+            Err(e) => {
+                self.undo().await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn abort(mut self: Box<Self>) {
+        self.undo().await;
+    }
+}
+
+fn utf8(bytes: Vec<u8>) -> SqlResult<String> {
+    String::from_utf8(bytes)
+        .map_err(|_| SqlError::new("22021", "invalid byte sequence for encoding \"UTF8\""))
+}
+
+/// Splits a text-format line: delimiter-separated, backslash escapes, `\N` for NULL.
+fn split_text(record: &[u8], format: &CopyFormat) -> SqlResult<Vec<Option<String>>> {
+    let mut out = Vec::new();
+    for raw in record.split(|&b| b == format.delimiter) {
+        if raw == format.null.as_bytes() {
+            out.push(None);
+            continue;
+        }
+        let mut value = Vec::with_capacity(raw.len());
+        let mut i = 0;
+        while i < raw.len() {
+            if raw[i] != b'\\' || i + 1 == raw.len() {
+                value.push(raw[i]);
+                i += 1;
+                continue;
+            }
+            let next = raw[i + 1];
+            i += 2;
+            match next {
+                b't' => value.push(b'\t'),
+                b'n' => value.push(b'\n'),
+                b'r' => value.push(b'\r'),
+                b'b' => value.push(8),
+                b'f' => value.push(12),
+                b'v' => value.push(11),
+                b'x' => {
+                    let digits: Vec<u8> = raw[i..]
+                        .iter()
+                        .take(2)
+                        .take_while(|b| b.is_ascii_hexdigit())
+                        .copied()
+                        .collect();
+                    let text = String::from_utf8_lossy(&digits).into_owned();
+                    if let Ok(byte) = u8::from_str_radix(&text, 16) {
+                        value.push(byte);
+                        i += digits.len();
+                    } else {
+                        value.push(b'x');
+                    }
+                }
+                b'0'..=b'7' => {
+                    let mut n = u32::from(next - b'0');
+                    let mut taken = 0;
+                    while taken < 2 && i < raw.len() && (b'0'..=b'7').contains(&raw[i]) {
+                        n = n * 8 + u32::from(raw[i] - b'0');
+                        i += 1;
+                        taken += 1;
+                    }
+                    value.push((n & 0xFF) as u8);
+                }
+                other => value.push(other),
+            }
+        }
+        out.push(Some(utf8(value)?));
+    }
+    Ok(out)
+}
+
+/// Splits a CSV record: quoted fields may hold delimiters, quotes (doubled or escaped)
+/// and newlines; an unquoted field equal to the NULL string is NULL.
+fn split_csv(record: &[u8], format: &CopyFormat) -> SqlResult<Vec<Option<String>>> {
+    let mut out = Vec::new();
+    let mut value = Vec::new();
+    let mut quoted_field = false;
+    let mut in_quotes = false;
+    let mut i = 0;
+    let finish =
+        |value: &mut Vec<u8>, quoted: bool, out: &mut Vec<Option<String>>| -> SqlResult<()> {
+            let bytes = std::mem::take(value);
+            if !quoted && bytes == format.null.as_bytes() {
+                out.push(None);
+            } else {
+                out.push(Some(utf8(bytes)?));
+            }
+            Ok(())
+        };
+    while i < record.len() {
+        let b = record[i];
+        if in_quotes {
+            if b == format.escape && record.get(i + 1) == Some(&format.quote) {
+                value.push(format.quote);
+                i += 2;
+                continue;
+            }
+            if b == format.quote {
+                in_quotes = false;
+            } else {
+                value.push(b);
+            }
+        } else if b == format.quote {
+            in_quotes = true;
+            quoted_field = true;
+        } else if b == format.delimiter {
+            finish(&mut value, quoted_field, &mut out)?;
+            quoted_field = false;
+        } else {
+            value.push(b);
+        }
+        i += 1;
+    }
+    if in_quotes {
+        return Err(SqlError::new("22P04", "unterminated CSV quoted field"));
+    }
+    finish(&mut value, quoted_field, &mut out)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_lines_unescape_and_null() {
+        let f = CopyFormat::text();
+        let got = split_text(b"a\\tb\t\\N\t\\\\x\t\\101", &f).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Some("a\tb".into()),
+                None,
+                Some("\\x".into()),
+                Some("A".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn csv_quotes_delimiters_and_nulls() {
+        let f = CopyFormat::csv();
+        let got = split_csv(b"1,\"a,b\",,\"\",\"say \"\"hi\"\"\"", &f).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Some("1".into()),
+                Some("a,b".into()),
+                None,
+                Some("".into()),
+                Some("say \"hi\"".into())
+            ]
+        );
+        assert!(split_csv(b"\"open", &f).is_err());
+    }
+}

@@ -1,0 +1,286 @@
+//! DataFusion for every SELECT the fast path does not plan: joins, aggregates, GROUP BY,
+//! DISTINCT, subqueries, CTEs, UNION, window functions and the scalar function library.
+//! Each session keeps one DataFusion `SessionState` whose catalog is the session's
+//! instance (`public`) and its versions relations (`versions`), resolved live from the
+//! engine; tables are scanned through [`provider::EngineTable`], which pushes PK and
+//! attribute predicates and LIMIT down to the engine and streams its pages.
+
+mod catalog;
+mod convert;
+mod errors;
+mod explain;
+mod provider;
+mod scan;
+
+pub use errors::from_datafusion;
+pub use explain::{explain_fast_path, explain_query};
+
+use super::select::{output_name, ReadContext};
+use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ParamValues;
+use datafusion::execution::memory_pool::FairSpillPool;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::SessionConfig;
+use futures::{FutureExt, StreamExt};
+use sqlparser::ast::{self, SelectItem, SetExpr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Pages, rows and capacity units one scan consumed, for EXPLAIN ANALYZE.
+#[derive(Debug, Default)]
+pub struct ReadMeter {
+    pages: AtomicU64,
+    rows: AtomicU64,
+    read_cu: AtomicU64,
+}
+
+impl ReadMeter {
+    /// One engine call: `rows` examined for `read_cu` capacity units.
+    pub fn record(&self, rows: u64, read_cu: u64) {
+        self.pages.fetch_add(1, Ordering::Relaxed);
+        self.rows.fetch_add(rows, Ordering::Relaxed);
+        self.read_cu.fetch_add(read_cu, Ordering::Relaxed);
+    }
+
+    /// `rows scanned=N pages=P read CU=C`.
+    pub fn summary(&self) -> String {
+        format!(
+            "rows scanned={} pages={} read CU={}",
+            self.rows.load(Ordering::Relaxed),
+            self.pages.load(Ordering::Relaxed),
+            self.read_cu.load(Ordering::Relaxed)
+        )
+    }
+}
+
+/// The memory pool every session's queries share: sorts, joins and aggregates beyond it
+/// spill where they can and otherwise fail with SQLSTATE 53200 instead of exhausting
+/// the process.
+pub fn runtime(memory_mb: usize) -> SqlResult<Arc<RuntimeEnv>> {
+    RuntimeEnvBuilder::new()
+        .with_memory_pool(Arc::new(FairSpillPool::new(
+            memory_mb.max(1).saturating_mul(1 << 20),
+        )))
+        .build_arc()
+        .map_err(|e| from_datafusion(&e))
+}
+
+/// A session's DataFusion state: configuration, functions and the instance catalog.
+pub struct QueryEngine {
+    state: SessionState,
+}
+
+impl std::fmt::Debug for QueryEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QueryEngine")
+    }
+}
+
+/// A SELECT planned by DataFusion, not yet optimized: parameters are bound at execution.
+#[derive(Debug)]
+pub struct QueryPlan {
+    logical: LogicalPlan,
+    pub columns: Arc<Vec<OutputColumn>>,
+    /// The type of each `$n` reported to the client, in order.
+    param_types: Vec<DataType>,
+    /// The type each `$n` is bound as.
+    bind_types: Vec<DataType>,
+}
+
+impl QueryEngine {
+    pub fn new(
+        engine: Arc<crate::engine::Engine>,
+        instance: &str,
+        runtime: Arc<RuntimeEnv>,
+    ) -> Self {
+        // One partition: the engine scan is one ordered stream, plans stay small for
+        // short queries, and EXPLAIN output does not depend on the machine's cores.
+        let config = SessionConfig::new()
+            .with_target_partitions(1)
+            .with_create_default_catalog_and_schema(false)
+            .with_default_catalog_and_schema(instance, catalog::PUBLIC)
+            .with_information_schema(false);
+        let catalogs = catalog::catalog_list(engine, instance);
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_runtime_env(runtime)
+            .with_catalog_list(catalogs)
+            .with_default_features()
+            .build();
+        QueryEngine { state }
+    }
+
+    /// Plans a query. `given` holds the parameter types the client declared.
+    pub fn plan(&self, query: &ast::Query, given: &[Option<SqlType>]) -> SqlResult<QueryPlan> {
+        let statement = datafusion::sql::parser::Statement::Statement(Box::new(
+            ast::Statement::Query(Box::new(query.clone())),
+        ));
+        // The catalog answers from memory, so planning completes without waiting.
+        let logical = self
+            .state
+            .statement_to_plan(statement)
+            .now_or_never()
+            .ok_or_else(|| SqlError::internal("query planning did not complete"))?
+            .map_err(|e| from_datafusion(&e))?;
+        let inferred = logical
+            .get_parameter_types()
+            .map_err(|e| from_datafusion(&e))?;
+        // Reported types: the client's where it gave one (it encodes the value so),
+        // else DataFusion's. Bound types: DataFusion's, which the plan checks.
+        let mut param_types: Vec<DataType> = given
+            .iter()
+            .map(|g| g.map_or(DataType::Utf8, convert::arrow_type))
+            .collect();
+        let mut bind_types = param_types.clone();
+        for (name, ty) in inferred {
+            let Some(index) = name
+                .strip_prefix('$')
+                .and_then(|n| n.parse::<usize>().ok())
+                .and_then(|n| n.checked_sub(1))
+            else {
+                return Err(SqlError::syntax(format!("invalid parameter {name}")));
+            };
+            if param_types.len() <= index {
+                param_types.resize(index + 1, DataType::Utf8);
+                bind_types.resize(index + 1, DataType::Utf8);
+            }
+            if let Some(ty) = ty {
+                if given.get(index).copied().flatten().is_none() {
+                    param_types[index] = ty.clone();
+                }
+                bind_types[index] = ty;
+            }
+        }
+        let names = column_names(query);
+        let columns = logical
+            .schema()
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, field)| OutputColumn {
+                name: names
+                    .as_ref()
+                    .and_then(|n| n.get(i).cloned())
+                    .unwrap_or_else(|| field_name(field.name())),
+                ty: convert::sql_type(field.data_type()),
+            })
+            .collect();
+        Ok(QueryPlan {
+            logical,
+            columns: Arc::new(columns),
+            param_types,
+            bind_types,
+        })
+    }
+
+    /// The physical plan with `params` bound, scanning under `ctx`.
+    async fn physical(
+        &self,
+        plan: &QueryPlan,
+        params: Vec<Datum>,
+        ctx: ReadContext,
+    ) -> SqlResult<(Arc<dyn ExecutionPlan>, SessionState)> {
+        let mut logical = plan.logical.clone();
+        if !plan.bind_types.is_empty() {
+            let values = params
+                .iter()
+                .zip(&plan.bind_types)
+                .map(|(d, ty)| convert::datum_to_scalar(d, ty))
+                .collect::<SqlResult<Vec<_>>>()?;
+            logical = logical
+                .with_param_values(ParamValues::from(values))
+                .map_err(|e| from_datafusion(&e))?;
+        }
+        let mut state = self.state.clone();
+        state.config_mut().set_extension(Arc::new(ctx));
+        let physical = state
+            .create_physical_plan(&logical)
+            .await
+            .map_err(|e| from_datafusion(&e))?;
+        Ok((physical, state))
+    }
+
+    /// Runs a plan: its rows, converted batch by batch as the client reads them.
+    pub async fn execute(
+        &self,
+        plan: &QueryPlan,
+        params: Vec<Datum>,
+        ctx: ReadContext,
+    ) -> SqlResult<RowStream> {
+        let (physical, state) = self.physical(plan, params, ctx).await?;
+        let batches = datafusion::physical_plan::execute_stream(physical, state.task_ctx())
+            .map_err(|e| from_datafusion(&e))?;
+        let columns = Arc::clone(&plan.columns);
+        Ok(batches
+            .flat_map(move |batch| {
+                let rows = match batch {
+                    Ok(batch) => convert::batch_rows(&batch, &columns),
+                    Err(e) => vec![Err(from_datafusion(&e))],
+                };
+                futures::stream::iter(rows)
+            })
+            .boxed())
+    }
+
+    /// The parameter types to report to the client.
+    pub fn param_types(plan: &QueryPlan) -> Vec<SqlType> {
+        plan.param_types.iter().map(convert::sql_type).collect()
+    }
+}
+
+/// PostgreSQL's output names for the top-level select list, when it has no wildcard
+/// (DataFusion names expressions by their text, `count(*)`, where PostgreSQL says
+/// `count`).
+fn column_names(query: &ast::Query) -> Option<Vec<String>> {
+    let mut body = &*query.body;
+    loop {
+        match body {
+            SetExpr::SetOperation { left, .. } => body = left,
+            SetExpr::Query(q) => body = &q.body,
+            SetExpr::Select(select) => {
+                return select
+                    .projection
+                    .iter()
+                    .map(|item| match item {
+                        SelectItem::UnnamedExpr(e) => Some(output_name(e)),
+                        SelectItem::ExprWithAlias { alias, .. } => Some(super::expr::fold(alias)),
+                        _ => None,
+                    })
+                    .collect()
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A DataFusion field name as a column name: `t.a` is `a`; an expression is `?column?`.
+fn field_name(name: &str) -> String {
+    let last = name.rsplit('.').next().unwrap_or(name);
+    if !last.is_empty() && last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        last.to_string()
+    } else {
+        "?column?".into()
+    }
+}
+
+/// The value of `pgwide.as_of`: milliseconds since the Unix epoch.
+pub fn parse_as_of(value: &str) -> SqlResult<i64> {
+    value
+        .trim()
+        .trim_matches('\'')
+        .parse::<i64>()
+        .ok()
+        .filter(|ms| *ms >= 0)
+        .ok_or_else(|| {
+            SqlError::new(
+                "22023",
+                format!(
+                    "invalid value for parameter \"pgwide.as_of\": \"{value}\"; expected milliseconds since the Unix epoch"
+                ),
+            )
+        })
+}

@@ -1,0 +1,91 @@
+//! The DataFusion catalog of one instance: schema `public` holds its tables and schema
+//! `versions` their versions relations, both looked up in the engine's catalog when a
+//! query names them, so DDL from any session is seen at once.
+
+use super::provider::EngineTable;
+use crate::engine::{Engine, EngineError};
+use crate::sql::relation::{RelationKind, VERSIONS_SCHEMA};
+use async_trait::async_trait;
+use datafusion::catalog::{
+    CatalogProvider, CatalogProviderList, MemoryCatalogProviderList, SchemaProvider, TableProvider,
+};
+use datafusion::error::{DataFusionError, Result};
+use std::sync::Arc;
+
+/// The schema of an instance's tables.
+pub const PUBLIC: &str = "public";
+
+/// A catalog list holding the one catalog named after `instance`.
+pub fn catalog_list(engine: Arc<Engine>, instance: &str) -> Arc<dyn CatalogProviderList> {
+    let list = MemoryCatalogProviderList::new();
+    let catalog = InstanceCatalog {
+        public: Arc::new(InstanceSchema {
+            engine: Arc::clone(&engine),
+            instance: instance.to_string(),
+            kind: RelationKind::Table,
+        }),
+        versions: Arc::new(InstanceSchema {
+            engine,
+            instance: instance.to_string(),
+            kind: RelationKind::Versions,
+        }),
+    };
+    list.register_catalog(instance.to_string(), Arc::new(catalog));
+    Arc::new(list)
+}
+
+#[derive(Debug)]
+struct InstanceCatalog {
+    public: Arc<InstanceSchema>,
+    versions: Arc<InstanceSchema>,
+}
+
+impl CatalogProvider for InstanceCatalog {
+    fn schema_names(&self) -> Vec<String> {
+        vec![PUBLIC.to_string(), VERSIONS_SCHEMA.to_string()]
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        match name {
+            PUBLIC => Some(Arc::clone(&self.public) as Arc<dyn SchemaProvider>),
+            VERSIONS_SCHEMA => Some(Arc::clone(&self.versions) as Arc<dyn SchemaProvider>),
+            _ => None,
+        }
+    }
+}
+
+struct InstanceSchema {
+    engine: Arc<Engine>,
+    instance: String,
+    kind: RelationKind,
+}
+
+impl std::fmt::Debug for InstanceSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "InstanceSchema({}, {:?})", self.instance, self.kind)
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for InstanceSchema {
+    fn table_names(&self) -> Vec<String> {
+        self.engine
+            .tables(&self.instance)
+            .map(|tables| tables.iter().map(|t| t.name.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        match self.engine.table(&self.instance, name) {
+            Ok(meta) => Ok(Some(Arc::new(EngineTable::new(meta, self.kind)))),
+            Err(EngineError::TableNotFound { .. }) => Ok(None),
+            Err(e) => Err(DataFusionError::External(Box::new(
+                crate::sql::SqlError::from(e),
+            ))),
+        }
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.engine.table(&self.instance, name).is_ok()
+    }
+}

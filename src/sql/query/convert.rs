@@ -1,0 +1,255 @@
+//! Type mapping between SQL datums and Arrow: engine rows into RecordBatches for the
+//! scan, RecordBatches into wire rows for the client, and parameters into scalars.
+//! Arrow types pgwide's `SqlType` lacks (dates, timestamps, decimals, lists) are sent
+//! as text in PostgreSQL's format where it differs from Arrow's.
+
+use crate::sql::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder,
+    StringBuilder,
+};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, SchemaRef};
+use datafusion::arrow::error::ArrowError;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::common::ScalarValue;
+use std::sync::Arc;
+
+/// The Arrow type a SQL type is planned as.
+pub fn arrow_type(ty: SqlType) -> DataType {
+    match ty {
+        SqlType::Bool => DataType::Boolean,
+        SqlType::Int2 => DataType::Int16,
+        SqlType::Int4 => DataType::Int32,
+        SqlType::Int8 => DataType::Int64,
+        SqlType::Float4 => DataType::Float32,
+        SqlType::Float8 => DataType::Float64,
+        SqlType::Text => DataType::Utf8,
+        SqlType::Bytea => DataType::Binary,
+    }
+}
+
+/// The wire type of an Arrow column; anything without its own SQL type is text.
+pub fn sql_type(ty: &DataType) -> SqlType {
+    match ty {
+        DataType::Boolean => SqlType::Bool,
+        DataType::Int8 | DataType::Int16 | DataType::UInt8 => SqlType::Int2,
+        DataType::Int32 | DataType::UInt16 => SqlType::Int4,
+        DataType::Int64 | DataType::UInt32 | DataType::UInt64 => SqlType::Int8,
+        DataType::Float16 | DataType::Float32 => SqlType::Float4,
+        DataType::Float64 => SqlType::Float8,
+        DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+        | DataType::FixedSizeBinary(_) => SqlType::Bytea,
+        _ => SqlType::Text,
+    }
+}
+
+/// A bound parameter as a scalar of the type DataFusion inferred for it.
+pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
+    let natural = match datum {
+        Datum::Null => return ScalarValue::try_from(ty).or(Ok(ScalarValue::Null)),
+        Datum::Bool(b) => ScalarValue::Boolean(Some(*b)),
+        Datum::Int(i) => ScalarValue::Int64(Some(*i)),
+        Datum::Float(f) => ScalarValue::Float64(Some(*f)),
+        Datum::Text(t) => ScalarValue::Utf8(Some(t.clone())),
+        Datum::Bytes(b) => ScalarValue::Binary(Some(b.clone())),
+    };
+    if &natural.data_type() == ty || *ty == DataType::Null {
+        return Ok(natural);
+    }
+    natural.cast_to(ty).map_err(|_| {
+        SqlError::new(
+            "22P02",
+            format!(
+                "invalid input syntax for type {}: {}",
+                sql_type(ty).name(),
+                crate::sql::values::render(datum)
+            ),
+        )
+    })
+}
+
+/// Builds one RecordBatch of scan rows. Every datum already has its column's type (the
+/// relation coerces odd cells, or makes them NULL); a mismatch here becomes NULL too.
+pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBatch, ArrowError> {
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+    for (i, field) in schema.fields().iter().enumerate() {
+        let values = rows.iter().map(|row| row.get(i).unwrap_or(&Datum::Null));
+        let array: ArrayRef = match field.data_type() {
+            DataType::Int64 => {
+                let mut b = Int64Builder::with_capacity(rows.len());
+                values.for_each(|d| {
+                    b.append_option(if let Datum::Int(i) = d {
+                        Some(*i)
+                    } else {
+                        None
+                    })
+                });
+                Arc::new(b.finish())
+            }
+            DataType::Float64 => {
+                let mut b = Float64Builder::with_capacity(rows.len());
+                values.for_each(|d| {
+                    b.append_option(match d {
+                        Datum::Float(f) => Some(*f),
+                        Datum::Int(i) => Some(*i as f64),
+                        _ => None,
+                    })
+                });
+                Arc::new(b.finish())
+            }
+            DataType::Boolean => {
+                let mut b = BooleanBuilder::with_capacity(rows.len());
+                values.for_each(|d| {
+                    b.append_option(if let Datum::Bool(v) = d {
+                        Some(*v)
+                    } else {
+                        None
+                    })
+                });
+                Arc::new(b.finish())
+            }
+            DataType::Binary => {
+                let mut b = BinaryBuilder::new();
+                values.for_each(|d| {
+                    b.append_option(if let Datum::Bytes(v) = d {
+                        Some(v)
+                    } else {
+                        None
+                    })
+                });
+                Arc::new(b.finish())
+            }
+            _ => {
+                let mut b = StringBuilder::new();
+                values.for_each(|d| {
+                    b.append_option(if let Datum::Text(v) = d {
+                        Some(v)
+                    } else {
+                        None
+                    })
+                });
+                Arc::new(b.finish())
+            }
+        };
+        columns.push(array);
+    }
+    RecordBatch::try_new_with_options(
+        Arc::clone(schema),
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(rows.len())),
+    )
+}
+
+/// The rows of a result batch as datums of the columns' SQL types.
+pub fn batch_rows(batch: &RecordBatch, columns: &[OutputColumn]) -> Vec<SqlResult<Vec<Datum>>> {
+    let converted: SqlResult<Vec<Vec<Datum>>> = batch
+        .columns()
+        .iter()
+        .zip(columns)
+        .map(|(array, column)| column_datums(array, column.ty))
+        .collect();
+    let converted = match converted {
+        Ok(c) => c,
+        Err(e) => return vec![Err(e)],
+    };
+    (0..batch.num_rows())
+        .map(|row| {
+            Ok(converted
+                .iter()
+                .map(|column| column.get(row).cloned().unwrap_or(Datum::Null))
+                .collect())
+        })
+        .collect()
+}
+
+fn arrow_error(e: ArrowError) -> SqlError {
+    tracing::warn!("result conversion failed: {e}");
+    SqlError::internal(format!("cannot convert a result column: {e}"))
+}
+
+/// One result column as datums.
+fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
+    let len = array.len();
+    let mut out = Vec::with_capacity(len);
+    match ty {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
+            let ints = cast(array, &DataType::Int64).map_err(arrow_error)?;
+            let ints = ints.as_primitive::<Int64Type>();
+            (0..len).for_each(|i| {
+                out.push(if ints.is_null(i) {
+                    Datum::Null
+                } else {
+                    Datum::Int(ints.value(i))
+                })
+            });
+        }
+        SqlType::Float4 | SqlType::Float8 => {
+            let floats = cast(array, &DataType::Float64).map_err(arrow_error)?;
+            let floats = floats.as_primitive::<Float64Type>();
+            (0..len).for_each(|i| {
+                out.push(if floats.is_null(i) {
+                    Datum::Null
+                } else {
+                    Datum::Float(floats.value(i))
+                })
+            });
+        }
+        SqlType::Bool => {
+            let bools = array
+                .as_boolean_opt()
+                .ok_or_else(|| SqlError::internal("boolean column is not boolean"))?;
+            (0..len).for_each(|i| {
+                out.push(if bools.is_null(i) {
+                    Datum::Null
+                } else {
+                    Datum::Bool(bools.value(i))
+                })
+            });
+        }
+        SqlType::Bytea => {
+            let bytes = cast(array, &DataType::Binary).map_err(arrow_error)?;
+            let bytes = bytes.as_binary::<i32>();
+            (0..len).for_each(|i| {
+                out.push(if bytes.is_null(i) {
+                    Datum::Null
+                } else {
+                    Datum::Bytes(bytes.value(i).to_vec())
+                })
+            });
+        }
+        SqlType::Text => match array.data_type() {
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+                let text = cast(array, &DataType::Utf8).map_err(arrow_error)?;
+                let text = text.as_string::<i32>();
+                (0..len).for_each(|i| {
+                    out.push(if text.is_null(i) {
+                        Datum::Null
+                    } else {
+                        Datum::Text(text.value(i).to_string())
+                    })
+                });
+            }
+            _ => {
+                // PostgreSQL's text forms: a space between date and time.
+                let options = FormatOptions::new()
+                    .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"))
+                    .with_timestamp_tz_format(Some("%Y-%m-%d %H:%M:%S%.f%:z"))
+                    .with_datetime_format(Some("%Y-%m-%d %H:%M:%S%.f"));
+                let formatter =
+                    ArrayFormatter::try_new(array.as_ref(), &options).map_err(arrow_error)?;
+                (0..len).for_each(|i| {
+                    out.push(if array.is_null(i) {
+                        Datum::Null
+                    } else {
+                        Datum::Text(formatter.value(i).to_string())
+                    })
+                });
+            }
+        },
+    }
+    Ok(out)
+}

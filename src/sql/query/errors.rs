@@ -1,0 +1,126 @@
+//! DataFusion errors as SQLSTATEs: missing tables and columns, syntax, unsupported
+//! features, the memory limit, and run-time errors such as division by zero. Anything
+//! else is an internal error with a short message; the full text goes to the log.
+
+use crate::sql::types::SqlError;
+use datafusion::arrow::error::ArrowError;
+use datafusion::common::SchemaError;
+use datafusion::error::DataFusionError;
+
+/// The message of a DataFusion error without its `Error during planning:` prefixes.
+fn clean(message: &str) -> String {
+    let mut m = message.trim();
+    for prefix in [
+        "Error during planning: ",
+        "Execution error: ",
+        "This feature is not implemented: ",
+        "Schema error: ",
+        "Arrow error: ",
+        "Invalid argument error: ",
+        "Compute error: ",
+        "Cast error: ",
+    ] {
+        while let Some(rest) = m.strip_prefix(prefix) {
+            m = rest;
+        }
+    }
+    m.lines().next().unwrap_or(m).to_string()
+}
+
+/// The SQL error for a DataFusion error.
+pub fn from_datafusion(error: &DataFusionError) -> SqlError {
+    let root = error.find_root();
+    match root {
+        DataFusionError::External(inner) => {
+            if let Some(sql) = inner.downcast_ref::<SqlError>() {
+                return sql.clone();
+            }
+        }
+        DataFusionError::SQL(e, _) => return SqlError::syntax(clean(&e.to_string())),
+        DataFusionError::NotImplemented(m) => return SqlError::unsupported(clean(m)),
+        DataFusionError::ResourcesExhausted(m) => {
+            return SqlError::new(
+                "53200",
+                format!(
+                    "out of memory for this query (see query_memory_mb): {}",
+                    clean(m)
+                ),
+            )
+        }
+        DataFusionError::SchemaError(e, _) => {
+            return match &**e {
+                SchemaError::FieldNotFound { .. } => SqlError::new("42703", clean(&e.to_string())),
+                SchemaError::AmbiguousReference { .. } => {
+                    SqlError::new("42702", clean(&e.to_string()))
+                }
+                SchemaError::DuplicateQualifiedField { .. }
+                | SchemaError::DuplicateUnqualifiedField { .. } => {
+                    SqlError::new("42712", clean(&e.to_string()))
+                }
+            }
+        }
+        DataFusionError::ArrowError(e, _) => {
+            return match &**e {
+                ArrowError::DivideByZero => SqlError::new("22012", "division by zero"),
+                ArrowError::CastError(m) => SqlError::new("22P02", clean(m)),
+                ArrowError::ArithmeticOverflow(m) => SqlError::new("22003", clean(m)),
+                other => internal(&other.to_string()),
+            }
+        }
+        _ => {}
+    }
+    let message = clean(&root.to_string());
+    let lower = message.to_lowercase();
+    if matches!(root, DataFusionError::Plan(_)) {
+        if lower.contains("table") && lower.contains("not found") {
+            return SqlError::new("42P01", message);
+        }
+        if lower.contains("no field named") {
+            return SqlError::new("42703", message);
+        }
+        if lower.contains("function") && (lower.contains("invalid") || lower.contains("not found"))
+        {
+            return SqlError::new("42883", message);
+        }
+        if lower.contains("coercion") || lower.contains("cannot") || lower.contains("type") {
+            return SqlError::new("42804", message);
+        }
+        return SqlError::new("42601", message);
+    }
+    if lower.contains("divide by zero") || lower.contains("division by zero") {
+        return SqlError::new("22012", "division by zero");
+    }
+    if matches!(root, DataFusionError::Execution(_)) {
+        return SqlError::new("22000", message);
+    }
+    internal(&message)
+}
+
+fn internal(message: &str) -> SqlError {
+    tracing::warn!("query failed: {message}");
+    let short: String = message.chars().take(200).collect();
+    SqlError::internal(format!("query failed: {short}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn planning_errors_get_their_sqlstates() {
+        let plan = |m: &str| from_datafusion(&DataFusionError::Plan(m.into())).code;
+        assert_eq!(plan("table 'postgres.public.nope' not found"), "42P01");
+        assert_eq!(plan("No field named x."), "42703");
+        let code = from_datafusion(&DataFusionError::NotImplemented("x".into())).code;
+        assert_eq!(code, "0A000");
+        let code = from_datafusion(&DataFusionError::ResourcesExhausted("x".into())).code;
+        assert_eq!(code, "53200");
+        let arrow = DataFusionError::ArrowError(Box::new(ArrowError::DivideByZero), None);
+        assert_eq!(from_datafusion(&arrow).code, "22012");
+        let wrapped = DataFusionError::Context("ctx".into(), Box::new(arrow));
+        assert_eq!(from_datafusion(&wrapped).code, "22012");
+        let sql = SqlError::new("42804", "odd");
+        let external = DataFusionError::External(Box::new(sql.clone()));
+        assert_eq!(from_datafusion(&external), sql);
+    }
+}

@@ -1,0 +1,24 @@
+-- EXPLAIN names the access path of every relation, on the fast path and in DataFusion.
+CREATE TABLE t (k BIGINT, s TEXT, v BIGINT, label TEXT, PRIMARY KEY (k, s));
+INSERT INTO t VALUES (1, 'a', 10, 'x'), (1, 'b', 20, 'y'), (2, 'a', 30, 'x'), (3, 'c', 40, 'z');
+
+EXPLAIN SELECT v FROM t WHERE k = 1 AND s = 'a';
+EXPLAIN SELECT v FROM t WHERE k IN (1, 2) AND s = 'a';
+EXPLAIN SELECT v FROM t WHERE k = 1 AND s >= 'a' AND s < 'c' LIMIT 5;
+EXPLAIN SELECT v FROM t WHERE k = 1 ORDER BY k DESC, s DESC LIMIT 1;
+EXPLAIN SELECT k, s FROM t WHERE v > 15;
+EXPLAIN SELECT k FROM t ORDER BY v;
+
+-- DataFusion: the scan node shows the path its pushed-down predicates chose.
+EXPLAIN SELECT count(*) FROM t WHERE k = 1 AND s = 'b';
+EXPLAIN SELECT k, count(*) FROM t WHERE k IN (1, 3) AND s = 'a' GROUP BY k;
+EXPLAIN SELECT sum(v) FROM t WHERE k >= 2;
+EXPLAIN SELECT label, sum(v) FROM t WHERE label = 'x' GROUP BY label;
+EXPLAIN SELECT a.k FROM t a JOIN t b ON a.k = b.k WHERE b.s = 'c';
+EXPLAIN SELECT * FROM versions.t WHERE k = 2;
+
+-- ANALYZE runs the query and adds rows, pages and capacity units.
+EXPLAIN ANALYZE SELECT v FROM t WHERE k = 1 AND s = 'a';
+EXPLAIN ANALYZE SELECT v FROM t WHERE k = 1;
+EXPLAIN ANALYZE SELECT count(*) FROM t;
+EXPLAIN ANALYZE SELECT label, max(v) FROM t WHERE v > 15 GROUP BY label;
