@@ -184,8 +184,9 @@ fn run_child(dir: &Path, cycle: usize, acked: &mut Acked) -> usize {
         }
         lines
     });
+    // Generous: on a loaded 2-core machine opening sled in a debug build can be slow.
     ready_rx
-        .recv_timeout(Duration::from_secs(30))
+        .recv_timeout(Duration::from_secs(180))
         .expect("the child did not start");
     let delay = rand::thread_rng().gen_range(10..250);
     std::thread::sleep(Duration::from_millis(delay));

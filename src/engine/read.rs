@@ -213,10 +213,10 @@ impl Engine {
             // A zero-row page still says where the range continues.
             next_start = scanner.peek_pk().await?;
         }
-        while limit > 0 {
-            let Some(stored) = scanner.next_row().await? else {
-                break;
-            };
+        while let Some(stored) = match limit {
+            0 => None,
+            _ => scanner.next_row().await?,
+        } {
             rows_scanned += 1;
             if let Some(row) = stored.into_read(&table.options, now, &request.read) {
                 bytes += row.size();

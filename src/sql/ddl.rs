@@ -2,7 +2,7 @@
 //! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
 
 use super::expr::fold;
-use super::types::{SqlError, SqlResult, SqlType};
+use super::types::{OutputColumn, SqlError, SqlResult, SqlType};
 use super::values::sql_value_type;
 use crate::engine::{AttrColumn, Engine, EngineError, OptionValue, PkColumn, PkType, TableSpec};
 use sqlparser::ast::{
@@ -207,6 +207,91 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
         Err(EngineError::TableExists { .. }) if create.if_not_exists => Ok(()),
         other => other.map(|_| ()).map_err(Into::into),
     }
+}
+
+/// The table `CREATE TABLE ... AS SELECT` makes for a query's result `columns`: its PK
+/// is the `primary_key = 'a,b'` option (a Table Store table needs one, and PostgreSQL
+/// syntax has no place for it in CTAS), else the hidden `_rowid`.
+pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResult<TableSpec> {
+    let name = table_name(&create.name)?;
+    let mut options = match &create.table_options {
+        ast::CreateTableOptions::With(list) => options(list)?,
+        ast::CreateTableOptions::None => Vec::new(),
+        other => {
+            return Err(SqlError::syntax(format!(
+                "unsupported table options {other}"
+            )))
+        }
+    };
+    let mut pk_names = Vec::new();
+    if let Some(at) = options.iter().position(|(k, _)| k == "primary_key") {
+        let (_, value) = options.remove(at);
+        let OptionValue::Text(list) = value else {
+            return Err(SqlError::new(
+                "22023",
+                format!("primary_key must be a list of column names, not {value}"),
+            ));
+        };
+        pk_names = list
+            .split(',')
+            .map(|n| n.trim().to_ascii_lowercase())
+            .collect::<Vec<_>>();
+    }
+    let mut spec = TableSpec {
+        name: name.clone(),
+        options,
+        ..TableSpec::default()
+    };
+    for (n, column) in columns.iter().enumerate() {
+        if columns[..n].iter().any(|c| c.name == column.name) {
+            return Err(SqlError::new(
+                "42701",
+                format!("column \"{}\" specified more than once", column.name),
+            ));
+        }
+    }
+    for pk_name in &pk_names {
+        let column = columns.iter().find(|c| c.name == *pk_name).ok_or_else(|| {
+            SqlError::new(
+                "42703",
+                format!("column \"{pk_name}\" named in key does not exist"),
+            )
+        })?;
+        let ty = match column.ty {
+            SqlType::Text => PkType::String,
+            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => PkType::Integer,
+            SqlType::Bytea => PkType::Binary,
+            other => {
+                return Err(EngineError::BadPkType {
+                    column: pk_name.clone(),
+                    given: format!("{other:?}"),
+                }
+                .into())
+            }
+        };
+        spec.pk.push(PkColumn {
+            name: pk_name.clone(),
+            ty,
+        });
+    }
+    if spec.pk.is_empty() {
+        spec.auto_rowid = true;
+        spec.pk.push(PkColumn {
+            name: ROWID.into(),
+            ty: PkType::Integer,
+        });
+        spec.column_order.push(ROWID.into());
+    }
+    for column in columns {
+        spec.column_order.push(column.name.clone());
+        if !pk_names.contains(&column.name) {
+            spec.columns.push(AttrColumn {
+                name: column.name.clone(),
+                ty: sql_value_type(column.ty),
+            });
+        }
+    }
+    Ok(spec)
 }
 
 /// ALTER TABLE ... SET (...) / ADD COLUMN.

@@ -85,6 +85,11 @@ pub struct DeletePlan {
 }
 
 impl InsertPlan {
+    /// How many values each inserted row holds.
+    pub fn width(&self) -> usize {
+        self.targets.len()
+    }
+
     pub fn columns(&self) -> Arc<Vec<OutputColumn>> {
         self.returning
             .as_ref()
@@ -193,34 +198,19 @@ pub fn plan_insert(
             .map(|c| super::ddl::object_name(c).map(|(_, n)| n))
             .collect::<SqlResult<Vec<_>>>()?
     };
-    let mut targets = Vec::new();
-    for column in &column_names {
-        targets.push(if column == VERSION_COLUMN {
-            Target::Version
-        } else if let Some(k) = table.pk_index(column) {
-            if table.auto_rowid {
-                return Err(SqlError::new(
-                    "428C9",
-                    format!("cannot insert a value into the hidden column \"{column}\""),
-                ));
-            }
-            Target::Pk(k)
-        } else {
-            crate::engine::check_name(column)?;
-            Target::Attr(column.clone(), table.column(column).map(|c| c.ty))
-        });
-    }
+    let targets = insert_targets(&table, &column_names)?;
     let source = insert
         .source
         .as_ref()
         .ok_or_else(|| SqlError::unsupported("INSERT without VALUES is not supported"))?;
-    let SetExpr::Values(values) = &*source.body else {
-        return Err(SqlError::unsupported(
-            "INSERT ... SELECT is not supported yet",
-        ));
-    };
     let mut rows = Vec::new();
-    for row in &values.rows {
+    // Any other body is a query: the session plans it and hands its rows to
+    // `execute_insert_rows`, so it may use the fast path or DataFusion.
+    let values = match &*source.body {
+        SetExpr::Values(values) => values.rows.as_slice(),
+        _ => &[],
+    };
+    for row in values {
         if row.len() != targets.len() {
             return Err(SqlError::syntax(format!(
                 "INSERT has {} target columns but {} expressions",
@@ -273,6 +263,39 @@ pub fn plan_insert(
         conflict,
         returning,
     })
+}
+
+/// A plain INSERT of query rows into `columns` of `table` (CREATE TABLE AS).
+pub fn insert_into(table: Arc<TableMeta>, columns: &[String]) -> SqlResult<InsertPlan> {
+    Ok(InsertPlan {
+        targets: insert_targets(&table, columns)?,
+        table,
+        rows: Vec::new(),
+        conflict: Conflict::Error,
+        returning: None,
+    })
+}
+
+/// What each named INSERT column writes to.
+fn insert_targets(table: &TableMeta, column_names: &[String]) -> SqlResult<Vec<Target>> {
+    let mut targets = Vec::new();
+    for column in column_names {
+        targets.push(if column == VERSION_COLUMN {
+            Target::Version
+        } else if let Some(k) = table.pk_index(column) {
+            if table.auto_rowid {
+                return Err(SqlError::new(
+                    "428C9",
+                    format!("cannot insert a value into the hidden column \"{column}\""),
+                ));
+            }
+            Target::Pk(k)
+        } else {
+            crate::engine::check_name(column)?;
+            Target::Attr(column.clone(), table.column(column).map(|c| c.ty))
+        });
+    }
+    Ok(targets)
 }
 
 /// `EXCLUDED.column` in ON CONFLICT DO UPDATE: slot i is the i-th inserted value.
@@ -637,26 +660,20 @@ fn assignment_ops(
     Ok(ops)
 }
 
-/// Rows of an INSERT, evaluated: (pk, cell ops, explicit version).
+/// Rows of an INSERT, each a value per target column, as (pk, cell ops, values).
 async fn insert_rows(
     plan: &InsertPlan,
     engine: &Engine,
-    params: &[Datum],
+    rows: Vec<Vec<Datum>>,
 ) -> SqlResult<Vec<(Vec<PkValue>, Vec<ColumnOp>, Vec<Datum>)>> {
     let table = &plan.table;
-    let first_rowid = if table.auto_rowid {
-        engine
-            .allocate_rowids(table, plan.rows.len() as i64)
-            .await?
+    let first_rowid = if table.auto_rowid && !rows.is_empty() {
+        engine.allocate_rowids(table, rows.len() as i64).await?
     } else {
         0
     };
-    let mut out = Vec::with_capacity(plan.rows.len());
-    for (n, row) in plan.rows.iter().enumerate() {
-        let values: Vec<Datum> = row
-            .iter()
-            .map(|s| eval(s, &[], params))
-            .collect::<SqlResult<_>>()?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (n, values) in rows.into_iter().enumerate() {
         let mut pk: Vec<Option<PkValue>> = vec![None; table.pk.len()];
         if table.auto_rowid {
             pk[0] = Some(PkValue::Integer(first_rowid + n as i64));
@@ -759,8 +776,42 @@ pub async fn execute_insert(
     plan: &InsertPlan,
     params: &[Datum],
 ) -> SqlResult<StatementResult> {
+    let values = plan
+        .rows
+        .iter()
+        .map(|row| row.iter().map(|s| eval(s, &[], params)).collect())
+        .collect::<SqlResult<Vec<Vec<Datum>>>>()?;
+    insert_values(target, plan, values, params).await
+}
+
+/// `INSERT ... SELECT`: the query's rows, already read, written as VALUES rows would be.
+pub async fn execute_insert_rows(
+    target: &mut WriteTarget<'_>,
+    plan: &InsertPlan,
+    rows: Vec<Vec<Datum>>,
+    params: &[Datum],
+) -> SqlResult<StatementResult> {
+    if let Some(row) = rows.first() {
+        if row.len() != plan.targets.len() {
+            let more = if row.len() > plan.targets.len() {
+                "more expressions than target columns"
+            } else {
+                "more target columns than expressions"
+            };
+            return Err(SqlError::syntax(format!("INSERT has {more}")));
+        }
+    }
+    insert_values(target, plan, rows, params).await
+}
+
+async fn insert_values(
+    target: &mut WriteTarget<'_>,
+    plan: &InsertPlan,
+    values: Vec<Vec<Datum>>,
+    params: &[Datum],
+) -> SqlResult<StatementResult> {
     let table = &plan.table;
-    let rows = insert_rows(plan, target.engine, params).await?;
+    let rows = insert_rows(plan, target.engine, values).await?;
     let return_row = plan.returning.is_some();
     let mut after_rows = Vec::new();
     let mut inserted = 0usize;

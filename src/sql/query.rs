@@ -9,11 +9,17 @@ mod catalog;
 mod convert;
 mod errors;
 mod explain;
+mod information_schema;
+mod pg_catalog;
+mod pg_compat;
+mod pg_functions;
+mod pg_tables;
 mod provider;
 mod scan;
 
 pub use errors::from_datafusion;
 pub use explain::{explain_fast_path, explain_query};
+pub use pg_compat::is_catalog_query;
 
 use super::select::{output_name, ReadContext};
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType};
@@ -80,6 +86,35 @@ impl std::fmt::Debug for QueryEngine {
     }
 }
 
+/// The plan of a catalog query that cannot return a row: its columns as text, no rows.
+fn empty_plan(query: &ast::Query) -> QueryPlan {
+    let names = pg_compat::output_names(query);
+    // Positional field names: output names may repeat, which a schema does not allow.
+    let fields: Vec<_> = (0..names.len())
+        .map(|i| datafusion::arrow::datatypes::Field::new(format!("c{i}"), DataType::Utf8, true))
+        .collect();
+    let schema =
+        datafusion::common::DFSchema::try_from(datafusion::arrow::datatypes::Schema::new(fields))
+            .unwrap_or_else(|_| datafusion::common::DFSchema::empty());
+    QueryPlan {
+        logical: LogicalPlan::EmptyRelation(datafusion::logical_expr::EmptyRelation {
+            produce_one_row: false,
+            schema: Arc::new(schema),
+        }),
+        columns: Arc::new(
+            names
+                .into_iter()
+                .map(|name| OutputColumn {
+                    name,
+                    ty: SqlType::Text,
+                })
+                .collect(),
+        ),
+        param_types: Vec::new(),
+        bind_types: Vec::new(),
+    }
+}
+
 /// A SELECT planned by DataFusion, not yet optimized: parameters are bound at execution.
 #[derive(Debug)]
 pub struct QueryPlan {
@@ -104,18 +139,29 @@ impl QueryEngine {
             .with_create_default_catalog_and_schema(false)
             .with_default_catalog_and_schema(instance, catalog::PUBLIC)
             .with_information_schema(false);
-        let catalogs = catalog::catalog_list(engine, instance);
-        let state = SessionStateBuilder::new()
+        let catalogs = catalog::catalog_list(Arc::clone(&engine), instance);
+        let mut state = SessionStateBuilder::new()
             .with_config(config)
             .with_runtime_env(runtime)
             .with_catalog_list(catalogs)
             .with_default_features()
             .build();
+        if let Err(e) = pg_functions::register(&mut state, Arc::clone(&engine), instance) {
+            tracing::warn!("registering the PostgreSQL catalog functions failed: {e}");
+        }
         QueryEngine { state }
     }
 
     /// Plans a query. `given` holds the parameter types the client declared.
     pub fn plan(&self, query: &ast::Query, given: &[Option<SqlType>]) -> SqlResult<QueryPlan> {
+        if pg_compat::always_empty(query) {
+            return Ok(empty_plan(query));
+        }
+        let mut query = query.clone();
+        if pg_compat::is_catalog_query(&query) {
+            pg_compat::rewrite(&mut query);
+        }
+        let query = &query;
         let statement = datafusion::sql::parser::Statement::Statement(Box::new(
             ast::Statement::Query(Box::new(query.clone())),
         ));

@@ -44,6 +44,9 @@ pub struct ReadPlan {
     pub residual: Option<Scalar>,
     /// Attribute comparisons also handed to the engine: (column, op, operand).
     pub pushed: Vec<(String, CmpOp, Scalar)>,
+    /// Comparisons on `versions.<table>.version`, handed to the engine as its version
+    /// range (they stay in the residual too, which keeps the result exact).
+    pub version_bounds: Vec<(CmpOp, Scalar)>,
 }
 
 /// A planned SELECT.
@@ -215,15 +218,18 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
     };
     let mut pushed = Vec::new();
     let mut residual_parts = Vec::new();
+    let mut version_bounds = Vec::new();
     for (i, part) in parts.into_iter().enumerate() {
         if used[i] {
             continue;
         }
-        if relation.kind == RelationKind::Table {
-            if let Some((slot, op, operand)) = column_comparison(&part) {
-                if let Source::Attr(name) = relation.slot_source(slot) {
-                    pushed.push((name.clone(), op, operand.clone()));
+        if let Some((slot, op, operand)) = column_comparison(&part) {
+            match relation.slot_source(slot) {
+                Source::Attr(name) if relation.kind == RelationKind::Table => {
+                    pushed.push((name.clone(), op, operand.clone()))
                 }
+                Source::Version => version_bounds.push((op, operand.clone())),
+                _ => {}
             }
         }
         residual_parts.push(part);
@@ -239,6 +245,7 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
         direction,
         residual,
         pushed,
+        version_bounds,
     }
 }
 
@@ -292,6 +299,14 @@ pub fn plan_select(
         };
         let mut keys = Vec::new();
         for item in &order {
+            // The sort below puts NULLs where PostgreSQL does by default (last ascending,
+            // first descending); an explicit other placement is left to DataFusion.
+            let asc = item.options.asc.unwrap_or(true);
+            if item.options.nulls_first.is_some_and(|first| first == asc) {
+                return Err(SqlError::unsupported(
+                    "NULLS FIRST/LAST other than the default",
+                ));
+            }
             keys.push((
                 compile(&item.expr, rel, params, None)?,
                 item.options.asc.unwrap_or(true),
@@ -358,10 +373,7 @@ pub fn plan_select(
                     Some(rel) => compile(expr, rel, params, None)?,
                     None => compile(expr, &mut NoColumns, params, None)?,
                 };
-                let ty = match (&scalar, relation.as_ref()) {
-                    (Scalar::Column(slot), Some(rel)) => rel.columns[rel.needed[*slot]].ty,
-                    _ => static_type(&scalar, params),
-                };
+                let ty = output_type(&scalar, relation.as_ref(), params);
                 columns.push(OutputColumn { name, ty });
                 projection.push(scalar);
             }
@@ -394,6 +406,23 @@ pub fn plan_select(
         limit,
         offset,
     })
+}
+
+/// An output column's type: a column's own, arithmetic's from its operands, since
+/// PostgreSQL makes `bigint + double precision` a double (and a row's value must fit the
+/// type announced in RowDescription).
+fn output_type(s: &Scalar, rel: Option<&Relation>, params: &Params) -> SqlType {
+    let float = |ty: SqlType| matches!(ty, SqlType::Float4 | SqlType::Float8);
+    match (s, rel) {
+        (Scalar::Column(slot), Some(rel)) => rel.columns[rel.needed[*slot]].ty,
+        (Scalar::Arith(_, l, r), _)
+            if float(output_type(l, rel, params)) || float(output_type(r, rel, params)) =>
+        {
+            SqlType::Float8
+        }
+        (Scalar::Neg(e), _) if float(output_type(e, rel, params)) => SqlType::Float8,
+        _ => static_type(s, params),
+    }
 }
 
 /// The column name PostgreSQL gives an unaliased expression.
@@ -496,13 +525,39 @@ impl ReadPlan {
                 Some(attributes)
             },
             max_versions: if versions { Some(i64::MAX) } else { None },
-            version_range: None,
+            version_range: self.version_range(params)?,
             filter: match filters.len() {
                 0 => None,
                 1 => filters.pop(),
                 _ => Some(ColumnCondition::And(filters)),
             },
         })
+    }
+
+    /// `[start, end)` from the comparisons on `version`; `None` when there are none.
+    fn version_range(&self, params: &[Datum]) -> SqlResult<Option<(i64, i64)>> {
+        if self.version_bounds.is_empty() {
+            return Ok(None);
+        }
+        let (mut start, mut end) = (0i64, i64::MAX);
+        for (op, operand) in &self.version_bounds {
+            let Datum::Int(v) = eval(operand, &[], params)? else {
+                // NULL or a non-integer: leave it to the residual.
+                continue;
+            };
+            match op {
+                CmpOp::Eq => {
+                    start = start.max(v);
+                    end = end.min(v.saturating_add(1));
+                }
+                CmpOp::Ge => start = start.max(v),
+                CmpOp::Gt => start = start.max(v.saturating_add(1)),
+                CmpOp::Le => end = end.min(v.saturating_add(1)),
+                CmpOp::Lt => end = end.min(v),
+                CmpOp::Ne => {}
+            }
+        }
+        Ok(Some((start, end.max(start))))
     }
 
     /// The GetRange request for a Range access.
@@ -690,7 +745,9 @@ pub async fn read_rows(
     let mut read = plan.read_options(&params)?;
     // As of T: only versions in [0, T], so each cell shows its newest one at or before T.
     if let Some(as_of) = ctx.as_of {
-        read.version_range = Some((0, as_of.saturating_add(1)));
+        // As of a time: versions at or before it, within any range the query asked for.
+        let (start, end) = read.version_range.unwrap_or((0, i64::MAX));
+        read.version_range = Some((start, end.min(as_of.saturating_add(1)).max(start)));
     }
     let meter = ctx.meter.clone().unwrap_or_default();
     let staged = ctx

@@ -16,7 +16,7 @@ use super::types::{
 use super::{ParsedStatement, PreparedStatement, SqlSession};
 use crate::engine::{Engine, EngineError, StagedWrites};
 use async_trait::async_trait;
-use futures::{stream, StreamExt};
+use futures::{stream, StreamExt, TryStreamExt};
 use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
@@ -31,6 +31,8 @@ enum Plan {
     /// EXPLAIN [ANALYZE] of a Select or Query plan.
     Explain(Box<Plan>, bool),
     Insert(InsertPlan),
+    /// `INSERT ... SELECT`: the query's rows are read first, then written atomically.
+    InsertSelect(InsertPlan, Box<Plan>),
     Update(UpdatePlan),
     Delete(DeletePlan),
     /// Run from its AST: DDL, transaction control, SET/SHOW.
@@ -168,7 +170,13 @@ impl Session {
     /// A SELECT: the fast path where it applies, else DataFusion.
     fn plan_query(&self, query: &ast::Query, params: &mut Params) -> SqlResult<Plan> {
         let given = params.types.clone();
-        match plan_select(&self.engine, &self.instance, query, params) {
+        // Catalog schemas exist only in DataFusion; the fast path would report them missing.
+        let fast = if query::is_catalog_query(query) {
+            Err(SqlError::unsupported("catalog query"))
+        } else {
+            plan_select(&self.engine, &self.instance, query, params)
+        };
+        match fast {
             // 42883: a function only DataFusion knows (aggregates, window functions).
             Err(e) if e.code == "0A000" || e.code == "42883" => {
                 let planned = self.query_engine()?.plan(query, &given)?;
@@ -199,12 +207,25 @@ impl Session {
                 }
                 _ => return Err(SqlError::unsupported("EXPLAIN works on SELECT statements")),
             },
-            Statement::Insert(insert) => Plan::Insert(dml::plan_insert(
-                &self.engine,
-                &self.instance,
-                &insert,
-                params,
-            )?),
+            Statement::Insert(insert) => {
+                let plan = dml::plan_insert(&self.engine, &self.instance, &insert, params)?;
+                match insert.source.as_deref() {
+                    Some(source) if !matches!(*source.body, ast::SetExpr::Values(_)) => {
+                        let query = self.plan_query(source, params)?;
+                        let width = Self::columns(&query).len();
+                        if width != plan.width() {
+                            let more = if width > plan.width() {
+                                "more expressions than target columns"
+                            } else {
+                                "more target columns than expressions"
+                            };
+                            return Err(SqlError::syntax(format!("INSERT has {more}")));
+                        }
+                        Plan::InsertSelect(plan, Box::new(query))
+                    }
+                    _ => Plan::Insert(plan),
+                }
+            }
             Statement::Update(update) => Plan::Update(dml::plan_update(
                 &self.engine,
                 &self.instance,
@@ -229,7 +250,7 @@ impl Session {
                 name: "QUERY PLAN".into(),
                 ty: SqlType::Text,
             }]),
-            Plan::Insert(p) => p.columns(),
+            Plan::Insert(p) | Plan::InsertSelect(p, _) => p.columns(),
             Plan::Update(p) => p.columns(),
             Plan::Delete(p) => p.columns(),
             Plan::Utility(statement) => match &**statement {
@@ -288,10 +309,75 @@ impl Session {
                 }
             }
             Plan::Insert(p) => dml::execute_insert(&mut target, p, &params).await,
+            Plan::InsertSelect(p, query) => {
+                let rows = self.query_rows(query, params.clone()).await?;
+                let mut target = WriteTarget {
+                    engine: &self.engine,
+                    staged: self.transaction.as_mut().map(|t| &mut t.staged),
+                };
+                dml::execute_insert_rows(&mut target, p, rows, &params).await
+            }
             Plan::Update(p) => dml::execute_update(&mut target, p, &params).await,
             Plan::Delete(p) => dml::execute_delete(&mut target, p, &params).await,
             Plan::Utility(statement) => self.utility(statement).await,
             Plan::Empty => Ok(command("")),
+        }
+    }
+
+    /// All rows of a Select or Query plan, for statements that write what they read.
+    async fn query_rows(&self, plan: &Plan, params: Vec<Datum>) -> SqlResult<Vec<Vec<Datum>>> {
+        let ctx = self.read_context()?;
+        let rows = match plan {
+            Plan::Select(p) => match execute_select(&ctx, Arc::clone(p), params).await? {
+                StatementResult::Query { rows, .. } => rows,
+                _ => return Err(SqlError::internal("a SELECT returned no rows")),
+            },
+            Plan::Query(p) => self.query_engine()?.execute(p, params, ctx).await?,
+            _ => return Err(SqlError::internal("not a query plan")),
+        };
+        rows.try_collect().await
+    }
+
+    /// `CREATE TABLE t [WITH (...)] AS SELECT ...`: the query is read first, so a failing
+    /// query leaves no table; if writing its rows fails, the new table is dropped again.
+    async fn create_table_as(&mut self, create: &ast::CreateTable) -> SqlResult<StatementResult> {
+        let query = create
+            .query
+            .as_ref()
+            .ok_or_else(|| SqlError::internal("CREATE TABLE AS without a query"))?;
+        let name = ddl::table_name(&create.name)?;
+        if create.if_not_exists && self.engine.table(&self.instance, &name).is_ok() {
+            return Ok(command("CREATE TABLE AS"));
+        }
+        let mut params = self.params(&[]);
+        let plan = self.plan_query(query, &mut params)?;
+        let spec = ddl::table_as_spec(create, &Self::columns(&plan))?;
+        let names: Vec<String> = spec
+            .column_order
+            .iter()
+            .filter(|c| !(spec.auto_rowid && *c == ddl::ROWID))
+            .cloned()
+            .collect();
+        let rows = self.query_rows(&plan, Vec::new()).await?;
+        self.engine.create_table(&self.instance, spec).await?;
+        let written = async {
+            let insert = dml::insert_into(self.engine.table(&self.instance, &name)?, &names)?;
+            let mut target = WriteTarget {
+                engine: &self.engine,
+                staged: self.transaction.as_mut().map(|t| &mut t.staged),
+            };
+            dml::execute_insert_rows(&mut target, &insert, rows, &[]).await
+        }
+        .await;
+        match written {
+            Ok(StatementResult::Command { tag }) => Ok(command(tag.replace("INSERT 0", "SELECT"))),
+            Ok(_) => Err(SqlError::internal("CREATE TABLE AS returned rows")),
+            Err(e) => {
+                if let Err(dropped) = self.engine.drop_table(&self.instance, &name).await {
+                    tracing::warn!(table = %name, error = %dropped, "could not drop the table of a failed CREATE TABLE AS");
+                }
+                Err(e)
+            }
         }
     }
 
@@ -319,6 +405,9 @@ impl Session {
             Statement::Rollback { savepoint: None, .. } => {
                 self.transaction = None;
                 Ok(command("ROLLBACK"))
+            }
+            Statement::CreateTable(create) if create.query.is_some() => {
+                self.create_table_as(create).await
             }
             Statement::CreateTable(create) => {
                 ddl::create_table(&self.engine, &self.instance, create).await?;

@@ -105,6 +105,39 @@ impl SledBackend {
     }
 }
 
+impl SledBackend {
+    /// Walks the last `limit` entries of `[start, end)` from the largest key down, until
+    /// `each` returns false.
+    ///
+    /// sled 0.34's reverse iterator can panic ("fucked up tree traversal next_back") on
+    /// some tree shapes, so it is not used. A forward pass keeps the last `limit` entries
+    /// instead: memory stays bounded by `limit`, and the time grows with the size of the
+    /// range. A PK range under a partition key is small; a descending scan of a whole
+    /// large table is slow.
+    fn reverse(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        limit: usize,
+        each: &mut dyn FnMut(sled::IVec, sled::IVec) -> StorageResult<bool>,
+    ) -> StorageResult<()> {
+        let mut tail: std::collections::VecDeque<(sled::IVec, sled::IVec)> =
+            std::collections::VecDeque::with_capacity(limit.min(1024));
+        for item in self.db.range::<&[u8], _>((start, end)) {
+            if tail.len() == limit {
+                tail.pop_front();
+            }
+            tail.push_back(item.map_err(io_err)?);
+        }
+        while let Some((k, v)) = tail.pop_back() {
+            if !each(k, v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Drop for SledBackend {
     fn drop(&mut self) {
         if let Some(commit) = &self.commit {
@@ -147,11 +180,9 @@ impl Backend for SledBackend {
                 }
             }
             Direction::Backward => {
-                for item in iter.rev() {
-                    if !push(item)? {
-                        break;
-                    }
-                }
+                drop(iter);
+                let (start, end) = (bound_ref(&range.start), bound_ref(&range.end));
+                self.reverse(start, end, limit, &mut |k, v| push(Ok((k, v))))?;
             }
         }
         Ok(out)
@@ -185,11 +216,9 @@ impl Backend for SledBackend {
                 }
             }
             Direction::Backward => {
-                for item in iter.rev() {
-                    if !each(item)? {
-                        break;
-                    }
-                }
+                drop(iter);
+                let (start, end) = (bound_ref(&range.start), bound_ref(&range.end));
+                self.reverse(start, end, limit, &mut |k, v| each(Ok((k, v))))?;
             }
         }
         Ok(())

@@ -2,6 +2,7 @@
 //! `versions` their versions relations, both looked up in the engine's catalog when a
 //! query names them, so DDL from any session is seen at once.
 
+use super::pg_catalog::{CatalogSchema, Kind, INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
 use super::provider::EngineTable;
 use crate::engine::{Engine, EngineError};
 use crate::sql::relation::{RelationKind, VERSIONS_SCHEMA};
@@ -25,9 +26,16 @@ pub fn catalog_list(engine: Arc<Engine>, instance: &str) -> Arc<dyn CatalogProvi
             kind: RelationKind::Table,
         }),
         versions: Arc::new(InstanceSchema {
-            engine,
+            engine: Arc::clone(&engine),
             instance: instance.to_string(),
             kind: RelationKind::Versions,
+        }),
+        introspection: [Kind::PgCatalog, Kind::InformationSchema, Kind::Pgwide].map(|kind| {
+            Arc::new(CatalogSchema {
+                engine: Arc::clone(&engine),
+                instance: instance.to_string(),
+                kind,
+            })
         }),
     };
     list.register_catalog(instance.to_string(), Arc::new(catalog));
@@ -38,17 +46,32 @@ pub fn catalog_list(engine: Arc<Engine>, instance: &str) -> Arc<dyn CatalogProvi
 struct InstanceCatalog {
     public: Arc<InstanceSchema>,
     versions: Arc<InstanceSchema>,
+    /// pg_catalog, information_schema and pgwide, in that order.
+    introspection: [Arc<CatalogSchema>; 3],
 }
 
 impl CatalogProvider for InstanceCatalog {
     fn schema_names(&self) -> Vec<String> {
-        vec![PUBLIC.to_string(), VERSIONS_SCHEMA.to_string()]
+        [
+            PUBLIC,
+            VERSIONS_SCHEMA,
+            PG_CATALOG,
+            INFORMATION_SCHEMA,
+            PGWIDE,
+        ]
+        .map(String::from)
+        .to_vec()
     }
 
     fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
         match name {
             PUBLIC => Some(Arc::clone(&self.public) as Arc<dyn SchemaProvider>),
             VERSIONS_SCHEMA => Some(Arc::clone(&self.versions) as Arc<dyn SchemaProvider>),
+            PG_CATALOG => Some(Arc::clone(&self.introspection[0]) as Arc<dyn SchemaProvider>),
+            INFORMATION_SCHEMA => {
+                Some(Arc::clone(&self.introspection[1]) as Arc<dyn SchemaProvider>)
+            }
+            PGWIDE => Some(Arc::clone(&self.introspection[2]) as Arc<dyn SchemaProvider>),
             _ => None,
         }
     }

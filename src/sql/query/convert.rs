@@ -233,6 +233,18 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                     })
                 });
             }
+            DataType::List(_) => {
+                let lists = array
+                    .as_list_opt::<i32>()
+                    .ok_or_else(|| SqlError::internal("list column is not a list"))?;
+                for i in 0..len {
+                    out.push(if lists.is_null(i) {
+                        Datum::Null
+                    } else {
+                        Datum::Text(pg_array_text(&lists.value(i))?)
+                    });
+                }
+            }
             _ => {
                 // PostgreSQL's text forms: a space between date and time.
                 let options = FormatOptions::new()
@@ -252,4 +264,27 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
         },
     }
     Ok(out)
+}
+
+/// An array in PostgreSQL's text form, `{a,"b c",NULL}`, as clients parse it.
+fn pg_array_text(values: &ArrayRef) -> SqlResult<String> {
+    let text = cast(values, &DataType::Utf8).map_err(arrow_error)?;
+    let text = text.as_string::<i32>();
+    let items: Vec<String> = (0..text.len())
+        .map(|i| {
+            if text.is_null(i) {
+                return "NULL".to_string();
+            }
+            let v = text.value(i);
+            let plain = !v.is_empty()
+                && !v.eq_ignore_ascii_case("null")
+                && !v.contains(|c: char| c.is_whitespace() || "{},\\\"".contains(c));
+            if plain {
+                v.to_string()
+            } else {
+                format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
+            }
+        })
+        .collect();
+    Ok(format!("{{{}}}", items.join(",")))
 }

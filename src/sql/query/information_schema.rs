@@ -1,0 +1,187 @@
+//! `information_schema` (schemata, tables, columns, table_constraints, key_column_usage)
+//! and `pgwide.tables`, the SQL-standard and the Table Store views of an instance's
+//! tables, built per query from the engine's catalog like `pg_catalog`.
+
+use super::pg_catalog::{
+    columns, mem_table, pk_columns, pkey_name, t, CatalogSchema, Col, INFORMATION_SCHEMA, OWNER,
+    PG_CATALOG, TYPES, V,
+};
+use datafusion::catalog::TableProvider;
+use datafusion::error::Result;
+use std::sync::Arc;
+
+impl CatalogSchema {
+    pub(super) fn info_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        let tables = self.tables();
+        let db = || V::T(self.instance.clone());
+        let (cols, rows): (&[Col], Vec<Vec<V>>) = match name {
+            "schemata" => (
+                &[
+                    ("catalog_name", 't'),
+                    ("schema_name", 't'),
+                    ("schema_owner", 't'),
+                ],
+                ["public", PG_CATALOG, INFORMATION_SCHEMA]
+                    .iter()
+                    .map(|s| vec![db(), t(s), t(OWNER)])
+                    .collect(),
+            ),
+            "tables" => (
+                &[
+                    ("table_catalog", 't'),
+                    ("table_schema", 't'),
+                    ("table_name", 't'),
+                    ("table_type", 't'),
+                    ("is_insertable_into", 't'),
+                ],
+                tables
+                    .iter()
+                    .map(|table| {
+                        vec![
+                            db(),
+                            t("public"),
+                            V::T(table.name.clone()),
+                            t("BASE TABLE"),
+                            t("YES"),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "columns" => (
+                &[
+                    ("table_catalog", 't'),
+                    ("table_schema", 't'),
+                    ("table_name", 't'),
+                    ("column_name", 't'),
+                    ("ordinal_position", 'i'),
+                    ("column_default", 't'),
+                    ("is_nullable", 't'),
+                    ("data_type", 't'),
+                    ("udt_name", 't'),
+                    ("character_maximum_length", 'i'),
+                    ("numeric_precision", 'i'),
+                ],
+                tables
+                    .iter()
+                    .flat_map(|table| {
+                        let db = db();
+                        columns(table)
+                            .into_iter()
+                            .enumerate()
+                            .map(move |(i, (name, ty, pk))| {
+                                let udt = TYPES
+                                    .iter()
+                                    .find(|t| t.0 == i64::from(ty.oid()))
+                                    .map_or("text", |t| t.1);
+                                vec![
+                                    V::T(match &db {
+                                        V::T(s) => s.clone(),
+                                        _ => String::new(),
+                                    }),
+                                    t("public"),
+                                    V::T(table.name.clone()),
+                                    V::T(name),
+                                    V::I(i as i64 + 1),
+                                    V::N,
+                                    t(if pk { "NO" } else { "YES" }),
+                                    t(ty.name()),
+                                    t(udt),
+                                    V::N,
+                                    V::N,
+                                ]
+                            })
+                    })
+                    .collect(),
+            ),
+            "table_constraints" => (
+                &[
+                    ("constraint_catalog", 't'),
+                    ("constraint_schema", 't'),
+                    ("constraint_name", 't'),
+                    ("table_catalog", 't'),
+                    ("table_schema", 't'),
+                    ("table_name", 't'),
+                    ("constraint_type", 't'),
+                    ("is_deferrable", 't'),
+                    ("initially_deferred", 't'),
+                ],
+                tables
+                    .iter()
+                    .filter(|table| !pk_columns(table).is_empty())
+                    .map(|table| {
+                        vec![
+                            db(),
+                            t("public"),
+                            V::T(pkey_name(table)),
+                            db(),
+                            t("public"),
+                            V::T(table.name.clone()),
+                            t("PRIMARY KEY"),
+                            t("NO"),
+                            t("NO"),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "key_column_usage" => (
+                &[
+                    ("constraint_catalog", 't'),
+                    ("constraint_schema", 't'),
+                    ("constraint_name", 't'),
+                    ("table_catalog", 't'),
+                    ("table_schema", 't'),
+                    ("table_name", 't'),
+                    ("column_name", 't'),
+                    ("ordinal_position", 'i'),
+                ],
+                tables
+                    .iter()
+                    .flat_map(|table| {
+                        pk_columns(table)
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, column)| {
+                                vec![
+                                    db(),
+                                    t("public"),
+                                    V::T(pkey_name(table)),
+                                    db(),
+                                    t("public"),
+                                    V::T(table.name.clone()),
+                                    V::T(column),
+                                    V::I(i as i64 + 1),
+                                ]
+                            })
+                    })
+                    .collect(),
+            ),
+            _ => return Ok(None),
+        };
+        mem_table(cols, rows).map(Some)
+    }
+
+    /// `pgwide.tables`: what the Table Store model knows of each table in one row.
+    pub(super) fn pgwide_tables(&self) -> Result<Arc<dyn TableProvider>> {
+        let mut cols: Vec<Col> = vec![("instance", 't'), ("table", 't'), ("pk_columns", 'a')];
+        let option_names: Vec<&'static str> = crate::engine::TableOptions::default()
+            .as_pairs()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        cols.extend(option_names.iter().map(|n| (*n, 't')));
+        let rows = self
+            .tables()
+            .iter()
+            .map(|table| {
+                let mut row = vec![
+                    V::T(self.instance.clone()),
+                    V::T(table.name.clone()),
+                    V::A(pk_columns(table)),
+                ];
+                row.extend(table.options.as_pairs().into_iter().map(|(_, v)| V::T(v)));
+                row
+            })
+            .collect();
+        mem_table(&cols, rows)
+    }
+}

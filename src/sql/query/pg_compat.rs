@@ -1,0 +1,400 @@
+//! Rewrites the PostgreSQL-only syntax of client introspection queries (psql's `\d`
+//! family, drivers' metadata calls) into what DataFusion plans: `OPERATOR(pg_catalog.~)`,
+//! `COLLATE pg_catalog.default`, `pg_catalog.`-qualified functions and types, `::regclass`
+//! and `::regtype`. Queries that read a catalog table pgwide always leaves empty (policies,
+//! triggers, inheritance, publications) are recognised so they can answer no rows
+//! without being planned: they use constructs (`= ANY(array)`, correlated ARRAY
+//! subqueries) DataFusion cannot plan and could never return a row anyway.
+
+use super::pg_catalog::{EMPTY_TABLES, INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
+use sqlparser::ast::{
+    self, BinaryOperator, DataType, Expr, FunctionArguments, Ident, ObjectName, ObjectNamePart,
+    Query, SetExpr, TableFactor, Value,
+};
+use std::ops::ControlFlow;
+
+fn last(name: &ObjectName) -> String {
+    name.0
+        .last()
+        .and_then(ObjectNamePart::as_ident)
+        .map(|i| i.value.to_lowercase())
+        .unwrap_or_default()
+}
+
+fn first(name: &ObjectName) -> String {
+    name.0
+        .first()
+        .and_then(ObjectNamePart::as_ident)
+        .map(|i| i.value.to_lowercase())
+        .unwrap_or_default()
+}
+
+/// Whether the query reads a catalog schema, so it goes to DataFusion directly.
+pub fn is_catalog_query(query: &Query) -> bool {
+    let hit = ast::visit_relations(query, |name| {
+        let schema = first(name);
+        let catalog = (name.0.len() > 1
+            && [PG_CATALOG, INFORMATION_SCHEMA, PGWIDE].contains(&schema.as_str()))
+            || (name.0.len() == 1 && schema.starts_with("pg_"));
+        if catalog {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    hit.is_break() || uses_catalog_expressions(query)
+}
+
+/// System functions and `reg*` casts only the DataFusion side implements.
+const FUNCTIONS: &[&str] = &[
+    "format_type",
+    "obj_description",
+    "col_description",
+    "shobj_description",
+    "current_schema",
+    "current_schemas",
+    "current_database",
+    "version",
+    "quote_ident",
+];
+
+fn uses_catalog_expressions(query: &Query) -> bool {
+    let hit = ast::visit_expressions(query, |expr| {
+        let found = match expr {
+            Expr::Function(f) => {
+                let name = last(&f.name);
+                (f.name.0.len() == 2 && first(&f.name) == PG_CATALOG)
+                    || name.starts_with("pg_")
+                    || (name.starts_with("has_") && name.ends_with("_privilege"))
+                    || FUNCTIONS.contains(&name.as_str())
+            }
+            Expr::Cast { data_type, .. } => match data_type {
+                DataType::Regclass => true,
+                DataType::Custom(name, _) => {
+                    last(name).starts_with("reg") || first(name) == PG_CATALOG
+                }
+                _ => false,
+            },
+            Expr::BinaryOp {
+                op: BinaryOperator::PGCustomBinaryOperator(_),
+                ..
+            } => true,
+            _ => false,
+        };
+        if found {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    hit.is_break()
+}
+
+fn is_empty_table(name: &ObjectName) -> bool {
+    let schema_ok = name.0.len() == 1 || first(name) == PG_CATALOG;
+    schema_ok && EMPTY_TABLES.iter().any(|(t, _)| *t == last(name))
+}
+
+/// Whether the query's top-level FROM names catalog table `table`.
+fn reads(query: &Query, table: &str) -> bool {
+    let SetExpr::Select(select) = &*query.body else {
+        return false;
+    };
+    select.from.iter().any(|from| {
+        std::iter::once(&from.relation)
+            .chain(from.joins.iter().map(|j| &j.relation))
+            .any(|r| matches!(r, TableFactor::Table { name, .. } if last(name) == table))
+    })
+}
+
+/// Whether the query cannot return a row: every branch inner-joins an always-empty
+/// catalog table.
+pub fn always_empty(query: &Query) -> bool {
+    set_empty(&query.body)
+}
+
+fn set_empty(body: &SetExpr) -> bool {
+    match body {
+        SetExpr::Select(select) => select.from.iter().any(|from| {
+            let base =
+                matches!(&from.relation, TableFactor::Table { name, .. } if is_empty_table(name));
+            let joined = from.joins.iter().any(|j| {
+                matches!(
+                    j.join_operator,
+                    ast::JoinOperator::Join(_)
+                        | ast::JoinOperator::Inner(_)
+                        | ast::JoinOperator::CrossJoin(_)
+                ) && matches!(&j.relation, TableFactor::Table { name, .. } if is_empty_table(name))
+            });
+            base || joined
+        }),
+        SetExpr::Query(q) => always_empty(q),
+        SetExpr::SetOperation {
+            op, left, right, ..
+        } => match op {
+            ast::SetOperator::Union => set_empty(left) && set_empty(right),
+            ast::SetOperator::Intersect => set_empty(left) || set_empty(right),
+            _ => set_empty(left),
+        },
+        _ => false,
+    }
+}
+
+/// The output names of an always-empty query, for its (empty) result's columns.
+pub fn output_names(query: &Query) -> Vec<String> {
+    let mut body = &*query.body;
+    loop {
+        match body {
+            SetExpr::SetOperation { left, .. } => body = left,
+            SetExpr::Query(q) => body = &q.body,
+            _ => break,
+        }
+    }
+    let SetExpr::Select(select) = body else {
+        return Vec::new();
+    };
+    select
+        .projection
+        .iter()
+        .map(|item| match item {
+            ast::SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+            ast::SelectItem::UnnamedExpr(Expr::Identifier(i)) => i.value.clone(),
+            ast::SelectItem::UnnamedExpr(Expr::CompoundIdentifier(parts)) => {
+                parts.last().map_or_else(String::new, |i| i.value.clone())
+            }
+            ast::SelectItem::UnnamedExpr(Expr::Function(f)) => last(&f.name),
+            _ => "?column?".to_string(),
+        })
+        .collect()
+}
+
+fn plain(name: &str) -> ObjectName {
+    ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))])
+}
+
+fn call(name: &str, arg: Expr) -> Expr {
+    Expr::Function(ast::Function {
+        name: plain(name),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))],
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
+}
+
+/// A `pg_catalog.`-qualified or PostgreSQL-internal type as a type DataFusion knows.
+fn plain_type(name: &str) -> Option<DataType> {
+    Some(match name {
+        "text" | "name" | "char" | "bpchar" | "varchar" => DataType::Text,
+        "int2" | "smallint" => DataType::SmallInt(None),
+        "int4" | "integer" => DataType::Integer(None),
+        "int8" | "bigint" | "oid" => DataType::BigInt(None),
+        "bool" | "boolean" => DataType::Boolean,
+        _ => return None,
+    })
+}
+
+const AGGREGATES: &[&str] = &[
+    "count",
+    "max",
+    "min",
+    "sum",
+    "avg",
+    "string_agg",
+    "array_agg",
+    "bool_and",
+    "bool_or",
+];
+
+/// DataFusion plans a correlated scalar subquery only when it aggregates, to be sure it
+/// returns one row; psql's (`SELECT c.collname FROM pg_collation c ... WHERE c.oid =
+/// a.attcollation`) match at most one row, so `max()` of the value means the same.
+fn aggregate_scalar_subquery(query: &mut Query) {
+    let SetExpr::Select(select) = &mut *query.body else {
+        return;
+    };
+    let grouped = !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty());
+    if grouped || select.projection.len() != 1 {
+        return;
+    }
+    let wrap = |e: &mut Expr| {
+        let aggregated =
+            matches!(e, Expr::Function(f) if AGGREGATES.contains(&last(&f.name).as_str()));
+        if !aggregated {
+            *e = call("max", e.clone());
+        }
+    };
+    match &mut select.projection[0] {
+        ast::SelectItem::UnnamedExpr(e) | ast::SelectItem::ExprWithAlias { expr: e, .. } => wrap(e),
+        _ => {}
+    }
+}
+
+/// The argument of a rewritten `x::regclass`.
+fn regclass_arg(expr: &Expr) -> Option<Expr> {
+    match expr {
+        Expr::Function(f) if last(&f.name) == "pgwide_regclass" => match &f.args {
+            FunctionArguments::List(list) => match list.args.first() {
+                Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))) => Some(e.clone()),
+                _ => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn is_array_subquery(expr: &Expr) -> bool {
+    matches!(expr, Expr::Function(f) if last(&f.name) == "array" && matches!(f.args, FunctionArguments::Subquery(_)))
+}
+
+/// Rewrites `query` in place.
+pub fn rewrite(query: &mut Query) {
+    // Unqualified catalog tables (`FROM pg_class`) resolve in pg_catalog, as in
+    // PostgreSQL where it is first on the search path.
+    let _ = ast::visit_relations_mut(query, |name| {
+        if name.0.len() == 1 && first(name).starts_with("pg_") {
+            name.0
+                .insert(0, ObjectNamePart::Identifier(Ident::new(PG_CATALOG)));
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    let _ = ast::visit_expressions_mut(query, |expr| {
+        let replacement = match expr {
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::PGCustomBinaryOperator(parts),
+                right,
+            } => {
+                let op = match parts.last().map(String::as_str) {
+                    Some("~") => Some(BinaryOperator::PGRegexMatch),
+                    Some("!~") => Some(BinaryOperator::PGRegexNotMatch),
+                    Some("~*") => Some(BinaryOperator::PGRegexIMatch),
+                    Some("!~*") => Some(BinaryOperator::PGRegexNotIMatch),
+                    Some("=") => Some(BinaryOperator::Eq),
+                    Some("<>") => Some(BinaryOperator::NotEq),
+                    _ => None,
+                };
+                op.map(|op| Expr::BinaryOp {
+                    left: left.clone(),
+                    op,
+                    right: right.clone(),
+                })
+            }
+            // psql appends `|| array(select ... from unnest(toast.reloptions))`; pgwide
+            // has no TOAST tables, so the appended array is always empty.
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::StringConcat,
+                right,
+            } if is_array_subquery(right) => Some((**left).clone()),
+            Expr::Collate { expr: inner, .. } => Some((**inner).clone()),
+            Expr::Function(f) if f.name.0.len() == 2 && first(&f.name) == PG_CATALOG => {
+                f.name = plain(&last(&f.name));
+                None
+            }
+            Expr::Cast {
+                expr: inner,
+                data_type,
+                ..
+            } => {
+                let name = match data_type {
+                    DataType::Regclass => "regclass".to_string(),
+                    DataType::Custom(name, _) => last(name),
+                    _ => String::new(),
+                };
+                match name.as_str() {
+                    "regclass" => Some(call("pgwide_regclass", (**inner).clone())),
+                    "regtype" => Some(call("pgwide_regtype_name", (**inner).clone())),
+                    "regnamespace" | "regproc" | "regprocedure" | "regrole" => {
+                        Some((**inner).clone())
+                    }
+                    // A regclass shown as text is the table's name, not its OID.
+                    _ if matches!(
+                        plain_type(&name).or(Some(data_type.clone())),
+                        Some(DataType::Text)
+                    ) && regclass_arg(inner).is_some() =>
+                    {
+                        regclass_arg(inner).map(|arg| call("pgwide_regclass_name", arg))
+                    }
+                    other => {
+                        if let Some(ty) = plain_type(other) {
+                            *data_type = ty;
+                        }
+                        None
+                    }
+                }
+            }
+            Expr::Subquery(q) if always_empty(q) => Some(Expr::value(Value::Null)),
+            // psql looks up a column's collation where it differs from its type's; pgwide
+            // columns always have their type's, and DataFusion cannot decorrelate the `<>`.
+            Expr::Subquery(q) if reads(q, "pg_collation") => Some(Expr::value(Value::Null)),
+            Expr::Subquery(q) => {
+                aggregate_scalar_subquery(q);
+                None
+            }
+            _ => None,
+        };
+        if let Some(replacement) = replacement {
+            *expr = replacement;
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(sql: &str) -> Query {
+        match crate::sql::session::parse(sql).unwrap().pop().unwrap() {
+            ast::Statement::Query(q) => *q,
+            other => panic!("not a query: {other}"),
+        }
+    }
+
+    fn rewritten(sql: &str) -> String {
+        let mut q = query(sql);
+        rewrite(&mut q);
+        q.to_string()
+    }
+
+    #[test]
+    fn psql_operators_collations_and_casts_become_datafusion_sql() {
+        assert_eq!(
+            rewritten(
+                "SELECT pg_catalog.format_type(a.atttypid, NULL) FROM pg_class c \
+                 WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default \
+                 AND c.oid = 't'::regclass AND c.reloftype::pg_catalog.regtype::pg_catalog.text = ''"
+            ),
+            "SELECT format_type(a.atttypid, NULL) FROM pg_catalog.pg_class c \
+             WHERE c.relname ~ '^(t)$' AND c.oid = pgwide_regclass('t') \
+             AND pgwide_regtype_name(c.reloftype)::TEXT = ''"
+        );
+    }
+
+    #[test]
+    fn queries_on_always_empty_catalogs_are_recognised() {
+        assert!(always_empty(&query(
+            "SELECT pol.polname FROM pg_catalog.pg_policy pol WHERE pol.polrelid = '1'"
+        )));
+        assert!(always_empty(&query(
+            "SELECT 1 FROM pg_catalog.pg_publication p UNION SELECT 2 FROM pg_inherits"
+        )));
+        assert!(!always_empty(&query(
+            "SELECT 1 FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_inherits i ON true"
+        )));
+        assert!(is_catalog_query(&query(
+            "SELECT relname FROM pg_catalog.pg_class"
+        )));
+        assert!(is_catalog_query(&query("SELECT 'x'::regclass")));
+        assert!(!is_catalog_query(&query("SELECT * FROM t WHERE id = 1")));
+    }
+}

@@ -1,0 +1,541 @@
+//! The rows of each `pg_catalog` table: namespaces, classes (tables and their PK
+//! indexes, with options as `reloptions`), attributes, types, the PK as index and
+//! constraint, databases (instances), the one role, settings, access methods.
+
+use super::pg_catalog::*;
+use crate::engine::TableMeta;
+use crate::sql::types::SqlType;
+use datafusion::catalog::TableProvider;
+use datafusion::error::Result;
+use std::sync::Arc;
+
+impl CatalogSchema {
+    pub(super) fn pg_table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if let Some((_, cols)) = EMPTY_TABLES.iter().find(|e| e.0 == name) {
+            return mem_table(cols, Vec::new()).map(Some);
+        }
+        let tables = self.tables();
+        let (cols, rows): (&[Col], Vec<Vec<V>>) = match name {
+            "pg_namespace" => (
+                &[
+                    ("oid", 'i'),
+                    ("nspname", 't'),
+                    ("nspowner", 'i'),
+                    ("nspacl", 'a'),
+                ],
+                [
+                    (PG_CATALOG_OID, PG_CATALOG),
+                    (PUBLIC_OID, "public"),
+                    (INFORMATION_SCHEMA_OID, INFORMATION_SCHEMA),
+                ]
+                .iter()
+                .map(|(oid, n)| vec![V::I(*oid), t(n), V::I(OWNER_OID), V::N])
+                .collect(),
+            ),
+            "pg_class" => (PG_CLASS, tables.iter().flat_map(pg_class_rows).collect()),
+            "pg_attribute" => (
+                &[
+                    ("attrelid", 'i'),
+                    ("attname", 't'),
+                    ("atttypid", 'i'),
+                    ("attnum", 'i'),
+                    ("attlen", 'i'),
+                    ("atttypmod", 'i'),
+                    ("attnotnull", 'b'),
+                    ("atthasdef", 'b'),
+                    ("attisdropped", 'b'),
+                    ("attidentity", 't'),
+                    ("attgenerated", 't'),
+                    ("attcollation", 'i'),
+                    ("attstorage", 't'),
+                    ("attstattarget", 'i'),
+                    ("attndims", 'i'),
+                    ("atthasmissing", 'b'),
+                    ("attislocal", 'b'),
+                    ("attcompression", 't'),
+                ],
+                tables
+                    .iter()
+                    .flat_map(|table| {
+                        columns(table)
+                            .into_iter()
+                            .enumerate()
+                            .map(move |(i, (name, ty, pk))| {
+                                let text = ty == SqlType::Text;
+                                vec![
+                                    V::I(table_oid(table)),
+                                    V::T(name),
+                                    V::I(i64::from(ty.oid())),
+                                    V::I(i as i64 + 1),
+                                    V::I(-1),
+                                    V::I(-1),
+                                    V::B(pk),
+                                    V::B(false),
+                                    V::B(false),
+                                    t(""),
+                                    t(""),
+                                    V::I(if text { 100 } else { 0 }),
+                                    t(if matches!(ty, SqlType::Text | SqlType::Bytea) {
+                                        "x"
+                                    } else {
+                                        "p"
+                                    }),
+                                    V::I(-1),
+                                    V::I(0),
+                                    V::B(false),
+                                    V::B(true),
+                                    t(""),
+                                ]
+                            })
+                    })
+                    .collect(),
+            ),
+            "pg_type" => (
+                &[
+                    ("oid", 'i'),
+                    ("typname", 't'),
+                    ("typnamespace", 'i'),
+                    ("typowner", 'i'),
+                    ("typlen", 'i'),
+                    ("typtype", 't'),
+                    ("typcategory", 't'),
+                    ("typrelid", 'i'),
+                    ("typelem", 'i'),
+                    ("typarray", 'i'),
+                    ("typbasetype", 'i'),
+                    ("typtypmod", 'i'),
+                    ("typnotnull", 'b'),
+                    ("typcollation", 'i'),
+                    ("typdelim", 't'),
+                ],
+                TYPES
+                    .iter()
+                    .map(|(oid, n, len)| {
+                        let collation = if matches!(*oid, 25 | 1043 | 19) {
+                            100
+                        } else {
+                            0
+                        };
+                        vec![
+                            V::I(*oid),
+                            t(n),
+                            V::I(PG_CATALOG_OID),
+                            V::I(OWNER_OID),
+                            V::I(*len),
+                            t("b"),
+                            t("U"),
+                            V::I(0),
+                            V::I(0),
+                            V::I(0),
+                            V::I(0),
+                            V::I(-1),
+                            V::B(false),
+                            V::I(collation),
+                            t(","),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_index" => (
+                &[
+                    ("indexrelid", 'i'),
+                    ("indrelid", 'i'),
+                    ("indnatts", 'i'),
+                    ("indnkeyatts", 'i'),
+                    ("indisunique", 'b'),
+                    ("indisprimary", 'b'),
+                    ("indisexclusion", 'b'),
+                    ("indimmediate", 'b'),
+                    ("indisclustered", 'b'),
+                    ("indisvalid", 'b'),
+                    ("indcheckxmin", 'b'),
+                    ("indisready", 'b'),
+                    ("indislive", 'b'),
+                    ("indisreplident", 'b'),
+                    ("indkey", 't'),
+                    ("indexprs", 't'),
+                    ("indpred", 't'),
+                ],
+                tables
+                    .iter()
+                    .filter(|table| !pk_columns(table).is_empty())
+                    .map(|table| {
+                        let n = table.pk.len() as i64;
+                        let key: Vec<String> = (1..=n).map(|k| k.to_string()).collect();
+                        vec![
+                            V::I(table_oid(table) + 1),
+                            V::I(table_oid(table)),
+                            V::I(n),
+                            V::I(n),
+                            V::B(true),
+                            V::B(true),
+                            V::B(false),
+                            V::B(true),
+                            V::B(false),
+                            V::B(true),
+                            V::B(false),
+                            V::B(true),
+                            V::B(true),
+                            V::B(false),
+                            V::T(key.join(" ")),
+                            V::N,
+                            V::N,
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_constraint" => (
+                &[
+                    ("oid", 'i'),
+                    ("conname", 't'),
+                    ("connamespace", 'i'),
+                    ("contype", 't'),
+                    ("condeferrable", 'b'),
+                    ("condeferred", 'b'),
+                    ("convalidated", 'b'),
+                    ("conrelid", 'i'),
+                    ("contypid", 'i'),
+                    ("conindid", 'i'),
+                    ("confrelid", 'i'),
+                    ("conislocal", 'b'),
+                    ("coninhcount", 'i'),
+                    ("connoinherit", 'b'),
+                    ("conkey", 'a'),
+                    ("confkey", 'a'),
+                    ("conbin", 't'),
+                ],
+                tables
+                    .iter()
+                    .filter(|table| !pk_columns(table).is_empty())
+                    .map(|table| {
+                        let key = (1..=table.pk.len()).map(|k| k.to_string()).collect();
+                        vec![
+                            V::I(table_oid(table) + 1),
+                            V::T(pkey_name(table)),
+                            V::I(PUBLIC_OID),
+                            t("p"),
+                            V::B(false),
+                            V::B(false),
+                            V::B(true),
+                            V::I(table_oid(table)),
+                            V::I(0),
+                            V::I(table_oid(table) + 1),
+                            V::I(0),
+                            V::B(true),
+                            V::I(0),
+                            V::B(true),
+                            V::A(key),
+                            V::N,
+                            V::N,
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_database" => (
+                &[
+                    ("oid", 'i'),
+                    ("datname", 't'),
+                    ("datdba", 'i'),
+                    ("encoding", 'i'),
+                    ("datlocprovider", 't'),
+                    ("datistemplate", 'b'),
+                    ("datallowconn", 'b'),
+                    ("datconnlimit", 'i'),
+                    ("dattablespace", 'i'),
+                    ("datcollate", 't'),
+                    ("datctype", 't'),
+                    ("daticulocale", 't'),
+                    ("datacl", 'a'),
+                ],
+                self.engine
+                    .instances()
+                    .into_iter()
+                    .map(|i| {
+                        vec![
+                            V::I(16_384 + i64::from(i.id)),
+                            V::T(i.name),
+                            V::I(OWNER_OID),
+                            V::I(6),
+                            t("c"),
+                            V::B(false),
+                            V::B(true),
+                            V::I(-1),
+                            V::I(1663),
+                            t("C"),
+                            t("C"),
+                            V::N,
+                            V::N,
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_roles" => (
+                &[
+                    ("oid", 'i'),
+                    ("rolname", 't'),
+                    ("rolsuper", 'b'),
+                    ("rolinherit", 'b'),
+                    ("rolcreaterole", 'b'),
+                    ("rolcreatedb", 'b'),
+                    ("rolcanlogin", 'b'),
+                    ("rolreplication", 'b'),
+                    ("rolconnlimit", 'i'),
+                    ("rolpassword", 't'),
+                    ("rolvaliduntil", 't'),
+                    ("rolbypassrls", 'b'),
+                    ("rolconfig", 'a'),
+                ],
+                vec![vec![
+                    V::I(OWNER_OID),
+                    t(OWNER),
+                    V::B(true),
+                    V::B(true),
+                    V::B(true),
+                    V::B(true),
+                    V::B(true),
+                    V::B(false),
+                    V::I(-1),
+                    t("********"),
+                    V::N,
+                    V::B(true),
+                    V::N,
+                ]],
+            ),
+            "pg_user" => (
+                &[
+                    ("usename", 't'),
+                    ("usesysid", 'i'),
+                    ("usecreatedb", 'b'),
+                    ("usesuper", 'b'),
+                    ("userepl", 'b'),
+                    ("usebypassrls", 'b'),
+                    ("passwd", 't'),
+                    ("valuntil", 't'),
+                    ("useconfig", 'a'),
+                ],
+                vec![vec![
+                    t(OWNER),
+                    V::I(OWNER_OID),
+                    V::B(true),
+                    V::B(true),
+                    V::B(false),
+                    V::B(true),
+                    t("********"),
+                    V::N,
+                    V::N,
+                ]],
+            ),
+            "pg_settings" => (
+                &[
+                    ("name", 't'),
+                    ("setting", 't'),
+                    ("unit", 't'),
+                    ("category", 't'),
+                    ("short_desc", 't'),
+                    ("context", 't'),
+                    ("vartype", 't'),
+                    ("source", 't'),
+                    ("boot_val", 't'),
+                    ("reset_val", 't'),
+                ],
+                crate::sql::settings::Settings::new(OWNER)
+                    .all()
+                    .into_iter()
+                    .map(|(name, value)| {
+                        vec![
+                            V::T(name),
+                            V::T(value.clone()),
+                            V::N,
+                            t("pgwide"),
+                            t(""),
+                            t("user"),
+                            t("string"),
+                            t("default"),
+                            V::T(value.clone()),
+                            V::T(value),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_am" => (
+                &[
+                    ("oid", 'i'),
+                    ("amname", 't'),
+                    ("amhandler", 't'),
+                    ("amtype", 't'),
+                ],
+                vec![
+                    vec![V::I(2), t("heap"), t("heap_tableam_handler"), t("t")],
+                    vec![V::I(403), t("btree"), t("bthandler"), t("i")],
+                ],
+            ),
+            "pg_collation" => (
+                &[
+                    ("oid", 'i'),
+                    ("collname", 't'),
+                    ("collnamespace", 'i'),
+                    ("collowner", 'i'),
+                    ("collprovider", 't'),
+                    ("collencoding", 'i'),
+                    ("collcollate", 't'),
+                    ("collctype", 't'),
+                ],
+                [(100, "default", "d"), (950, "C", "c"), (951, "POSIX", "c")]
+                    .iter()
+                    .map(|(oid, n, p)| {
+                        vec![
+                            V::I(*oid),
+                            t(n),
+                            V::I(PG_CATALOG_OID),
+                            V::I(OWNER_OID),
+                            t(p),
+                            V::I(-1),
+                            t("C"),
+                            t("C"),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_tablespace" => (
+                &[("oid", 'i'), ("spcname", 't'), ("spcowner", 'i')],
+                vec![vec![V::I(1663), t("pg_default"), V::I(OWNER_OID)]],
+            ),
+            "pg_tables" => (
+                &[
+                    ("schemaname", 't'),
+                    ("tablename", 't'),
+                    ("tableowner", 't'),
+                    ("tablespace", 't'),
+                    ("hasindexes", 'b'),
+                    ("hasrules", 'b'),
+                    ("hastriggers", 'b'),
+                    ("rowsecurity", 'b'),
+                ],
+                tables
+                    .iter()
+                    .map(|table| {
+                        vec![
+                            t("public"),
+                            V::T(table.name.clone()),
+                            t(OWNER),
+                            V::N,
+                            V::B(!pk_columns(table).is_empty()),
+                            V::B(false),
+                            V::B(false),
+                            V::B(false),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "pg_proc" => (
+                &[
+                    ("oid", 'i'),
+                    ("proname", 't'),
+                    ("pronamespace", 'i'),
+                    ("proowner", 'i'),
+                    ("prorettype", 'i'),
+                    ("prokind", 't'),
+                    ("proretset", 'b'),
+                    ("proargtypes", 't'),
+                ],
+                Vec::new(),
+            ),
+            _ => return Ok(None),
+        };
+        mem_table(cols, rows).map(Some)
+    }
+}
+
+const PG_CLASS: &[Col] = &[
+    ("oid", 'i'),
+    ("relname", 't'),
+    ("relnamespace", 'i'),
+    ("reltype", 'i'),
+    ("reloftype", 'i'),
+    ("relowner", 'i'),
+    ("relam", 'i'),
+    ("relfilenode", 'i'),
+    ("reltablespace", 'i'),
+    ("reltuples", 'i'),
+    ("reltoastrelid", 'i'),
+    ("relhasindex", 'b'),
+    ("relisshared", 'b'),
+    ("relpersistence", 't'),
+    ("relkind", 't'),
+    ("relnatts", 'i'),
+    ("relchecks", 'i'),
+    ("relhasrules", 'b'),
+    ("relhastriggers", 'b'),
+    ("relhassubclass", 'b'),
+    ("relrowsecurity", 'b'),
+    ("relforcerowsecurity", 'b'),
+    ("relispopulated", 'b'),
+    ("relreplident", 't'),
+    ("relispartition", 'b'),
+    ("relacl", 'a'),
+    ("reloptions", 'a'),
+    ("relpartbound", 't'),
+];
+
+/// A table's `pg_class` row, and its primary-key index's.
+fn pg_class_rows(table: &Arc<TableMeta>) -> Vec<Vec<V>> {
+    let oid = table_oid(table);
+    let has_pk = !pk_columns(table).is_empty();
+    let options = table
+        .options
+        .as_pairs()
+        .into_iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    let row = |oid: i64, name: String, kind: &str, am: i64, natts: usize, options: V| {
+        vec![
+            V::I(oid),
+            V::T(name),
+            V::I(PUBLIC_OID),
+            V::I(0),
+            V::I(0),
+            V::I(OWNER_OID),
+            V::I(am),
+            V::I(oid),
+            V::I(0),
+            V::I(-1),
+            V::I(0),
+            V::B(kind == "r" && has_pk),
+            V::B(false),
+            t("p"),
+            t(kind),
+            V::I(natts as i64),
+            V::I(0),
+            V::B(false),
+            V::B(false),
+            V::B(false),
+            V::B(false),
+            V::B(false),
+            V::B(true),
+            t("d"),
+            V::B(false),
+            V::N,
+            options,
+            V::N,
+        ]
+    };
+    let mut rows = vec![row(
+        oid,
+        table.name.clone(),
+        "r",
+        2,
+        columns(table).len(),
+        V::A(options),
+    )];
+    if has_pk {
+        rows.push(row(
+            oid + 1,
+            pkey_name(table),
+            "i",
+            403,
+            table.pk.len(),
+            V::N,
+        ));
+    }
+    rows
+}

@@ -1,0 +1,23 @@
+CREATE TABLE t (id TEXT, seq BIGINT, name TEXT, score DOUBLE PRECISION, ok BOOLEAN, PRIMARY KEY (id, seq)) WITH (ttl = 86400, max_versions = 3);
+CREATE TABLE u (k BIGINT PRIMARY KEY, v TEXT);
+\l
+\l+
+\dt
+\dt+ t
+\d
+\di
+\dn
+\d t
+\d+ t
+\d nosuch
+\x
+\d u
+SELECT relname, relkind, relhasindex, array_to_string(reloptions, ',') AS options FROM pg_catalog.pg_class WHERE relname = 'u';
+\x
+SELECT table_name, column_name, data_type FROM information_schema.columns ORDER BY table_name, ordinal_position;
+SELECT constraint_name, column_name, ordinal_position FROM information_schema.key_column_usage ORDER BY 1, 3;
+SELECT table_name, constraint_type FROM information_schema.table_constraints ORDER BY 1;
+SELECT 't'::regclass = oid AS stable_oid, format_type(atttypid, atttypmod) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid WHERE relname = 't' AND attnum = 2;
+SELECT nspname, oid FROM pg_catalog.pg_namespace ORDER BY oid;
+SELECT current_schema(), current_database(), pg_catalog.pg_table_is_visible(0), has_table_privilege('t', 'select');
+SELECT * FROM pgwide.tables ORDER BY "table";
