@@ -562,36 +562,8 @@ pub fn eval(s: &Scalar, row: &[Datum], params: &[Datum]) -> SqlResult<Datum> {
                 }
             }
         }
-        Scalar::And(all) => {
-            let mut saw_null = false;
-            for e in all {
-                match eval(e, row, params)? {
-                    Datum::Bool(false) => return Ok(Datum::Bool(false)),
-                    Datum::Null => saw_null = true,
-                    _ => {}
-                }
-            }
-            if saw_null {
-                Datum::Null
-            } else {
-                Datum::Bool(true)
-            }
-        }
-        Scalar::Or(any) => {
-            let mut saw_null = false;
-            for e in any {
-                match eval(e, row, params)? {
-                    Datum::Bool(true) => return Ok(Datum::Bool(true)),
-                    Datum::Null => saw_null = true,
-                    _ => {}
-                }
-            }
-            if saw_null {
-                Datum::Null
-            } else {
-                Datum::Bool(false)
-            }
-        }
+        Scalar::And(all) => three_valued(all, false, row, params)?,
+        Scalar::Or(any) => three_valued(any, true, row, params)?,
         Scalar::Not(e) => match eval(e, row, params)? {
             Datum::Bool(b) => Datum::Bool(!b),
             _ => Datum::Null,
@@ -730,6 +702,29 @@ fn call(f: Function, mut args: Vec<Datum>) -> SqlResult<Datum> {
                 s[from..to].iter().collect()
             })
         }
+    })
+}
+
+/// AND (`decisive` = false) or OR (`decisive` = true) with SQL's three-valued logic: one
+/// decisive operand decides; otherwise any NULL makes the result NULL.
+fn three_valued(
+    items: &[Scalar],
+    decisive: bool,
+    row: &[Datum],
+    params: &[Datum],
+) -> SqlResult<Datum> {
+    let mut saw_null = false;
+    for e in items {
+        match eval(e, row, params)? {
+            Datum::Bool(b) if b == decisive => return Ok(Datum::Bool(decisive)),
+            Datum::Null => saw_null = true,
+            _ => {}
+        }
+    }
+    Ok(if saw_null {
+        Datum::Null
+    } else {
+        Datum::Bool(!decisive)
     })
 }
 
