@@ -22,7 +22,8 @@ pub enum CompareOp {
 }
 
 impl CompareOp {
-    fn holds(self, ordering: Ordering) -> bool {
+    /// Whether `left op right` holds, given how `left` compares with `right`.
+    pub fn holds(self, ordering: Ordering) -> bool {
         match self {
             CompareOp::Eq => ordering == Ordering::Equal,
             CompareOp::Ne => ordering != Ordering::Equal,
@@ -30,6 +31,17 @@ impl CompareOp {
             CompareOp::Le => ordering != Ordering::Greater,
             CompareOp::Gt => ordering == Ordering::Greater,
             CompareOp::Ge => ordering != Ordering::Less,
+        }
+    }
+
+    /// The operator with its operands swapped (`5 < a` is `a > 5`).
+    pub fn flip(self) -> CompareOp {
+        match self {
+            CompareOp::Lt => CompareOp::Gt,
+            CompareOp::Le => CompareOp::Ge,
+            CompareOp::Gt => CompareOp::Lt,
+            CompareOp::Ge => CompareOp::Le,
+            other => other,
         }
     }
 }

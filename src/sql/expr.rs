@@ -7,39 +7,9 @@ use super::values::{cast, compare};
 use sqlparser::ast::{self, BinaryOperator, Expr, UnaryOperator};
 use std::cmp::Ordering;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CmpOp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
-
-impl CmpOp {
-    fn holds(self, o: Ordering) -> bool {
-        match self {
-            CmpOp::Eq => o == Ordering::Equal,
-            CmpOp::Ne => o != Ordering::Equal,
-            CmpOp::Lt => o == Ordering::Less,
-            CmpOp::Le => o != Ordering::Greater,
-            CmpOp::Gt => o == Ordering::Greater,
-            CmpOp::Ge => o != Ordering::Less,
-        }
-    }
-
-    /// The operator with its operands swapped (`5 < a` is `a > 5`).
-    pub fn flip(self) -> CmpOp {
-        match self {
-            CmpOp::Lt => CmpOp::Gt,
-            CmpOp::Le => CmpOp::Ge,
-            CmpOp::Gt => CmpOp::Lt,
-            CmpOp::Ge => CmpOp::Le,
-            other => other,
-        }
-    }
-}
+/// Comparison operators are the engine's, so a comparison pushed down to the engine
+/// needs no translation.
+pub use crate::engine::CompareOp as CmpOp;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArithOp {
@@ -243,25 +213,20 @@ pub fn compile(
         }
         Expr::Like {
             negated,
-            expr,
+            expr: target,
             pattern,
             ..
-        } => Scalar::Like(
-            Box::new(compile(expr, scope, params, Some(SqlType::Text))?),
-            Box::new(compile(pattern, scope, params, Some(SqlType::Text))?),
-            *negated,
-            false,
-        ),
-        Expr::ILike {
+        }
+        | Expr::ILike {
             negated,
-            expr,
+            expr: target,
             pattern,
             ..
         } => Scalar::Like(
-            Box::new(compile(expr, scope, params, Some(SqlType::Text))?),
+            Box::new(compile(target, scope, params, Some(SqlType::Text))?),
             Box::new(compile(pattern, scope, params, Some(SqlType::Text))?),
             *negated,
-            true,
+            matches!(expr, Expr::ILike { .. }),
         ),
         Expr::Cast {
             expr, data_type, ..

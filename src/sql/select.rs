@@ -11,8 +11,8 @@ use super::relation::{Relation, RelationKind, Source, VERSIONS_SCHEMA};
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{compare, datum_to_pk, datum_to_value};
 use crate::engine::{
-    ColumnCondition, CompareOp, Direction, Engine, PkBound, PkValue, PrimaryKey, RangeRequest,
-    ReadOptions, Row, StagedWrites, TableMeta,
+    ColumnCondition, Direction, Engine, PkBound, PkValue, PrimaryKey, RangeRequest, ReadOptions,
+    Row, StagedWrites, TableMeta,
 };
 use futures::stream::{self, StreamExt};
 use sqlparser::ast::{self, Expr, Query, SelectItem, SetExpr, TableFactor};
@@ -477,17 +477,6 @@ fn operand_pk(s: &Scalar, params: &[Datum], table: &TableMeta, k: usize) -> SqlR
     datum_to_pk(&eval(s, &[], params)?, column.ty, &column.name)
 }
 
-fn engine_op(op: CmpOp) -> CompareOp {
-    match op {
-        CmpOp::Eq => CompareOp::Eq,
-        CmpOp::Ne => CompareOp::Ne,
-        CmpOp::Lt => CompareOp::Lt,
-        CmpOp::Le => CompareOp::Le,
-        CmpOp::Gt => CompareOp::Gt,
-        CmpOp::Ge => CompareOp::Ge,
-    }
-}
-
 impl ReadPlan {
     /// The WHERE clause's attribute comparisons as engine conditions, with this
     /// execution's parameters; a NULL or unconvertible operand is left to the residual.
@@ -504,7 +493,7 @@ impl ReadPlan {
             if let Some(value) = value {
                 filters.push(ColumnCondition::Compare {
                     column: column.clone(),
-                    op: engine_op(*op),
+                    op: *op,
                     value,
                     pass_if_missing: false,
                 });
