@@ -30,6 +30,35 @@ pub struct Config {
     /// Memory (MB) all DataFusion queries together may hold for sorts, joins and
     /// aggregates; past it they spill or fail with SQLSTATE 53200.
     pub query_memory_mb: usize,
+    /// Longest frontend message accepted (bytes): a query, a Bind's parameters, one
+    /// COPY data chunk. Longer ones end the connection with SQLSTATE 54000.
+    pub max_message_bytes: usize,
+    /// Milliseconds a client has to complete startup and authentication.
+    pub authentication_timeout_ms: u64,
+    /// Default `statement_timeout` of every session, in milliseconds (0 = none).
+    pub statement_timeout_ms: u64,
+    /// Default `idle_in_transaction_session_timeout`, in milliseconds (0 = none).
+    pub idle_in_transaction_session_timeout_ms: u64,
+    /// Default `idle_session_timeout`, in milliseconds (0 = none).
+    pub idle_session_timeout_ms: u64,
+    /// Client authentication: "auto" (trust local clients while no role has a
+    /// password, SCRAM-SHA-256 passwords from then on; refuses to listen on a
+    /// non-loopback address without a password) or "trust" (never ask).
+    pub auth: crate::auth::AuthMode,
+    /// Also accept MD5 password authentication, for old clients: passwords set while
+    /// it is on get an MD5 hash, and roles with one are asked for MD5.
+    pub md5_auth: bool,
+    /// Name of the bootstrap superuser created at start-up from
+    /// `superuser_password_file` (or PGWIDE_SUPERUSER_PASSWORD) if missing.
+    pub superuser: String,
+    /// File whose first line is the bootstrap superuser's password.
+    pub superuser_password_file: Option<PathBuf>,
+    /// PEM certificate chain for TLS; with `tls_key`, clients may use sslmode=require.
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of `tls_cert`.
+    pub tls_key: Option<PathBuf>,
+    /// Refuse clients that do not use TLS (FATAL 28000).
+    pub require_tls: bool,
 }
 
 impl Default for Config {
@@ -44,6 +73,18 @@ impl Default for Config {
             gc_interval_secs: 60,
             limits: crate::engine::Limits::default(),
             query_memory_mb: 512,
+            max_message_bytes: 5 * 1024 * 1024,
+            authentication_timeout_ms: 60_000,
+            statement_timeout_ms: 0,
+            idle_in_transaction_session_timeout_ms: 0,
+            idle_session_timeout_ms: 0,
+            auth: crate::auth::AuthMode::Auto,
+            md5_auth: false,
+            superuser: "postgres".to_owned(),
+            superuser_password_file: None,
+            tls_cert: None,
+            tls_key: None,
+            require_tls: false,
         }
     }
 }
@@ -95,6 +136,35 @@ impl Config {
                 "worker_threads must be at least 1".into(),
             ));
         }
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            return Err(ConfigError::Invalid(
+                "tls_cert and tls_key must be given together".into(),
+            ));
+        }
+        if self.require_tls && self.tls_cert.is_none() {
+            return Err(ConfigError::Invalid(
+                "require_tls needs tls_cert and tls_key".into(),
+            ));
+        }
+        if self.max_message_bytes < 1024 {
+            return Err(ConfigError::Invalid(
+                "max_message_bytes must be at least 1024".into(),
+            ));
+        }
+        if self.authentication_timeout_ms == 0 {
+            return Err(ConfigError::Invalid(
+                "authentication_timeout_ms must be at least 1".into(),
+            ));
+        }
+        // PostgreSQL's range for time settings: INT_MAX milliseconds.
+        for (name, ms) in self.session_defaults() {
+            if ms.parse::<u64>().map_or(true, |ms| ms > i32::MAX as u64) {
+                return Err(ConfigError::Invalid(format!(
+                    "{name}_ms must be at most {}",
+                    i32::MAX
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -103,7 +173,26 @@ impl Config {
         crate::server::ServerOptions {
             max_connections: self.max_connections,
             shutdown_grace: Duration::from_secs(self.shutdown_grace_secs),
+            max_message_size: self.max_message_bytes,
+            authentication_timeout: Duration::from_millis(self.authentication_timeout_ms),
+            ..crate::server::ServerOptions::default()
         }
+    }
+
+    /// Session settings whose server-wide default the file sets, as (name, value):
+    /// what every new session starts with and RESET returns to.
+    pub fn session_defaults(&self) -> Vec<(String, String)> {
+        [
+            ("statement_timeout", self.statement_timeout_ms),
+            (
+                "idle_in_transaction_session_timeout",
+                self.idle_in_transaction_session_timeout_ms,
+            ),
+            ("idle_session_timeout", self.idle_session_timeout_ms),
+        ]
+        .into_iter()
+        .map(|(name, ms)| (name.to_string(), ms.to_string()))
+        .collect()
     }
 }
 
@@ -124,5 +213,22 @@ mod tests {
             ..Config::default()
         };
         assert!(zero.validate().is_err());
+        let limits = Config::from_toml(
+            "max_message_bytes = 2048\nauthentication_timeout_ms = 500\nstatement_timeout_ms = 100\n",
+        )
+        .unwrap();
+        assert_eq!(limits.server_options().max_message_size, 2048);
+        assert_eq!(
+            limits.server_options().authentication_timeout,
+            Duration::from_millis(500)
+        );
+        assert!(limits
+            .session_defaults()
+            .contains(&("statement_timeout".to_string(), "100".to_string())));
+        let huge = Config {
+            idle_session_timeout_ms: u64::MAX,
+            ..Config::default()
+        };
+        assert!(huge.validate().is_err());
     }
 }

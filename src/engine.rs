@@ -13,6 +13,7 @@ mod gc;
 mod limits;
 mod options;
 mod read;
+mod row_format;
 mod scan;
 mod staging;
 mod stored;

@@ -3,6 +3,7 @@
 //! plan onto the engine), `engine` (the Table Store model), `storage` (ordered key-value
 //! backends).
 
+pub mod auth;
 pub mod config;
 pub mod engine;
 pub mod server;

@@ -47,6 +47,50 @@ struct ServeArgs {
     /// Async runtime worker threads [default: 2]
     #[arg(long, value_name = "N")]
     worker_threads: Option<usize>,
+    /// Longest client message in bytes (a query, a Bind, a COPY chunk); longer ones end
+    /// the connection with SQLSTATE 54000 [default: 5242880]
+    #[arg(long, value_name = "BYTES")]
+    max_message_bytes: Option<usize>,
+    /// Milliseconds a client has to finish startup and authentication [default: 60000]
+    #[arg(long, value_name = "MS")]
+    authentication_timeout_ms: Option<u64>,
+    /// Default statement_timeout of every session in milliseconds, 0 = none [default: 0]
+    #[arg(long, value_name = "MS")]
+    statement_timeout_ms: Option<u64>,
+    /// Default idle_in_transaction_session_timeout in milliseconds, 0 = none [default: 0]
+    #[arg(long, value_name = "MS")]
+    idle_in_transaction_session_timeout_ms: Option<u64>,
+    /// Default idle_session_timeout in milliseconds, 0 = none [default: 0]
+    #[arg(long, value_name = "MS")]
+    idle_session_timeout_ms: Option<u64>,
+    /// Client authentication [default: auto]. auto: on a loopback address, local
+    /// clients are trusted until some role has a password; from then on every client
+    /// must give its password (SCRAM-SHA-256). On any other address pgwide refuses to
+    /// start until a role has a password (see --superuser-password-file). trust: never
+    /// ask for a password, on any address (isolated networks only)
+    #[arg(long, value_name = "MODE", value_parser = ["auto", "trust"])]
+    auth: Option<String>,
+    /// Create the superuser (--superuser) at start-up, if missing, with the password
+    /// on the first line of FILE; the PGWIDE_SUPERUSER_PASSWORD environment variable
+    /// does the same without a file
+    #[arg(long, value_name = "FILE")]
+    superuser_password_file: Option<PathBuf>,
+    /// Name of the bootstrap superuser [default: postgres]
+    #[arg(long, value_name = "NAME")]
+    superuser: Option<String>,
+    /// Also accept MD5 password authentication for old clients (off by default;
+    /// roles get an MD5 hash when their password is next set)
+    #[arg(long)]
+    md5_auth: bool,
+    /// PEM certificate chain: enables TLS (sslmode=require / verify-full)
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Refuse clients that do not use TLS
+    #[arg(long)]
+    require_tls: bool,
 }
 
 fn main() -> ExitCode {
@@ -103,6 +147,41 @@ fn build_config(args: ServeArgs) -> Result<Config, String> {
     if let Some(n) = args.worker_threads {
         config.worker_threads = n;
     }
+    if let Some(n) = args.max_message_bytes {
+        config.max_message_bytes = n;
+    }
+    if let Some(ms) = args.authentication_timeout_ms {
+        config.authentication_timeout_ms = ms;
+    }
+    if let Some(ms) = args.statement_timeout_ms {
+        config.statement_timeout_ms = ms;
+    }
+    if let Some(ms) = args.idle_in_transaction_session_timeout_ms {
+        config.idle_in_transaction_session_timeout_ms = ms;
+    }
+    if let Some(ms) = args.idle_session_timeout_ms {
+        config.idle_session_timeout_ms = ms;
+    }
+    if let Some(mode) = args.auth {
+        config.auth = match mode.as_str() {
+            "trust" => pgwide::auth::AuthMode::Trust,
+            _ => pgwide::auth::AuthMode::Auto,
+        };
+    }
+    if let Some(file) = args.superuser_password_file {
+        config.superuser_password_file = Some(file);
+    }
+    if let Some(name) = args.superuser {
+        config.superuser = name;
+    }
+    config.md5_auth |= args.md5_auth;
+    if let Some(cert) = args.tls_cert {
+        config.tls_cert = Some(cert);
+    }
+    if let Some(key) = args.tls_key {
+        config.tls_key = Some(key);
+    }
+    config.require_tls |= args.require_tls;
     config.validate().map_err(|e| e.to_string())?;
     Ok(config)
 }
@@ -112,27 +191,94 @@ async fn serve(config: Config) -> Result<(), String> {
         .listen
         .parse()
         .map_err(|e| format!("invalid listen address {:?}: {e}", config.listen))?;
+    // Loaded before the data directory is opened: a bad file stops start-up early.
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => {
+            let tls = pgwide::server::Tls::load(cert, key)?;
+            tracing::info!(cert = %cert.display(), require_tls = config.require_tls, "TLS enabled");
+            Some(tls)
+        }
+        _ => None,
+    };
     let gateway = pgwide::sql::Gateway::open(&config).await.map_err(|e| {
         format!(
             "cannot open the database in {}: {e}",
             config.data_dir.display()
         )
     })?;
+    let auth = match authentication(&config, &gateway, &addr).await {
+        Ok(auth) => auth,
+        Err(message) => {
+            gateway.shutdown().await;
+            return Err(message);
+        }
+    };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     tracing::info!(%addr, data_dir = %config.data_dir.display(), "pgwide is ready");
     let factory: Arc<dyn pgwide::sql::SessionFactory> = gateway.clone();
-    let served = pgwide::server::serve_with(
-        listener,
-        factory,
-        config.server_options(),
-        shutdown_signal(),
-    )
-    .await;
+    let mut options = config.server_options();
+    options.auth = auth;
+    options.require_tls = config.require_tls;
+    options.tls = tls;
+    let served = pgwide::server::serve_with(listener, factory, options, shutdown_signal()).await;
     gateway.shutdown().await;
     tracing::info!("pgwide stopped");
     served.map_err(|e| format!("server failed: {e}"))
+}
+
+/// Creates the bootstrap superuser if asked to, then decides whether the server may
+/// listen on `addr` (a non-loopback address needs authentication) and says how
+/// clients will be authenticated.
+async fn authentication(
+    config: &Config,
+    gateway: &pgwide::sql::Gateway,
+    addr: &SocketAddr,
+) -> Result<pgwide::auth::AuthOptions, String> {
+    let roles = gateway.roles();
+    let password = match (
+        &config.superuser_password_file,
+        std::env::var("PGWIDE_SUPERUSER_PASSWORD"),
+    ) {
+        (Some(file), _) => {
+            let text = std::fs::read_to_string(file).map_err(|e| {
+                format!(
+                    "cannot read the superuser password file {}: {e}",
+                    file.display()
+                )
+            })?;
+            Some(text.lines().next().unwrap_or("").to_string())
+        }
+        (None, Ok(password)) => Some(password),
+        (None, Err(_)) => None,
+    };
+    if let Some(password) = password {
+        if password.is_empty() {
+            return Err("the superuser password is empty".into());
+        }
+        let created = pgwide::auth::bootstrap_superuser(roles, &config.superuser, &password)
+            .await
+            .map_err(|e| {
+                format!(
+                    "cannot create the superuser {:?}: {}",
+                    config.superuser, e.message
+                )
+            })?;
+        if created {
+            tracing::info!(superuser = %config.superuser, "superuser created");
+        }
+    }
+    let line = pgwide::auth::startup_policy(addr, config.auth, roles)?;
+    tracing::info!("{line}");
+    if config.md5_auth {
+        tracing::warn!("MD5 password authentication is enabled for roles with an MD5 hash");
+    }
+    Ok(pgwide::auth::AuthOptions {
+        roles: Some(std::sync::Arc::clone(roles)),
+        mode: config.auth,
+        md5: config.md5_auth,
+    })
 }
 
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.

@@ -8,6 +8,7 @@
 //! `PERF_NOTES.md`), results stream without per-row allocations, and portals can be
 //! suspended at Execute's row limit.
 
+mod authenticate;
 mod cancel;
 mod connection;
 mod copy;
@@ -15,11 +16,15 @@ mod encode;
 mod extended;
 mod params;
 mod startup;
+mod tls;
 mod wire;
 
 #[cfg(test)]
 mod tests;
 
+pub use tls::Tls;
+
+use crate::auth::AuthOptions;
 use crate::sql::SessionFactory;
 use cancel::CancelRegistry;
 use std::future::Future;
@@ -36,6 +41,16 @@ pub struct ServerOptions {
     pub max_connections: usize,
     /// How long shutdown waits for running statements before dropping connections.
     pub shutdown_grace: Duration,
+    /// Longest frontend message (bytes); longer ones end the connection with 54000.
+    pub max_message_size: usize,
+    /// Time a client has to finish startup and authentication before it is dropped.
+    pub authentication_timeout: Duration,
+    /// Client authentication (roles, trust or passwords, MD5).
+    pub auth: AuthOptions,
+    /// Certificate and key: SSLRequest is then answered 'S' and the socket upgraded.
+    pub tls: Option<Tls>,
+    /// Refuse clients that did not negotiate TLS (FATAL 28000).
+    pub require_tls: bool,
 }
 
 impl Default for ServerOptions {
@@ -43,6 +58,11 @@ impl Default for ServerOptions {
         ServerOptions {
             max_connections: 100,
             shutdown_grace: Duration::from_secs(10),
+            max_message_size: wire::DEFAULT_MAX_MESSAGE_SIZE,
+            authentication_timeout: Duration::from_secs(60),
+            auth: AuthOptions::default(),
+            tls: None,
+            require_tls: false,
         }
     }
 }
@@ -52,6 +72,41 @@ pub(crate) struct Shared {
     factory: Arc<dyn SessionFactory>,
     cancels: Arc<CancelRegistry>,
     slots: Arc<Semaphore>,
+    max_message_size: usize,
+    authentication_timeout: Duration,
+    auth: AuthOptions,
+    tls: Option<Tls>,
+    require_tls: bool,
+}
+
+impl Shared {
+    fn new(factory: Arc<dyn SessionFactory>, options: ServerOptions) -> Self {
+        Shared {
+            factory,
+            cancels: Arc::new(CancelRegistry::default()),
+            slots: Arc::new(Semaphore::new(options.max_connections)),
+            max_message_size: options.max_message_size,
+            authentication_timeout: options.authentication_timeout,
+            auth: options.auth,
+            tls: options.tls,
+            require_tls: options.require_tls,
+        }
+    }
+}
+
+/// Serves one already-connected client stream (plain, no TLS negotiation) to the end,
+/// with the same startup, limits and message loop as a TCP client. For in-process
+/// transports and the wire-protocol fuzz target; a panic here is a bug.
+#[doc(hidden)]
+pub async fn serve_stream<S>(stream: S, factory: Arc<dyn SessionFactory>, options: ServerOptions)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send,
+{
+    let shared = Shared::new(factory, options);
+    let deadline = tokio::time::Instant::now() + shared.authentication_timeout;
+    // Never stopped: the stream ends when the client closes it.
+    let (_stop_tx, stop_rx) = watch::channel(false);
+    connection::run_stream(stream, false, deadline, &shared, stop_rx).await;
 }
 
 /// Serves clients on `listener` with default [`ServerOptions`] until `shutdown`
@@ -72,11 +127,8 @@ pub async fn serve_with(
     options: ServerOptions,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let shared = Arc::new(Shared {
-        factory,
-        cancels: Arc::new(CancelRegistry::default()),
-        slots: Arc::new(Semaphore::new(options.max_connections)),
-    });
+    let shutdown_grace = options.shutdown_grace;
+    let shared = Arc::new(Shared::new(factory, options));
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
@@ -100,7 +152,7 @@ pub async fn serve_with(
     drop(listener);
     tracing::info!(connections = tasks.len(), "shutting down");
     let _ = stop_tx.send(true);
-    let drained = tokio::time::timeout(options.shutdown_grace, async {
+    let drained = tokio::time::timeout(shutdown_grace, async {
         while let Some(done) = tasks.join_next().await {
             log_task_end(done);
         }

@@ -8,9 +8,11 @@ mod dml;
 mod errors;
 mod expr;
 mod gateway;
+mod notices;
 mod plan_cache;
 mod query;
 mod relation;
+mod roles;
 mod select;
 mod session;
 mod settings;
@@ -94,6 +96,38 @@ pub trait SqlSession: Send {
     /// Parameters changed by SET since the last call, to send as ParameterStatus.
     fn take_parameter_changes(&mut self) -> Vec<(String, String)>;
 
+    /// NOTICEs left by the statements run since the last call, to send to the client.
+    fn take_notices(&mut self) -> Vec<SqlError> {
+        Vec::new()
+    }
+
+    /// Prepared statements that SQL `DEALLOCATE` dropped since the last call (`None`
+    /// for `DEALLOCATE ALL`), for the server to forget them.
+    fn take_deallocations(&mut self) -> Vec<Option<String>> {
+        Vec::new()
+    }
+
     /// Ends a transaction the client abandoned (connection closed mid-transaction).
     fn abort_transaction(&mut self) {}
+
+    /// The session's current timeouts (`statement_timeout` and the idle ones), which
+    /// the server enforces.
+    fn timeouts(&self) -> SessionTimeouts {
+        SessionTimeouts::default()
+    }
+
+    /// A statement was interrupted (cancel or `statement_timeout`) before it finished:
+    /// an open transaction block is aborted, as after any error.
+    fn statement_interrupted(&mut self) {}
+}
+
+/// Timeouts a session asks the server to enforce; `None` means no limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionTimeouts {
+    /// `statement_timeout`: a statement running longer is canceled with 57014.
+    pub statement: Option<std::time::Duration>,
+    /// `idle_in_transaction_session_timeout`: FATAL 25P03 when exceeded.
+    pub idle_in_transaction: Option<std::time::Duration>,
+    /// `idle_session_timeout`: FATAL 57P05 when exceeded outside a transaction.
+    pub idle_session: Option<std::time::Duration>,
 }

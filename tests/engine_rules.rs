@@ -2021,3 +2021,30 @@ async fn concurrent_increments_on_a_new_row() {
         .unwrap();
     concurrent_increments(Arc::new(engine)).await;
 }
+
+#[tokio::test]
+async fn a_data_directory_of_an_older_row_format_is_refused_with_an_explanation() {
+    use pgwide::storage::{Backend, WriteBatch};
+    // What a build from before packed rows left: a catalog record, no format record.
+    let backend = Arc::new(MemoryBackend::new());
+    let mut batch = WriteBatch::default();
+    batch.put(vec![0x00, b'S'], 7u32.to_be_bytes().to_vec());
+    backend.write(batch).await.unwrap();
+    let refused = Engine::open(backend, Arc::new(ManualClock::new(NOW)), Limits::default()).await;
+    match refused {
+        Err(EngineError::Corrupt(message)) => {
+            assert!(message.contains("row format 1"), "{message}")
+        }
+        other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+    }
+
+    // A new directory records the current format and opens again afterwards.
+    let backend = Arc::new(MemoryBackend::new());
+    let clock = Arc::new(ManualClock::new(NOW));
+    Engine::open(backend.clone(), clock.clone(), Limits::default())
+        .await
+        .unwrap();
+    Engine::open(backend, clock, Limits::default())
+        .await
+        .unwrap();
+}

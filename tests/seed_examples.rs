@@ -206,6 +206,7 @@ async fn book_and_music_rows() {
         max_versions: Some(2),
         version_range: Some((start, end)),
         filter: None,
+        as_of: None,
     };
     let only_old = engine
         .get_row(&t, &id("6555"), &range(V1, V2))

@@ -154,3 +154,104 @@ async fn point_get_latency() {
         );
     }
 }
+
+/// A client whose NOTICEs arrive on a channel.
+async fn connect_with_notices(
+    server: &TestServer,
+) -> (
+    tokio_postgres::Client,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    use futures::StreamExt;
+    let (client, mut connection) = tokio_postgres::connect(
+        &format!(
+            "host=127.0.0.1 port={} user=tester dbname=postgres",
+            server.port
+        ),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("connect");
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(Ok(message)) = messages.next().await {
+            if let tokio_postgres::AsyncMessage::Notice(notice) = message {
+                let _ = tx.send(format!("{} {}", notice.code().code(), notice.message()));
+            }
+        }
+    });
+    (client, rx)
+}
+
+#[tokio::test]
+async fn a_cell_of_another_type_is_null_with_a_notice_naming_row_and_column() {
+    use pgwide::engine::{ColumnOp, Condition, PkValue, RowChange, RowWrite, Value};
+    let server = TestServer::start().await;
+    let (client, mut notices) = connect_with_notices(&server).await;
+    client
+        .batch_execute(
+            "CREATE TABLE stock (id BIGINT PRIMARY KEY, qty BIGINT, label TEXT);
+             INSERT INTO stock VALUES (1, 5, 'a'), (3, 7, 'c');",
+        )
+        .await
+        .expect("setup");
+    // Another writer (a Table Store SDK, say) stores a String where SQL declared BIGINT.
+    let engine = server.gateway.engine();
+    let table = engine.table("postgres", "stock").expect("table");
+    engine
+        .put_row(
+            &table,
+            RowWrite {
+                pk: vec![PkValue::Integer(2)],
+                change: RowChange::Put(vec![
+                    ColumnOp::Put {
+                        column: "qty".into(),
+                        value: Value::String("lots".into()),
+                        version: None,
+                    },
+                    ColumnOp::Put {
+                        column: "label".into(),
+                        value: Value::Integer(42),
+                        version: None,
+                    },
+                ]),
+                condition: Condition::IGNORE,
+                return_row: false,
+            },
+        )
+        .await
+        .expect("engine write");
+
+    // The fast path: the odd cell is NULL, the lossless one (Integer as text) converts.
+    let row = client
+        .query_one("SELECT qty, label FROM stock WHERE id = 2", &[])
+        .await
+        .expect("point get");
+    assert_eq!(row.get::<_, Option<i64>>(0), None);
+    assert_eq!(row.get::<_, Option<String>>(1).as_deref(), Some("42"));
+    let notice = notices.recv().await.expect("a notice");
+    assert!(
+        notice.starts_with("01000")
+            && notice.contains("\"qty\"")
+            && notice.contains("(id)=(2)")
+            && notice.contains("String"),
+        "{notice}"
+    );
+
+    // Through DataFusion the aggregate still answers; the notice comes again.
+    let row = client
+        .query_one("SELECT sum(qty), count(*) FROM stock", &[])
+        .await
+        .expect("aggregate");
+    assert_eq!(row.get::<_, Option<i64>>(0), Some(12));
+    assert_eq!(row.get::<_, i64>(1), 3);
+    let notice = notices.recv().await.expect("a notice");
+    assert!(notice.contains("(id)=(2)"), "{notice}");
+    // Rows without odd cells leave no notice behind.
+    client
+        .query_one("SELECT qty FROM stock WHERE id = 1", &[])
+        .await
+        .expect("clean read");
+    assert!(notices.try_recv().is_err());
+}

@@ -17,6 +17,11 @@ use std::sync::{Arc, RwLock};
 const INSTANCE_TAG: u8 = b'I';
 const TABLE_TAG: u8 = b'T';
 const SEQUENCE_KEY: &[u8] = &[CATALOG_PREFIX, b'S'];
+/// Which layout the rows of this data directory use; bumped whenever it changes, so an
+/// old directory is refused with an explanation instead of read as corrupt.
+const FORMAT_KEY: &[u8] = &[CATALOG_PREFIX, b'F'];
+/// 2: one packed value per row (`row_format`). 1 (unrecorded): one key per cell.
+const DATA_FORMAT: u8 = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PkColumn {
@@ -151,8 +156,11 @@ impl Catalog {
                 usize::MAX,
             )
             .await?;
+        let mut format = None;
+        let empty = entries.is_empty();
         for (key, value) in entries {
             match key.get(1) {
+                Some(b'F') => format = value.first().copied(),
                 Some(&INSTANCE_TAG) => {
                     let meta: InstanceMeta = from_json(&value)?;
                     state.next_id = state.next_id.max(meta.id + 1);
@@ -179,6 +187,21 @@ impl Catalog {
             }
         }
         state.next_id = state.next_id.max(1);
+        match format {
+            Some(DATA_FORMAT) => {}
+            None if empty => {
+                let mut batch = WriteBatch::default();
+                batch.put(FORMAT_KEY.to_vec(), vec![DATA_FORMAT]);
+                backend.write(batch).await?;
+            }
+            found => {
+                return Err(EngineError::Corrupt(format!(
+                    "the data directory uses row format {} but this pgwide reads format \
+                     {DATA_FORMAT}; dump it with the pgwide that wrote it and load it again",
+                    found.unwrap_or(1)
+                )))
+            }
+        }
         Ok(Catalog {
             backend,
             state: RwLock::new(state),

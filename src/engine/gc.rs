@@ -25,43 +25,40 @@ impl Engine {
         let mut report = GcReport::default();
         let range = KeyRange::prefix(&table_prefix(table.id));
         let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, Direction::Forward);
-        while let Some(row) = scanner.next_row().await? {
+        while let Some(mut row) = scanner.next_row().await? {
             report.rows_examined += 1;
             let now = self.now_ms();
-            let mut batch = WriteBatch::default();
             let row_dead = row.marker.is_some() && !row.exists(&table.options, now);
-            if row_dead {
-                for cell in &row.cells {
-                    batch.delete(row.cell_key(cell));
-                }
-                batch.delete(row.marker_key.clone());
+            let before = row.cells.len();
+            let mut batch = WriteBatch::default();
+            // `expected` is the row as stored now: the write only applies if it still is.
+            let expected = if row_dead {
+                batch.delete(row.key.clone());
+                row.encode()
             } else {
-                let visible: Vec<(&str, i64)> = row
-                    .visible_cells(&table.options, now)
-                    .map(|c| (c.column.as_str(), c.version))
-                    .collect();
-                for cell in &row.cells {
-                    if !visible.contains(&(cell.column.as_str(), cell.version)) {
-                        batch.delete(row.cell_key(cell));
-                    }
+                let visible: Vec<_> = row.visible_cells(&table.options, now).cloned().collect();
+                if visible.len() == before {
+                    continue;
                 }
-            }
-            if batch.is_empty() {
-                continue;
-            }
-            let removed = batch.len() as u64;
-            // Only if the row did not change since it was read; a write in between
-            // wins and this row waits for the next pass.
+                let expected = row.encode();
+                row.cells = visible;
+                match row.encode() {
+                    Some(value) => batch.put(row.key.clone(), value),
+                    None => continue,
+                }
+                expected
+            };
+            // A write in between wins and this row waits for the next pass.
             let check = Check {
-                key: row.marker_key.clone(),
-                expected: row.marker.as_ref().map(|(raw, _)| raw.clone()),
+                key: row.key.clone(),
+                expected,
             };
             if self.backend.write_if(&[check], batch).await? {
                 if row_dead {
                     report.rows_removed += 1;
-                    report.versions_removed += removed - 1;
+                    report.versions_removed += before as u64;
                 } else {
-                    report.versions_removed += removed;
+                    report.versions_removed += (before - row.cells.len()) as u64;
                 }
             }
         }

@@ -83,37 +83,18 @@ impl Engine {
         Ok(())
     }
 
-    /// Every stored key of one row (visible or not).
+    /// One row as stored (visible or not), with its stored bytes for a writer's
+    /// "unchanged since read" check.
     pub(crate) async fn load_row(
         &self,
         table: &TableMeta,
         pk: &[PkValue],
-    ) -> EngineResult<StoredRow> {
-        let prefix = row_prefix(table.id, pk);
-        let range = KeyRange::prefix(&prefix);
-        // Set even when the row has no marker yet, so a write can check its absence.
-        let marker_key = super::codec::marker_key(&prefix);
-        let mut row = StoredRow::new(pk.to_vec(), prefix);
-        let mut failed = None;
-        self.backend
-            .visit(
-                &range,
-                Direction::Forward,
-                usize::MAX,
-                &mut |key, value| match row.push_entry(key, value) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        failed = Some(e);
-                        false
-                    }
-                },
-            )
-            .await?;
-        if let Some(e) = failed {
-            return Err(e);
+    ) -> EngineResult<(StoredRow, Option<Vec<u8>>)> {
+        let key = row_prefix(table.id, pk);
+        match self.backend.get(&key).await? {
+            Some(value) => Ok((StoredRow::decode(pk.to_vec(), key, &value)?, Some(value))),
+            None => Ok((StoredRow::absent(pk.to_vec(), key), None)),
         }
-        row.marker_key = marker_key;
-        Ok(row)
     }
 
     /// GetRow: one row by its full primary key.
@@ -125,7 +106,7 @@ impl Engine {
     ) -> EngineResult<GetRowResult> {
         self.check_pk(table, pk)?;
         self.check_read(read)?;
-        let stored = self.load_row(table, pk).await?;
+        let (stored, _) = self.load_row(table, pk).await?;
         let row = stored.into_read(&table.options, self.now_ms(), read);
         let capacity = Capacity::read(row.as_ref().map_or(0, Row::size));
         self.stats.table(table.id).record_read(capacity, 1);
@@ -154,10 +135,8 @@ impl Engine {
         let mut rows = Vec::with_capacity(pks.len());
         let mut capacity = Capacity::default();
         for pk in pks {
-            let row = self
-                .load_row(table, pk)
-                .await?
-                .into_read(&table.options, now, read);
+            let (stored, _) = self.load_row(table, pk).await?;
+            let row = stored.into_read(&table.options, now, read);
             capacity += Capacity::read(row.as_ref().map_or(0, Row::size));
             rows.push(row);
         }

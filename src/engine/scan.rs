@@ -1,7 +1,7 @@
-//! Walks a key range of one table row by row, fetching entries from the backend in
-//! bounded chunks so a scan over millions of rows holds only a chunk in memory. Rows are
-//! decoded straight from the backend's buffers as it lends them (`Backend::visit`), so
-//! an entry is never copied whole.
+//! Walks a key range of one table row by row, fetching rows from the backend in
+//! bounded chunks so a scan over millions of rows holds only a chunk in memory. Each row
+//! is one entry (see `row_format`), decoded straight from the backend's buffers as it
+//! lends them (`Backend::visit`), so an entry is never copied whole.
 
 use super::catalog::TableMeta;
 use super::codec::decode_pk;
@@ -11,10 +11,10 @@ use super::types::{PkType, PrimaryKey};
 use crate::storage::{Backend, Direction, KeyRange};
 use std::collections::VecDeque;
 
-/// Most entries fetched per backend call.
-const CHUNK_ENTRIES: usize = 512;
-/// Fewest entries fetched per backend call.
-const MIN_CHUNK_ENTRIES: usize = 16;
+/// Most rows fetched per backend call.
+const CHUNK_ROWS: usize = 256;
+/// Fewest rows fetched per backend call.
+const MIN_CHUNK_ROWS: usize = 4;
 
 pub(crate) struct RowScanner<'a> {
     backend: &'a dyn Backend,
@@ -23,12 +23,10 @@ pub(crate) struct RowScanner<'a> {
     table_prefix_len: usize,
     range: KeyRange,
     direction: Direction,
-    /// Rows whose every entry has been seen.
+    /// Rows fetched and not yet returned.
     rows: VecDeque<StoredRow>,
-    /// The row the last chunk ended in; the next chunk may hold more of its entries.
-    partial: Option<StoredRow>,
     exhausted: bool,
-    /// Entries to fetch with the next backend call; grows towards `CHUNK_ENTRIES`.
+    /// Rows to fetch with the next backend call; grows towards `CHUNK_ROWS`.
     chunk: usize,
 }
 
@@ -46,48 +44,36 @@ impl<'a> RowScanner<'a> {
             range,
             direction,
             rows: VecDeque::new(),
-            partial: None,
             exhausted: false,
-            chunk: CHUNK_ENTRIES,
+            chunk: CHUNK_ROWS,
         }
     }
 
-    /// Starts with a backend call sized for `rows` rows of one cell each, not a full
-    /// chunk, so a short GetRange page does not read entries it will never return.
+    /// Starts with a backend call sized for `rows` rows, not a full chunk, so a short
+    /// GetRange page does not read rows it will never return.
     pub fn expect_rows(mut self, rows: usize) -> Self {
-        self.chunk = rows
-            .saturating_mul(2)
-            .saturating_add(2)
-            .clamp(MIN_CHUNK_ENTRIES, CHUNK_ENTRIES);
+        self.chunk = rows.clamp(MIN_CHUNK_ROWS, CHUNK_ROWS);
         self
     }
 
-    /// Fetches one more chunk, adding each entry to its row.
+    /// Fetches one more chunk of rows.
     async fn fill(&mut self) -> EngineResult<()> {
         let mut seen = 0usize;
         let mut last_key: Option<Vec<u8>> = None;
         let mut failed: Option<EngineError> = None;
         let chunk = self.chunk;
-        let (pk_types, table_prefix_len) = (&self.pk_types, self.table_prefix_len);
-        let (rows, partial, direction) = (&mut self.rows, &mut self.partial, self.direction);
+        let (pk_types, table_prefix_len, rows) =
+            (&self.pk_types, self.table_prefix_len, &mut self.rows);
         let mut add = |key: &[u8], value: &[u8]| -> EngineResult<()> {
-            // The PK encoding is prefix-free, so sharing the full row prefix means the
-            // same row.
-            let same_row = partial.as_ref().is_some_and(|r| key.starts_with(&r.prefix));
-            if !same_row {
-                let rest = key
-                    .get(table_prefix_len..)
-                    .ok_or_else(|| EngineError::Corrupt("short row key".into()))?;
-                let (pk, used) = decode_pk(rest, pk_types)?;
-                let row = StoredRow::new(pk, key[..table_prefix_len + used].to_vec());
-                if let Some(done) = partial.replace(row) {
-                    rows.push_back(finish(done, direction));
-                }
+            let rest = key
+                .get(table_prefix_len..)
+                .ok_or_else(|| EngineError::Corrupt("short row key".into()))?;
+            let (pk, used) = decode_pk(rest, pk_types)?;
+            if used != rest.len() {
+                return Err(EngineError::Corrupt("row key longer than its PK".into()));
             }
-            match partial.as_mut() {
-                Some(row) => row.push_entry(key, value),
-                None => Err(EngineError::Corrupt("scan lost its row".into())),
-            }
+            rows.push_back(StoredRow::decode(pk, key.to_vec(), value)?);
+            Ok(())
         };
         self.backend
             .visit(&self.range, self.direction, chunk, &mut |key, value| {
@@ -109,41 +95,25 @@ impl<'a> RowScanner<'a> {
             Some(last) if seen >= chunk => {
                 self.range = self.range.resume_after(&last, self.direction);
             }
-            _ => {
-                self.exhausted = true;
-                if let Some(done) = self.partial.take() {
-                    self.rows.push_back(finish(done, self.direction));
-                }
-            }
+            _ => self.exhausted = true,
         }
-        self.chunk = (self.chunk * 2).min(CHUNK_ENTRIES);
+        self.chunk = (self.chunk * 2).min(CHUNK_ROWS);
         Ok(())
     }
 
     /// The PK of the next row, without consuming it.
     pub async fn peek_pk(&mut self) -> EngineResult<Option<PrimaryKey>> {
-        while self.rows.is_empty() && self.partial.is_none() && !self.exhausted {
+        while self.rows.is_empty() && !self.exhausted {
             self.fill().await?;
         }
-        Ok(self
-            .rows
-            .front()
-            .or(self.partial.as_ref())
-            .map(|row| row.pk.clone()))
+        Ok(self.rows.front().map(|row| row.pk.clone()))
     }
 
-    /// The next row with all of its stored entries.
+    /// The next row as stored.
     pub async fn next_row(&mut self) -> EngineResult<Option<StoredRow>> {
         while self.rows.is_empty() && !self.exhausted {
             self.fill().await?;
         }
         Ok(self.rows.pop_front())
     }
-}
-
-fn finish(mut row: StoredRow, direction: Direction) -> StoredRow {
-    if direction == Direction::Backward {
-        row.finish_backward();
-    }
-    row
 }

@@ -3,14 +3,13 @@
 //! table's current options, then the read's own version range, max versions, filter and
 //! projection.
 
-use super::codec::{cell_key, decode_suffix, decode_value, KeySuffix, RowMarker};
 use super::condition::ColumnCondition;
-use super::error::{EngineError, EngineResult};
+use super::error::EngineResult;
 use super::options::TableOptions;
+use super::row_format::{decode_row, encode_row, RowMarker};
 use super::types::{Cell, PrimaryKey, Row, Value};
 
-/// One stored version of one cell. Its key is not kept (reads never need it); writes
-/// and GC rebuild it with [`StoredRow::cell_key`].
+/// One stored version of one cell.
 #[derive(Debug, Clone)]
 pub(crate) struct StoredCell {
     pub column: String,
@@ -18,15 +17,14 @@ pub(crate) struct StoredCell {
     pub value: Value,
 }
 
-/// Every key of one row.
+/// One row as stored under its key (see `row_format`).
 #[derive(Debug, Clone)]
 pub(crate) struct StoredRow {
     pub pk: PrimaryKey,
-    /// The table prefix and the encoded PK: every key of the row starts with it.
-    pub prefix: Vec<u8>,
-    pub marker_key: Vec<u8>,
-    /// The marker's raw bytes (for compare-and-swap) and decoded form.
-    pub marker: Option<(Vec<u8>, RowMarker)>,
+    /// The table prefix and the encoded PK: the row's key.
+    pub key: Vec<u8>,
+    /// `None` when the row is not stored.
+    pub marker: Option<RowMarker>,
     /// Column ascending, newest version first within a column.
     pub cells: Vec<StoredCell>,
 }
@@ -42,51 +40,38 @@ pub struct ReadOptions {
     pub version_range: Option<(i64, i64)>,
     /// Rows whose cells do not match are left out.
     pub filter: Option<ColumnCondition>,
+    /// Read as of this time (ms): only versions at or before it, and only rows that
+    /// existed then (written at or before it).
+    pub as_of: Option<i64>,
 }
 
 impl StoredRow {
-    /// An empty row (no marker, no cells) whose keys start with `prefix`.
-    pub fn new(pk: PrimaryKey, prefix: Vec<u8>) -> Self {
+    /// A row that is not stored (no marker, no cells) under `key`.
+    pub fn absent(pk: PrimaryKey, key: Vec<u8>) -> Self {
         StoredRow {
             pk,
-            prefix,
-            marker_key: Vec::new(),
+            key,
             marker: None,
             cells: Vec::new(),
         }
     }
 
-    /// Adds one stored entry of this row. Entries come in key order, or in reverse key
-    /// order followed by [`StoredRow::finish_backward`]. The entry is decoded from the
-    /// backend's buffers: nothing is copied but the column name and the value.
-    pub fn push_entry(&mut self, key: &[u8], value: &[u8]) -> EngineResult<()> {
-        let suffix = key
-            .get(self.prefix.len()..)
-            .ok_or_else(|| EngineError::Corrupt("short row key".into()))?;
-        match decode_suffix(suffix)? {
-            KeySuffix::Marker => {
-                self.marker = Some((value.to_vec(), RowMarker::decode(value)?));
-                self.marker_key = key.to_vec();
-            }
-            KeySuffix::Cell { column, version } => {
-                self.cells.push(StoredCell {
-                    column: column.to_string(),
-                    version,
-                    value: decode_value(value)?,
-                });
-            }
-        }
-        Ok(())
+    /// The row stored under `key` with value `value`.
+    pub fn decode(pk: PrimaryKey, key: Vec<u8>, value: &[u8]) -> EngineResult<Self> {
+        let (marker, cells) = decode_row(value)?;
+        Ok(StoredRow {
+            pk,
+            key,
+            marker: Some(marker),
+            cells,
+        })
     }
 
-    /// Restores key order after entries were pushed in reverse key order.
-    pub fn finish_backward(&mut self) {
-        self.cells.reverse();
-    }
-
-    /// The key `cell` is stored under.
-    pub fn cell_key(&self, cell: &StoredCell) -> Vec<u8> {
-        cell_key(&self.prefix, &cell.column, cell.version)
+    /// The value to store for this row; `None` when the row is deleted.
+    pub fn encode(&self) -> Option<Vec<u8>> {
+        self.marker
+            .as_ref()
+            .map(|marker| encode_row(marker, &self.cells))
     }
 
     /// Cells visible under the table's options: per column, the newest `max_versions`
@@ -117,7 +102,7 @@ impl StoredRow {
     pub fn exists(&self, options: &TableOptions, now_ms: i64) -> bool {
         match &self.marker {
             None => false,
-            Some((_, marker)) => {
+            Some(marker) => {
                 options.ttl < 0
                     || options.alive(marker.last_write_ms, now_ms)
                     || self.visible_cells(options, now_ms).next().is_some()
@@ -154,6 +139,15 @@ impl StoredRow {
         if !self.exists(options, now_ms) {
             return None;
         }
+        if let Some(as_of) = read.as_of {
+            // The marker only knows the last write, so a row rewritten since `as_of`
+            // existed then if one of its versions is that old.
+            let existed = self.marker.is_some_and(|m| m.last_write_ms <= as_of)
+                || self.cells.iter().any(|c| c.version <= as_of);
+            if !existed {
+                return None;
+            }
+        }
         let per_column = read.max_versions.unwrap_or(1).max(1);
         // Which cells the read returns, decided on borrowed cells first: per column (cells
         // of a column are adjacent), the table's visibility (`visible_cells`), then the
@@ -175,6 +169,7 @@ impl StoredRow {
             if read
                 .version_range
                 .is_some_and(|(start, end)| c.version < start || c.version >= end)
+                || read.as_of.is_some_and(|as_of| c.version > as_of)
             {
                 keep.push(false);
                 continue;

@@ -1,14 +1,15 @@
 //! Writes: PutRow, UpdateRow, DeleteRow and BatchWriteRow, with row-existence and column
-//! conditions. Every write reads the rows it touches, computes its mutations against a
-//! working copy (so later writes in one batch see earlier ones), and commits them in one
-//! backend batch guarded by a compare-and-swap on each row's marker; a concurrent change
-//! to any of those rows makes the batch retry from a fresh read.
+//! conditions. Every write reads the rows it touches, applies itself to a working copy
+//! (so later writes in one batch see earlier ones), and commits the changed rows in one
+//! backend batch guarded by a compare-and-swap on each row's stored bytes; a concurrent
+//! change to any of those rows makes the batch retry from a fresh read.
 
 use super::capacity::Capacity;
 use super::catalog::{AttrColumn, TableMeta};
-use super::codec::{cell_key, encode_value, marker_key, row_prefix, RowMarker};
+use super::codec::row_prefix;
 use super::condition::{Condition, ConditionFailure};
 use super::error::{EngineError, EngineResult};
+use super::row_format::RowMarker;
 use super::stored::{StoredCell, StoredRow};
 use super::types::{PrimaryKey, Row, Value};
 use super::validate::{check_name, check_value};
@@ -121,17 +122,16 @@ pub enum BatchMode {
     Independent,
 }
 
-/// A row being written: its state as read, and as changed so far by this batch.
+/// A row being written: its stored bytes as read, and the row as changed so far.
 struct WorkingRow {
-    original_marker: Option<Vec<u8>>,
+    original: Option<Vec<u8>>,
     row: StoredRow,
 }
 
-/// The rows a batch touches, as read and as changed so far, with the mutations to commit.
+/// The rows a batch touches, as read and as changed so far.
 pub(crate) struct WorkingSet {
     now: i64,
     rows: HashMap<Vec<u8>, WorkingRow>,
-    batch: WriteBatch,
 }
 
 impl WorkingSet {
@@ -139,7 +139,6 @@ impl WorkingSet {
         WorkingSet {
             now,
             rows: HashMap::new(),
-            batch: WriteBatch::default(),
         }
     }
 
@@ -150,20 +149,13 @@ impl WorkingSet {
         table: &TableMeta,
         pk: &[super::types::PkValue],
     ) -> EngineResult<&mut StoredRow> {
-        let prefix = row_prefix(table.id, pk);
-        if !self.rows.contains_key(&prefix) {
-            let row = engine.load_row(table, pk).await?;
-            let original_marker = row.marker.as_ref().map(|(raw, _)| raw.clone());
-            self.rows.insert(
-                prefix.clone(),
-                WorkingRow {
-                    original_marker,
-                    row,
-                },
-            );
+        let key = row_prefix(table.id, pk);
+        if !self.rows.contains_key(&key) {
+            let (row, original) = engine.load_row(table, pk).await?;
+            self.rows.insert(key.clone(), WorkingRow { original, row });
         }
         self.rows
-            .get_mut(&prefix)
+            .get_mut(&key)
             .map(|w| &mut w.row)
             .ok_or_else(|| EngineError::Corrupt("working row vanished".into()))
     }
@@ -176,46 +168,46 @@ impl WorkingSet {
         write: &RowWrite,
     ) -> EngineResult<(WriteOutcome, Capacity)> {
         let now = self.now;
-        let prefix = row_prefix(table.id, &write.pk);
-        let mut batch = std::mem::take(&mut self.batch);
-        let result = async {
-            let row = self.row(engine, table, &write.pk).await?;
-            let before = row.current(&table.options, now);
-            let mut cost = Capacity::default();
-            if write.condition.reads_row() || has_increment(&write.change) {
-                cost += Capacity::read(before.as_ref().map_or(0, Row::size));
-            }
-            if let Err(failure) = write.condition.check(before.as_ref()) {
-                return Ok((WriteOutcome::ConditionFailed(failure), cost));
-            }
-            apply_change(row, &prefix, table, &write.change, now, &mut batch)?;
-            cost += Capacity::write(write_size(write));
-            let after = if write.return_row {
-                row.current(&table.options, now)
-            } else {
-                None
-            };
-            Ok((WriteOutcome::Applied(after), cost))
+        let row = self.row(engine, table, &write.pk).await?;
+        let before = row.current(&table.options, now);
+        let mut cost = Capacity::default();
+        if write.condition.reads_row() || has_increment(&write.change) {
+            cost += Capacity::read(before.as_ref().map_or(0, Row::size));
         }
-        .await;
-        self.batch = batch;
-        result
+        if let Err(failure) = write.condition.check(before.as_ref()) {
+            return Ok((WriteOutcome::ConditionFailed(failure), cost));
+        }
+        apply_change(row, table, &write.change, now)?;
+        cost += Capacity::write(write_size(write));
+        let after = if write.return_row {
+            row.current(&table.options, now)
+        } else {
+            None
+        };
+        Ok((WriteOutcome::Applied(after), cost))
     }
 
-    /// Writes the mutations if none of the touched rows changed since they were read.
+    /// Stores the changed rows if none of the touched rows changed since they were read.
     async fn commit(self, engine: &Engine) -> EngineResult<bool> {
-        if self.batch.is_empty() {
+        let mut checks = Vec::with_capacity(self.rows.len());
+        let mut batch = WriteBatch::default();
+        for (key, working) in self.rows {
+            let stored = working.row.encode();
+            if stored != working.original {
+                match stored {
+                    Some(value) => batch.put(key.clone(), value),
+                    None => batch.delete(key.clone()),
+                }
+            }
+            checks.push(Check {
+                key,
+                expected: working.original,
+            });
+        }
+        if batch.is_empty() {
             return Ok(true);
         }
-        let checks: Vec<Check> = self
-            .rows
-            .values()
-            .map(|w| Check {
-                key: w.row.marker_key.clone(),
-                expected: w.original_marker.clone(),
-            })
-            .collect();
-        Ok(engine.backend.write_if(&checks, self.batch).await?)
+        Ok(engine.backend.write_if(&checks, batch).await?)
     }
 }
 
@@ -454,26 +446,17 @@ fn server_version(row: &StoredRow, column: &str, now: i64) -> i64 {
     }
 }
 
-/// Applies one change to the working row and adds its mutations to `batch`.
+/// Applies one change to the working row.
 fn apply_change(
     row: &mut StoredRow,
-    prefix: &[u8],
     table: &TableMeta,
     change: &RowChange,
     now: i64,
-    batch: &mut WriteBatch,
 ) -> EngineResult<()> {
-    if row.marker_key.is_empty() {
-        row.marker_key = marker_key(prefix);
-    }
     match change {
         RowChange::Delete => {
-            for cell in row.cells.drain(..) {
-                batch.delete(cell_key(prefix, &cell.column, cell.version));
-            }
-            if row.marker.take().is_some() {
-                batch.delete(row.marker_key.clone());
-            }
+            row.cells.clear();
+            row.marker = None;
             return Ok(());
         }
         RowChange::Put(ops) => {
@@ -489,9 +472,7 @@ fn apply_change(
                     _ => None,
                 })
                 .collect();
-            for cell in row.cells.drain(..) {
-                batch.delete(cell_key(prefix, &cell.column, cell.version));
-            }
+            row.cells.clear();
             for (op, server) in ops.iter().zip(versions) {
                 if let ColumnOp::Put {
                     column,
@@ -500,7 +481,7 @@ fn apply_change(
                 } = op
                 {
                     let version = version.or(server).unwrap_or(now);
-                    put_cell(row, prefix, column, version, value.clone(), batch);
+                    put_cell(row, column, version, value.clone());
                 }
             }
         }
@@ -513,7 +494,7 @@ fn apply_change(
                         version,
                     } => {
                         let version = version.unwrap_or_else(|| server_version(row, column, now));
-                        put_cell(row, prefix, column, version, value.clone(), batch);
+                        put_cell(row, column, version, value.clone());
                     }
                     ColumnOp::DeleteVersion { column, version } => {
                         if let Some(at) = row
@@ -521,18 +502,11 @@ fn apply_change(
                             .iter()
                             .position(|c| c.column == *column && c.version == *version)
                         {
-                            let cell = row.cells.remove(at);
-                            batch.delete(cell_key(prefix, &cell.column, cell.version));
+                            row.cells.remove(at);
                         }
                     }
                     ColumnOp::DeleteAll { column } => {
-                        row.cells.retain(|c| {
-                            let keep = c.column != *column;
-                            if !keep {
-                                batch.delete(cell_key(prefix, &c.column, c.version));
-                            }
-                            keep
-                        });
+                        row.cells.retain(|c| c.column != *column);
                     }
                     ColumnOp::Increment { column, by } => {
                         let current = row
@@ -555,34 +529,22 @@ fn apply_change(
                             }
                         })?;
                         let version = server_version(row, column, now);
-                        put_cell(row, prefix, column, version, Value::Integer(next), batch);
+                        put_cell(row, column, version, Value::Integer(next));
                     }
                 }
             }
         }
     }
-    let revision = row.marker.as_ref().map_or(0, |(_, m)| m.revision) + 1;
-    let marker = RowMarker {
+    let revision = row.marker.as_ref().map_or(0, |m| m.revision) + 1;
+    row.marker = Some(RowMarker {
         revision,
         last_write_ms: now,
-    };
-    let raw = marker.encode();
-    batch.put(row.marker_key.clone(), raw.clone());
-    row.marker = Some((raw, marker));
+    });
     Ok(())
 }
 
 /// Writes one cell version, replacing a version with the same timestamp.
-fn put_cell(
-    row: &mut StoredRow,
-    prefix: &[u8],
-    column: &str,
-    version: i64,
-    value: Value,
-    batch: &mut WriteBatch,
-) {
-    let key = cell_key(prefix, column, version);
-    batch.put(key, encode_value(&value));
+fn put_cell(row: &mut StoredRow, column: &str, version: i64, value: Value) {
     let cell = StoredCell {
         column: column.to_string(),
         version,

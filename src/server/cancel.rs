@@ -3,7 +3,8 @@
 //! connection, is matched by pid and key, and interrupts whatever the target
 //! connection is awaiting — the SQL layer's execute, or the next row of a stream —
 //! which then fails with SQLSTATE 57014. A request when nothing runs is ignored, as in
-//! PostgreSQL.
+//! PostgreSQL. The session's `statement_timeout` interrupts the same way, from a
+//! deadline set when the statement starts.
 
 use crate::sql::{SqlError, SqlResult};
 use std::collections::HashMap;
@@ -11,8 +12,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 /// The cancel side of one connection.
 #[derive(Debug)]
@@ -21,6 +24,9 @@ pub(crate) struct CancelHandle {
     pub secret: i32,
     running: AtomicBool,
     notify: Notify,
+    /// The session's `statement_timeout` in milliseconds (0 = none), read when a
+    /// statement starts; the connection updates it before each message.
+    statement_timeout_ms: AtomicU64,
 }
 
 impl CancelHandle {
@@ -36,17 +42,27 @@ impl CancelHandle {
         self.notify.notified()
     }
 
+    /// The timeout the next statement gets; `None` or zero means none.
+    pub(crate) fn set_statement_timeout(&self, timeout: Option<Duration>) {
+        let ms = timeout.map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+        self.statement_timeout_ms.store(ms, Ordering::Relaxed);
+    }
+
     /// Marks a statement as running until the scope is dropped. The waiter is
     /// registered before the flag is set, so a cancel seen as "running" always wakes it.
+    /// The statement timeout counts from here.
     pub(crate) fn scope<'a, 'b>(
         &'b self,
         mut notified: Pin<&'a mut Notified<'b>>,
     ) -> Scope<'a, 'b> {
         notified.as_mut().enable();
         self.running.store(true, Ordering::Release);
+        let ms = self.statement_timeout_ms.load(Ordering::Relaxed);
+        let deadline = (ms > 0).then(|| Instant::now() + Duration::from_millis(ms));
         Scope {
             handle: self,
             notified,
+            deadline,
         }
     }
 }
@@ -55,18 +71,29 @@ impl CancelHandle {
 pub(crate) struct Scope<'a, 'b> {
     handle: &'b CancelHandle,
     notified: Pin<&'a mut Notified<'b>>,
+    /// When `statement_timeout` expires, if set.
+    deadline: Option<Instant>,
 }
 
 impl Scope<'_, '_> {
-    /// Runs `work` unless a cancel arrives first. Only SQL-layer futures go in here,
-    /// never socket writes, so an interrupted write cannot corrupt the stream.
+    /// Runs `work` unless a cancel or the statement timeout comes first. Only SQL-layer
+    /// futures go in here, never socket writes, so an interrupted write cannot corrupt
+    /// the stream.
     pub(crate) async fn run<T>(
         &mut self,
         work: impl Future<Output = SqlResult<T>>,
     ) -> SqlResult<T> {
+        let deadline = self.deadline;
+        let expired = async move {
+            match deadline {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
             _ = self.notified.as_mut() => Err(canceled()),
+            _ = expired => Err(timed_out()),
             result = work => result,
         }
     }
@@ -80,6 +107,10 @@ impl Drop for Scope<'_, '_> {
 
 pub(crate) fn canceled() -> SqlError {
     SqlError::new("57014", "canceling statement due to user request")
+}
+
+pub(crate) fn timed_out() -> SqlError {
+    SqlError::new("57014", "canceling statement due to statement timeout")
 }
 
 /// All live connections' cancel handles, by pid.
@@ -102,6 +133,7 @@ impl CancelRegistry {
             secret: self.secret_key(pid),
             running: AtomicBool::new(false),
             notify: Notify::new(),
+            statement_timeout_ms: AtomicU64::new(0),
         });
         if let Ok(mut handles) = self.handles.lock() {
             handles.insert(pid, Arc::clone(&handle));

@@ -4,6 +4,10 @@
 //!
 //! Flushing: messages are only appended to the output buffer; the socket is written at
 //! Sync, Flush, the end of a simple query, or when a large result fills the buffer.
+//!
+//! Limits enforced here: the authentication timeout (startup), the session's idle
+//! timeouts (while waiting for a command after ReadyForQuery) and, through the cancel
+//! scope, its `statement_timeout`. The message size limit is the framing's (`wire`).
 
 use super::cancel::{CancelHandle, Scope};
 use super::encode::{put_data_row, put_row_description, Formats};
@@ -12,7 +16,8 @@ use super::startup::{handshake, Established};
 use super::wire::{put_command_complete, put_select_complete, Frontend, Wire, WireError};
 use super::Shared;
 use crate::sql::{
-    OutputColumn, RowStream, SqlError, SqlSession, StatementResult, TransactionStatus,
+    OutputColumn, RowStream, SessionTimeouts, SqlError, SqlSession, StatementResult,
+    TransactionStatus,
 };
 use futures::StreamExt;
 use pgwire::messages::response::EmptyQueryResponse;
@@ -23,13 +28,12 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
-/// A client that does not finish startup in this time is dropped.
-const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Why a handler stopped: a SQL error for the client, or a dead socket.
+/// Why a handler stopped: a SQL error for the client, a dead socket, or a message
+/// that ends the connection (protocol violation, message too large).
 pub(crate) enum Fault {
     Sql(SqlError),
     Io(std::io::Error),
+    Wire(WireError),
 }
 
 impl From<SqlError> for Fault {
@@ -44,27 +48,67 @@ impl From<std::io::Error> for Fault {
     }
 }
 
+/// What ended the wait for the next message.
+enum Event {
+    Message(Result<Option<Frontend>, WireError>),
+    Shutdown,
+    /// An idle timeout expired: its SQLSTATE and message.
+    Idle(&'static str, &'static str),
+}
+
 /// Serves one accepted socket to the end.
 pub(crate) async fn run(stream: TcpStream, shared: Arc<Shared>, stop: watch::Receiver<bool>) {
     // Every response is written whole at Sync; Nagle would only add latency.
     if let Err(e) = stream.set_nodelay(true) {
         tracing::debug!(error = %e, "could not set TCP_NODELAY");
     }
+    // One deadline covers the TLS handshake, startup and authentication.
+    let deadline = tokio::time::Instant::now() + shared.authentication_timeout;
+    let negotiated =
+        tokio::time::timeout_at(deadline, super::tls::negotiate(stream, shared.tls.as_ref())).await;
+    let stream = match negotiated {
+        Ok(Ok(Some(stream))) => stream,
+        Ok(Ok(None)) | Err(_) => return,
+        Ok(Err(e)) => {
+            tracing::debug!(error = %e, "connection lost during SSL negotiation");
+            return;
+        }
+    };
+    let secure = stream.is_tls();
+    run_stream(stream, secure, deadline, &shared, stop).await;
+}
+
+/// Serves a connected client stream, after any TLS negotiation, to the end: startup
+/// (bounded by `deadline`), then the message loop.
+pub(crate) async fn run_stream<S>(
+    stream: S,
+    secure: bool,
+    deadline: tokio::time::Instant,
+    shared: &Shared,
+    stop: watch::Receiver<bool>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
     let mut wire = Wire::new(stream);
+    wire.set_max_message_size(shared.max_message_size);
     let established =
-        match tokio::time::timeout(STARTUP_TIMEOUT, handshake(&mut wire, &shared)).await {
+        match tokio::time::timeout_at(deadline, handshake(&mut wire, shared, secure)).await {
             Ok(Ok(Some(established))) => established,
             Ok(Ok(None)) => return,
-            Ok(Err(WireError::Protocol(message))) => {
-                wire.fatal("08P01", message).await;
-                return;
-            }
             Ok(Err(WireError::Io(e))) => {
                 tracing::debug!(error = %e, "connection lost during startup");
                 return;
             }
+            Ok(Err(e)) => {
+                if let Some((code, message)) = e.fatal() {
+                    wire.fatal(code, message.to_owned()).await;
+                }
+                return;
+            }
             Err(_) => {
-                wire.fatal("08P01", "startup timed out").await;
+                tracing::debug!("client did not finish startup in time");
+                wire.fatal("08P01", "canceling authentication due to timeout")
+                    .await;
                 return;
             }
         };
@@ -80,6 +124,7 @@ pub(crate) async fn run(stream: TcpStream, shared: Arc<Shared>, stop: watch::Rec
         statements: HashMap::new(),
         portals: HashMap::new(),
         skipping: false,
+        awaiting_command: true,
     };
     connection.serve(stop).await;
     if connection.session.transaction_status() != TransactionStatus::Idle {
@@ -96,49 +141,99 @@ pub(crate) struct Connection<S> {
     pub(super) portals: HashMap<String, Portal>,
     /// After an error in the extended protocol, messages are discarded until Sync.
     pub(super) skipping: bool,
+    /// ReadyForQuery was the last thing sent: the session is idle, and its idle
+    /// timeouts run until the next message.
+    pub(super) awaiting_command: bool,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
     async fn serve(&mut self, mut stop: watch::Receiver<bool>) {
         loop {
-            let message = tokio::select! {
+            let timeouts = self.session.timeouts();
+            self.cancel.set_statement_timeout(timeouts.statement);
+            let idle = self.idle_limit(&timeouts);
+            let event = tokio::select! {
                 // A message already buffered is handled before shutdown is noticed.
                 biased;
-                message = self.wire.read_message() => Some(message),
-                _ = stop.wait_for(|stopping| *stopping) => None,
+                message = self.wire.read_message() => Event::Message(message),
+                _ = stop.wait_for(|stopping| *stopping) => Event::Shutdown,
+                (code, message) = expire(idle) => Event::Idle(code, message),
             };
-            let Some(message) = message else {
-                self.wire
-                    .fatal(
-                        "57P01",
-                        "terminating connection due to administrator command",
-                    )
-                    .await;
-                return;
+            let message = match event {
+                Event::Message(message) => message,
+                Event::Shutdown => {
+                    self.wire
+                        .fatal(
+                            "57P01",
+                            "terminating connection due to administrator command",
+                        )
+                        .await;
+                    return;
+                }
+                Event::Idle(code, message) => {
+                    tracing::debug!(%message, "closing an idle connection");
+                    self.wire.fatal(code, message).await;
+                    return;
+                }
             };
+            self.awaiting_command = false;
             let result = match message {
                 Ok(Some(message)) => self.dispatch(message).await,
                 Ok(None) => return,
-                Err(WireError::Protocol(message)) => {
-                    tracing::debug!(%message, "protocol violation; closing the connection");
-                    self.wire.fatal("08P01", message).await;
-                    return;
-                }
-                Err(WireError::Io(e)) => Err(e),
+                Err(e) => Err(e),
             };
             match result {
                 Ok(true) => {}
                 Ok(false) => return,
-                Err(e) => {
+                Err(WireError::Io(e)) => {
                     tracing::debug!(error = %e, "connection lost");
+                    return;
+                }
+                Err(e) => {
+                    if let Some((code, message)) = e.fatal() {
+                        tracing::debug!(%message, "bad message; closing the connection");
+                        self.wire.fatal(code, message.to_owned()).await;
+                    }
+                    if matches!(e, WireError::TooLarge(_)) {
+                        self.wire.linger().await;
+                    }
                     return;
                 }
             }
         }
     }
 
+    /// The idle timeout that applies while waiting for the next command: PostgreSQL
+    /// arms them only after ReadyForQuery, not between the messages of a batch.
+    fn idle_limit(
+        &self,
+        timeouts: &SessionTimeouts,
+    ) -> Option<(Duration, &'static str, &'static str)> {
+        if !self.awaiting_command {
+            return None;
+        }
+        match self.session.transaction_status() {
+            TransactionStatus::Idle => timeouts.idle_session.map(|t| {
+                (
+                    t,
+                    "57P05",
+                    "terminating connection due to idle-session timeout",
+                )
+            }),
+            TransactionStatus::InTransaction | TransactionStatus::Failed => {
+                timeouts.idle_in_transaction.map(|t| {
+                    (
+                        t,
+                        "25P03",
+                        "terminating connection due to idle-in-transaction timeout",
+                    )
+                })
+            }
+        }
+    }
+
     /// Handles one message; `Ok(false)` ends the connection.
-    async fn dispatch(&mut self, message: Frontend) -> std::io::Result<bool> {
+    async fn dispatch(&mut self, message: Frontend) -> Result<bool, WireError> {
         match message {
             Frontend::Terminate => return Ok(false),
             Frontend::Sync => {
@@ -178,16 +273,27 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
     }
 
     /// An extended-protocol error is reported and then everything up to Sync ignored.
-    fn extended_outcome(&mut self, result: Result<(), Fault>) -> std::io::Result<()> {
+    fn extended_outcome(&mut self, result: Result<(), Fault>) -> Result<(), WireError> {
         match result {
             Ok(()) => Ok(()),
             Err(Fault::Sql(e)) => {
-                self.wire.put_error(&e);
+                self.sql_error(&e);
                 self.skipping = true;
                 Ok(())
             }
-            Err(Fault::Io(e)) => Err(e),
+            Err(Fault::Io(e)) => Err(WireError::Io(e)),
+            Err(Fault::Wire(e)) => Err(e),
         }
+    }
+
+    /// Reports a statement's error. One that interrupted the statement (cancel,
+    /// statement timeout) came from outside the session, which is told so that an
+    /// open transaction block is aborted as after any other error.
+    fn sql_error(&mut self, error: &SqlError) {
+        if error.code == "57014" {
+            self.session.statement_interrupted();
+        }
+        self.wire.put_error(error);
     }
 
     /// Sync: end of an extended-protocol batch. Portals do not outlive the implicit
@@ -203,24 +309,34 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
     async fn ready(&mut self) -> std::io::Result<()> {
         self.put_parameter_changes();
         self.wire.put_ready(self.session.transaction_status());
+        self.awaiting_command = true;
         self.wire.flush().await
     }
 
     pub(super) fn put_parameter_changes(&mut self) {
+        self.put_notices();
         for (name, value) in self.session.take_parameter_changes() {
             self.wire.put_parameter(&name, &value);
         }
     }
 
+    /// NOTICEs the statement left, sent before its CommandComplete where possible.
+    pub(super) fn put_notices(&mut self) {
+        for notice in self.session.take_notices() {
+            self.wire.put_notice(&notice);
+        }
+    }
+
     /// The simple query protocol: every statement of the string in turn, stopping at
     /// the first error, then ReadyForQuery.
-    async fn simple_query(&mut self, sql: &str) -> std::io::Result<()> {
+    async fn simple_query(&mut self, sql: &str) -> Result<(), WireError> {
         match self.run_simple(sql).await {
             Ok(()) => {}
-            Err(Fault::Sql(e)) => self.wire.put_error(&e),
-            Err(Fault::Io(e)) => return Err(e),
+            Err(Fault::Sql(e)) => self.sql_error(&e),
+            Err(Fault::Io(e)) => return Err(WireError::Io(e)),
+            Err(Fault::Wire(e)) => return Err(e),
         }
-        self.ready().await
+        Ok(self.ready().await?)
     }
 
     async fn run_simple(&mut self, sql: &str) -> Result<(), Fault> {
@@ -235,6 +351,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         for statement in statements {
             let result = scope.run(self.session.run_simple(statement)).await;
             self.put_parameter_changes();
+            self.apply_deallocations();
             match result? {
                 StatementResult::Command { tag } => put_command_complete(self.wire.out(), &tag),
                 StatementResult::Query { columns, mut rows } => {
@@ -280,11 +397,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
             }
             let next = scope.run(async { Ok(rows.next().await) }).await?;
             let Some(row) = next else {
+                self.put_notices();
                 return Ok((sent, true));
             };
             put_data_row(self.wire.out(), &row?, columns, formats)?;
             sent += 1;
             self.wire.flush_if_full().await?;
         }
+    }
+}
+
+/// Completes when the idle limit expires, with the FATAL error to send; never without
+/// a limit.
+async fn expire(
+    limit: Option<(Duration, &'static str, &'static str)>,
+) -> (&'static str, &'static str) {
+    match limit {
+        Some((after, code, message)) => {
+            tokio::time::sleep(after).await;
+            (code, message)
+        }
+        None => std::future::pending().await,
     }
 }

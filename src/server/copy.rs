@@ -35,12 +35,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                     sink.abort().await;
                     return Err(Fault::Io(std::io::ErrorKind::UnexpectedEof.into()));
                 }
-                Err(WireError::Protocol(message)) => {
+                Err(e @ (WireError::Protocol(_) | WireError::TooLarge(_))) => {
                     sink.abort().await;
-                    return Err(Fault::Io(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        message,
-                    )));
+                    return Err(Fault::Wire(e));
                 }
                 Err(WireError::Io(e)) => {
                     sink.abort().await;

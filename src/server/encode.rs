@@ -69,7 +69,7 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
         SqlType::Int2 => 2,
         SqlType::Int4 | SqlType::Float4 => 4,
         SqlType::Int8 | SqlType::Float8 => 8,
-        SqlType::Text | SqlType::Bytea => -1,
+        SqlType::Text | SqlType::Bytea | SqlType::TextArray => -1,
     }
 }
 
@@ -144,7 +144,7 @@ pub(crate) fn put_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlRes
         SqlType::Float4 | SqlType::Float8 => {
             put_float_text(out, as_float(datum, ty)?, ty == SqlType::Float4)
         }
-        SqlType::Text => put_natural_text(out, datum),
+        SqlType::Text | SqlType::TextArray => put_natural_text(out, datum),
         SqlType::Bytea => match datum {
             Datum::Bytes(b) => put_hex(out, b),
             Datum::Text(s) => put_hex(out, s.as_bytes()),
@@ -164,6 +164,10 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
         SqlType::Float4 => out.put_f32(as_float(datum, ty)? as f32),
         SqlType::Float8 => out.put_f64(as_float(datum, ty)?),
         SqlType::Text => put_natural_text(out, datum),
+        SqlType::TextArray => match datum {
+            Datum::Text(s) => put_text_array_binary(out, s)?,
+            other => return Err(mismatch(other, ty)),
+        },
         SqlType::Bytea => match datum {
             Datum::Bytes(b) => out.put_slice(b),
             Datum::Text(s) => out.put_slice(s.as_bytes()),
@@ -171,6 +175,66 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
         },
     }
     Ok(())
+}
+
+/// `array_send` of a one-dimensional `text[]` given in its text form.
+fn put_text_array_binary(out: &mut BytesMut, text: &str) -> SqlResult<()> {
+    let items = parse_text_array(text)
+        .ok_or_else(|| SqlError::internal(format!("malformed text[] value: {text}")))?;
+    out.put_i32(if items.is_empty() { 0 } else { 1 });
+    out.put_i32(i32::from(items.iter().any(Option::is_none)));
+    out.put_u32(SqlType::Text.oid());
+    if !items.is_empty() {
+        out.put_i32(items.len() as i32);
+        out.put_i32(1);
+    }
+    for item in &items {
+        match item {
+            None => out.put_i32(-1),
+            Some(v) => {
+                out.put_i32(v.len() as i32);
+                out.put_slice(v.as_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The elements of a one-dimensional array literal (`{a,"b c",NULL}`), `None` for NULL.
+pub(crate) fn parse_text_array(text: &str) -> Option<Vec<Option<String>>> {
+    let inner = text.trim().strip_prefix('{')?.strip_suffix('}')?;
+    let mut items = Vec::new();
+    if inner.is_empty() {
+        return Some(items);
+    }
+    let mut chars = inner.chars().peekable();
+    loop {
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            let mut value = String::new();
+            loop {
+                match chars.next()? {
+                    '\\' => value.push(chars.next()?),
+                    '"' => break,
+                    c => value.push(c),
+                }
+            }
+            items.push(Some(value));
+        } else {
+            let mut value = String::new();
+            while let Some(c) = chars.peek().filter(|c| **c != ',') {
+                value.push(*c);
+                chars.next();
+            }
+            let value = value.trim().to_string();
+            items.push((!value.eq_ignore_ascii_case("null")).then_some(value));
+        }
+        match chars.next() {
+            None => return Some(items),
+            Some(',') => {}
+            Some(_) => return None,
+        }
+    }
 }
 
 /// A value shown in a TEXT column: each variant in its own PostgreSQL text form.
@@ -375,6 +439,32 @@ mod tests {
         let mut out = BytesMut::new();
         put_float_text(&mut out, v, single);
         String::from_utf8(out.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn text_arrays_parse_and_encode_in_binary() {
+        let some = |v: &str| Some(v.to_string());
+        assert_eq!(parse_text_array("{}"), Some(vec![]));
+        assert_eq!(
+            parse_text_array(r#"{id,"a b","q\"x",NULL,"NULL"}"#),
+            Some(vec![
+                some("id"),
+                some("a b"),
+                some("q\"x"),
+                None,
+                some("NULL")
+            ])
+        );
+        assert_eq!(parse_text_array("id"), None);
+        let mut out = BytesMut::new();
+        put_text_array_binary(&mut out, "{ab,NULL}").unwrap();
+        let want: Vec<u8> = [1i32, 1, 25, 2, 1, 2]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .chain(*b"ab")
+            .chain((-1i32).to_be_bytes())
+            .collect();
+        assert_eq!(out.to_vec(), want);
     }
 
     #[test]

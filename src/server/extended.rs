@@ -23,6 +23,9 @@ use pgwire::messages::response::EmptyQueryResponse;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+/// The `unknown` pseudo-type: a parameter the client leaves for the server to type.
+const UNKNOWN_OID: u32 = 705;
+
 /// A prepared statement and its text-format RowDescription, encoded once because
 /// libpq asks for it on every execution.
 pub(crate) struct Statement {
@@ -31,6 +34,10 @@ pub(crate) struct Statement {
     text_row_description: Bytes,
     /// An empty query string: executes to EmptyQueryResponse without the SQL layer.
     empty: bool,
+    /// The parameter OIDs the client gave in Parse: ParameterDescription echoes them
+    /// where they name the inferred type (`varchar` for TEXT), since pgjdbc refuses a
+    /// description that changes a type it declared.
+    declared_oids: Vec<u32>,
 }
 
 pub(crate) struct Portal {
@@ -104,6 +111,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                 }),
                 text_row_description: Bytes::new(),
                 empty: true,
+                declared_oids: Vec::new(),
             }
         } else {
             let cancel = Arc::clone(&self.cancel);
@@ -121,6 +129,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                 prepared,
                 text_row_description,
                 empty: false,
+                declared_oids: param_oids.to_vec(),
             }
         };
         self.statements.insert(name, statement);
@@ -207,7 +216,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                     .prepared
                     .param_types
                     .iter()
-                    .map(|t| t.oid())
+                    .enumerate()
+                    .map(|(i, t)| match statement.declared_oids.get(i) {
+                        // A declared type the SQL type stands for (varchar for text) is
+                        // echoed, as drivers check it; "unknown" (705) means "infer".
+                        Some(&oid)
+                            if oid != 0
+                                && oid != UNKNOWN_OID
+                                && SqlType::from_oid(oid) == Some(*t) =>
+                        {
+                            oid
+                        }
+                        _ => t.oid(),
+                    })
                     .collect();
                 let description = statement.text_row_description.clone();
                 self.wire.put(&ParameterDescription::new(oids));
@@ -269,6 +290,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                     .await?
                 {
                     StatementResult::Command { tag } => {
+                        self.apply_deallocations();
                         put_command_complete(self.wire.out(), &tag);
                         portal.state = PortalState::Done(Some(tag));
                         return Ok(());
@@ -316,6 +338,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
             portal.state = PortalState::Streaming { columns, rows };
         }
         Ok(())
+    }
+
+    /// Forgets the prepared statements SQL `DEALLOCATE` dropped. A DEALLOCATE of a
+    /// name that does not exist is not an error (PostgreSQL's would be; clients only
+    /// deallocate what they prepared).
+    pub(super) fn apply_deallocations(&mut self) {
+        for name in self.session.take_deallocations() {
+            match name {
+                None => self.statements.clear(),
+                Some(name) => {
+                    self.statements.remove(&name);
+                }
+            }
+        }
     }
 
     pub(super) fn close(&mut self, target: Target, name: &str) -> Result<(), Fault> {

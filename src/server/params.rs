@@ -43,6 +43,8 @@ fn decode_binary(raw: &[u8], ty: SqlType) -> Option<Datum> {
         SqlType::Float8 => Datum::Float(f64::from_be_bytes(raw.try_into().ok()?)),
         SqlType::Text => Datum::Text(String::from_utf8(raw.to_vec()).ok()?),
         SqlType::Bytea => Datum::Bytes(raw.to_vec()),
+        // Arrays are only results; no parameter is typed text[] (see `SqlType::from_oid`).
+        SqlType::TextArray => return None,
     })
 }
 
@@ -105,7 +107,7 @@ fn decode_text(raw: &[u8], ty: SqlType) -> SqlResult<Datum> {
             }
             Datum::Float(value)
         }
-        SqlType::Text => Datum::Text(text.to_owned()),
+        SqlType::Text | SqlType::TextArray => Datum::Text(text.to_owned()),
         // Returned above, before UTF-8 validation; kept so the match stays total.
         SqlType::Bytea => Datum::Bytes(decode_bytea_text(raw)?),
     })

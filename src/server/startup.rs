@@ -1,13 +1,13 @@
-//! The startup phase of a connection: SSL/GSS requests (refused until TLS is
-//! configured), cancel requests, the startup packet, authentication, opening the SQL
-//! session, and the ParameterStatus/BackendKeyData/ReadyForQuery that tell the client
+//! The startup phase of a connection after SSL negotiation (`tls`): cancel requests,
+//! the startup packet, authentication (`authenticate`), opening the SQL session, and the ParameterStatus/BackendKeyData/ReadyForQuery that tell the client
 //! it is in. A failure here (missing database: 3D000) reaches the client as a FATAL
 //! ErrorResponse with the SQL layer's SQLSTATE, and the connection closes.
 
+use super::authenticate::{authenticate, Outcome};
 use super::cancel::Registration;
 use super::wire::{Wire, WireError};
 use super::Shared;
-use crate::sql::{SqlError, SqlSession, TransactionStatus};
+use crate::sql::{SqlSession, TransactionStatus};
 use bytes::{Buf, BufMut, Bytes};
 use pgwire::messages::startup::{Authentication, BackendKeyData, SecretKey};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -33,6 +33,7 @@ pub(crate) struct Established {
 pub(crate) async fn handshake<S>(
     wire: &mut Wire<S>,
     shared: &Shared,
+    secure: bool,
 ) -> Result<Option<Established>, WireError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
@@ -44,7 +45,8 @@ where
         let code = packet.get_i32();
         match code {
             SSL_REQUEST | GSSENC_REQUEST => {
-                // 'N': continue unencrypted; the client then sends its startup packet.
+                // TLS is negotiated before this loop (`tls::negotiate`); a request
+                // here is a second one. 'N': continue as the connection is.
                 wire.out().put_u8(b'N');
                 wire.flush().await?;
             }
@@ -96,9 +98,22 @@ where
         wire.fatal("53300", "sorry, too many clients already").await;
         return Ok(None);
     };
-    if let Err(e) = authenticate(wire, user).await {
-        wire.fatal(e.code, e.message).await;
+    if shared.require_tls && !secure {
+        wire.fatal(
+            "28000",
+            format!("SSL connection is required: connection for user \"{user}\" without encryption refused"),
+        )
+        .await;
         return Ok(None);
+    }
+    match authenticate(wire, &shared.auth, user).await? {
+        Outcome::Accepted => {}
+        Outcome::Refused(e) => {
+            tracing::info!(user, database, code = e.code, "authentication failed");
+            wire.fatal(e.code, e.message).await;
+            return Ok(None);
+        }
+        Outcome::Gone => return Ok(None),
     }
     let mut session = match shared.factory.open(database, user, &params).await {
         Ok(session) => session,
@@ -112,6 +127,10 @@ where
     let registration = shared.cancels.register();
     wire.put(&Authentication::Ok);
     let application_name = param("application_name").unwrap_or("");
+    let is_superuser = match shared.auth.roles.as_ref().and_then(|r| r.get(user)) {
+        Some(role) if !role.superuser => "off",
+        _ => "on",
+    };
     for (name, value) in [
         ("server_version", SERVER_VERSION),
         ("server_version_num", SERVER_VERSION_NUM),
@@ -122,7 +141,7 @@ where
         ("TimeZone", "UTC"),
         ("integer_datetimes", "on"),
         ("standard_conforming_strings", "on"),
-        ("is_superuser", "on"),
+        ("is_superuser", is_superuser),
         ("in_hot_standby", "off"),
         ("default_transaction_read_only", "off"),
         ("session_authorization", user),
@@ -147,16 +166,6 @@ where
         registration,
         _slot: slot,
     }))
-}
-
-/// Password authentication goes here (SCRAM-SHA-256 via pgwire's `api::auth::sasl`
-/// state machine, reading SASL responses with `Wire::read_message`). Until then every
-/// user is trusted, like `trust` in pg_hba.conf.
-async fn authenticate<S>(_wire: &mut Wire<S>, _user: &str) -> Result<(), SqlError>
-where
-    S: AsyncRead + AsyncWrite + Unpin + Send,
-{
-    Ok(())
 }
 
 /// The startup packet's `name\0value\0 ... \0` list.

@@ -11,8 +11,9 @@ use bytes::{Buf, BufMut, Bytes, BytesMut};
 use pgwire::messages::Message;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-/// Messages that may carry large payloads (SQL text, parameters, COPY data).
-const LARGE_MESSAGE_LIMIT: usize = 0x3fff_ffff;
+/// Default bound on messages that may carry large payloads (SQL text, parameters,
+/// COPY data): 5 MB, the seeds' request-body limit. Configurable per server.
+pub(crate) const DEFAULT_MAX_MESSAGE_SIZE: usize = 5 * 1024 * 1024;
 /// Every other message is small; refusing big ones early bounds memory per connection.
 const SMALL_MESSAGE_LIMIT: usize = 10_000;
 /// Startup packets (startup, SSL/GSS/cancel requests) are small too.
@@ -77,6 +78,21 @@ pub(crate) enum WireError {
     Io(std::io::Error),
     /// The client broke the protocol; the message goes out as FATAL 08P01.
     Protocol(String),
+    /// A message longer than the server's maximum; goes out as FATAL 54000. Its body
+    /// was never read, so the stream cannot be resynchronised: the connection ends.
+    TooLarge(String),
+}
+
+impl WireError {
+    /// The SQLSTATE and message of the FATAL error the client is told before the
+    /// connection closes; `None` when the socket itself failed.
+    pub(crate) fn fatal(&self) -> Option<(&'static str, &str)> {
+        match self {
+            WireError::Io(_) => None,
+            WireError::Protocol(message) => Some(("08P01", message)),
+            WireError::TooLarge(message) => Some(("54000", message)),
+        }
+    }
 }
 
 impl From<std::io::Error> for WireError {
@@ -90,6 +106,8 @@ pub(crate) struct Wire<S> {
     io: S,
     input: BytesMut,
     output: BytesMut,
+    /// Longest message body accepted (Query, Parse, Bind, CopyData).
+    max_message_size: usize,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin + Send> Wire<S> {
@@ -98,7 +116,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Wire<S> {
             io,
             input: BytesMut::with_capacity(8 * 1024),
             output: BytesMut::with_capacity(8 * 1024),
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
         }
+    }
+
+    /// Bounds the messages this connection accepts; longer ones end it with 54000.
+    pub(crate) fn set_max_message_size(&mut self, bytes: usize) {
+        self.max_message_size = bytes;
     }
 
     /// The buffer backend messages are written into; sent at the next flush.
@@ -176,12 +200,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Wire<S> {
         }
         let kind = self.input[0];
         let len = i32::from_be_bytes([self.input[1], self.input[2], self.input[3], self.input[4]]);
-        let limit = match kind {
-            b'Q' | b'P' | b'B' | b'd' => LARGE_MESSAGE_LIMIT,
-            _ => SMALL_MESSAGE_LIMIT,
+        let large = matches!(kind, b'Q' | b'P' | b'B' | b'd');
+        let limit = if large {
+            self.max_message_size
+        } else {
+            SMALL_MESSAGE_LIMIT
         };
+        // Checked on the header alone, so an oversized body is never buffered.
         let len = match usize::try_from(len) {
             Ok(len) if (4..=limit).contains(&len) => len,
+            Ok(len) if len > limit && large => {
+                return Err(WireError::TooLarge(format!(
+                    "message too large: {len} bytes, maximum is {limit}"
+                )))
+            }
             _ => return Err(WireError::Protocol(format!("invalid message length {len}"))),
         };
         if !self.fill(1 + len).await? {
@@ -360,6 +392,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Wire<S> {
         ]));
     }
 
+    /// Appends a NoticeResponse.
+    pub(crate) fn put_notice(&mut self, notice: &crate::sql::SqlError) {
+        use pgwire::messages::response::NoticeResponse;
+        self.put(&NoticeResponse::new(vec![
+            (b'S', notice.severity.to_owned()),
+            (b'V', notice.severity.to_owned()),
+            (b'C', notice.code.to_owned()),
+            (b'M', notice.message.clone()),
+        ]));
+    }
+
     /// Appends a ParameterStatus.
     pub(crate) fn put_parameter(&mut self, name: &str, value: &str) {
         use pgwire::messages::startup::ParameterStatus;
@@ -377,10 +420,60 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Wire<S> {
         }));
     }
 
+    /// Before closing on a message that was not read to its end: ends our side and
+    /// reads and drops what the client is still sending, for a bounded time and amount.
+    /// Closing a socket with unread input makes the kernel send RST, which can destroy
+    /// the FATAL error before the client reads it.
+    pub(crate) async fn linger(&mut self) {
+        const LINGER: std::time::Duration = std::time::Duration::from_secs(2);
+        const LINGER_BYTES: usize = 64 * 1024 * 1024;
+        let _ = self.io.shutdown().await;
+        let mut scratch = [0u8; 8192];
+        let mut dropped = 0usize;
+        let _ = tokio::time::timeout(LINGER, async {
+            while dropped < LINGER_BYTES {
+                match self.io.read(&mut scratch).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => dropped += n,
+                }
+            }
+        })
+        .await;
+        self.input.clear();
+    }
+
     /// Sends a FATAL error and flushes; the caller then closes the connection.
     pub(crate) async fn fatal(&mut self, code: &'static str, message: impl Into<String>) {
         self.put_error(&crate::sql::SqlError::fatal(code, message));
         // The client may already be gone; there is nobody left to tell.
         let _ = self.flush().await;
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> Wire<S> {
+    /// Reads one authentication response (a 'p' message: PasswordMessage,
+    /// SASLInitialResponse or SASLResponse) and returns its body; `None` when the
+    /// client hung up, as psql does after asking the user for a password.
+    pub(crate) async fn read_auth_response(&mut self) -> Result<Option<Bytes>, WireError> {
+        if !self.fill(5).await? {
+            return Ok(None);
+        }
+        let kind = self.input[0];
+        let len = i32::from_be_bytes([self.input[1], self.input[2], self.input[3], self.input[4]]);
+        if kind != b'p' {
+            return Err(WireError::Protocol(format!(
+                "expected an authentication response, got message type {kind}"
+            )));
+        }
+        let len = match usize::try_from(len) {
+            Ok(len) if (4..=SMALL_MESSAGE_LIMIT).contains(&len) => len,
+            _ => return Err(WireError::Protocol(format!("invalid message length {len}"))),
+        };
+        if !self.fill(1 + len).await? {
+            return Ok(None);
+        }
+        let mut frame = self.input.split_to(1 + len).freeze();
+        frame.advance(5);
+        Ok(Some(frame))
     }
 }

@@ -563,6 +563,7 @@ impl WriteTarget<'_> {
             // Writes act on the current rows, whatever the session reads as of.
             as_of: None,
             meter: None,
+            notices: None,
         }
     }
 }
@@ -748,7 +749,7 @@ fn returning_rows(
     let mut out = Vec::new();
     for row in rows {
         let mut materialized = Vec::new();
-        r.relation.materialize(row, &mut materialized);
+        r.relation.materialize(row, &mut materialized, None);
         for values in materialized {
             out.push(
                 r.items
@@ -1093,4 +1094,28 @@ async fn delete_versions(
         &plan.returning,
         Vec::new(),
     ))
+}
+
+/// The table each write plan changes, for privilege checks.
+impl InsertPlan {
+    pub fn table(&self) -> &TableMeta {
+        &self.table
+    }
+
+    /// `ON CONFLICT DO UPDATE`: the statement may also update rows.
+    pub fn may_update(&self) -> bool {
+        matches!(self.conflict, Conflict::DoUpdate(_))
+    }
+}
+
+impl UpdatePlan {
+    pub fn table(&self) -> &TableMeta {
+        &self.read.relation.table
+    }
+}
+
+impl DeletePlan {
+    pub fn table(&self) -> &TableMeta {
+        &self.read.relation.table
+    }
 }

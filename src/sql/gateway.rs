@@ -4,6 +4,7 @@
 use super::session::Session;
 use super::types::{SqlError, SqlResult};
 use super::{SessionFactory, SqlSession};
+use crate::auth::{Access, Roles};
 use crate::config::Config;
 use crate::engine::{Engine, SystemClock};
 use crate::storage::{SledBackend, SledOptions};
@@ -17,6 +18,10 @@ pub struct Gateway {
     gc: tokio::task::JoinHandle<()>,
     /// The DataFusion memory pool shared by every session.
     query_runtime: Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+    /// Setting defaults from the configuration (the timeouts), applied to each session.
+    setting_defaults: Vec<(String, String)>,
+    /// Roles and grants, stored in the same backend under their own key prefix.
+    roles: Arc<Roles>,
 }
 
 impl Gateway {
@@ -47,6 +52,8 @@ impl Gateway {
         )
         .await?;
         let engine = Arc::new(engine);
+        let roles = Roles::open(backend.clone()).await?;
+        roles.set_md5(config.md5_auth);
         let gc = engine.spawn_gc(Duration::from_secs(config.gc_interval_secs.max(1)));
         tracing::info!(data_dir = %config.data_dir.display(), durable = config.durable, "engine open");
         Ok(Arc::new(Gateway {
@@ -54,11 +61,18 @@ impl Gateway {
             backend,
             gc,
             query_runtime: super::query::runtime(config.query_memory_mb)?,
+            setting_defaults: config.session_defaults(),
+            roles,
         }))
     }
 
     pub fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// The role store the server authenticates against.
+    pub fn roles(&self) -> &Arc<Roles> {
+        &self.roles
     }
 
     /// Stops GC and makes everything written durable.
@@ -84,6 +98,12 @@ impl SessionFactory for Gateway {
                 format!("database \"{database}\" does not exist"),
             ));
         }
+        // A name that is no role only gets this far under trust: it acts as superuser.
+        let access = match self.roles.get(user) {
+            Some(_) => Access::role(Arc::clone(&self.roles), user),
+            None => Access::trusted(Some(Arc::clone(&self.roles))),
+        };
+        access.check_connect(database)?;
         Ok(Box::new(
             Session::new(
                 Arc::clone(&self.engine),
@@ -91,7 +111,9 @@ impl SessionFactory for Gateway {
                 user.to_string(),
                 params,
             )
-            .with_query_runtime(Arc::clone(&self.query_runtime)),
+            .with_query_runtime(Arc::clone(&self.query_runtime))
+            .with_setting_defaults(&self.setting_defaults)?
+            .with_access(access),
         ))
     }
 }

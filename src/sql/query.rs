@@ -126,11 +126,29 @@ pub struct QueryPlan {
     bind_types: Vec<DataType>,
 }
 
+impl QueryPlan {
+    /// Every table the plan scans, subqueries included, as written (schema, name):
+    /// what a role needs SELECT on.
+    pub fn scanned_tables(&self) -> Vec<datafusion::common::TableReference> {
+        use datafusion::common::tree_node::TreeNodeRecursion;
+        let mut tables = Vec::new();
+        // The closure never fails, so neither does the walk.
+        let _ = self.logical.apply_with_subqueries(|node| {
+            if let LogicalPlan::TableScan(scan) = node {
+                tables.push(scan.table_name.clone());
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+        tables
+    }
+}
+
 impl QueryEngine {
     pub fn new(
         engine: Arc<crate::engine::Engine>,
         instance: &str,
         runtime: Arc<RuntimeEnv>,
+        roles: Option<Arc<crate::auth::Roles>>,
     ) -> Self {
         // One partition: the engine scan is one ordered stream, plans stay small for
         // short queries, and EXPLAIN output does not depend on the machine's cores.
@@ -139,7 +157,7 @@ impl QueryEngine {
             .with_create_default_catalog_and_schema(false)
             .with_default_catalog_and_schema(instance, catalog::PUBLIC)
             .with_information_schema(false);
-        let catalogs = catalog::catalog_list(Arc::clone(&engine), instance);
+        let catalogs = catalog::catalog_list(Arc::clone(&engine), instance, roles);
         let mut state = SessionStateBuilder::new()
             .with_config(config)
             .with_runtime_env(runtime)

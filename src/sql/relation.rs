@@ -4,6 +4,7 @@
 
 use super::ddl::ROWID;
 use super::expr::Scope;
+use super::notices::Notices;
 use super::types::{Datum, SqlError, SqlResult, SqlType};
 use super::values::{coerce_for_output, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum};
 use crate::engine::{Row, TableMeta, Value};
@@ -128,7 +129,9 @@ impl Relation {
     }
 
     /// SQL rows of one engine row: one for a table, one per cell version for versions.
-    pub fn materialize(&self, row: &Row, out: &mut Vec<Vec<Datum>>) {
+    /// A cell whose stored type cannot be shown losslessly in its column is NULL, and
+    /// reported to `notices` with its row and column.
+    pub fn materialize(&self, row: &Row, out: &mut Vec<Vec<Datum>>, notices: Option<&Notices>) {
         match self.kind {
             RelationKind::Table => {
                 let values = self
@@ -139,7 +142,19 @@ impl Relation {
                         match &column.source {
                             Source::Pk(k) => row.pk.get(*k).map_or(Datum::Null, pk_to_datum),
                             Source::Attr(name) => row.latest(name).map_or(Datum::Null, |cell| {
-                                coerce_for_output(value_to_datum(&cell.value), column.ty)
+                                let shown =
+                                    coerce_for_output(value_to_datum(&cell.value), column.ty);
+                                if shown == Datum::Null {
+                                    if let Some(notices) = notices {
+                                        notices.push(self.odd_cell_notice(
+                                            row,
+                                            name,
+                                            &cell.value,
+                                            column.ty,
+                                        ));
+                                    }
+                                }
+                                shown
                             }),
                             _ => Datum::Null,
                         }
@@ -165,6 +180,21 @@ impl Relation {
                 }
             }
         }
+    }
+
+    /// Says which cell is shown as NULL and why.
+    fn odd_cell_notice(&self, row: &Row, column: &str, value: &Value, ty: SqlType) -> String {
+        let names: Vec<&str> = self.table.pk.iter().map(|c| c.name.as_str()).collect();
+        let values: Vec<String> = row.pk.iter().map(|v| v.to_string()).collect();
+        format!(
+            "column \"{column}\" of table \"{}\" at ({})=({}) holds a {} value that is not \
+             a {}; shown as NULL",
+            self.table.name,
+            names.join(", "),
+            values.join(", "),
+            value.value_type().name(),
+            ty.name()
+        )
     }
 
     /// The PK values of a materialized row, when every PK column is in it.

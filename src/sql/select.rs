@@ -6,6 +6,7 @@
 
 use super::ddl::table_name;
 use super::expr::{compile, eval, fold, is_true, CmpOp, NoColumns, Params, Scalar};
+use super::notices::Notices;
 use super::query::ReadMeter;
 use super::relation::{Relation, RelationKind, Source, VERSIONS_SCHEMA};
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult};
@@ -470,6 +471,8 @@ pub struct ReadContext {
     pub as_of: Option<i64>,
     /// Counts pages, rows and capacity units for EXPLAIN ANALYZE.
     pub meter: Option<Arc<ReadMeter>>,
+    /// Where cells shown as NULL (stored type not the column's) are reported.
+    pub notices: Option<Arc<Notices>>,
 }
 
 fn operand_pk(s: &Scalar, params: &[Datum], table: &TableMeta, k: usize) -> SqlResult<PkValue> {
@@ -520,6 +523,7 @@ impl ReadPlan {
                 1 => filters.pop(),
                 _ => Some(ColumnCondition::And(filters)),
             },
+            as_of: None,
         })
     }
 
@@ -732,12 +736,9 @@ pub async fn read_rows(
 ) -> SqlResult<stream::BoxStream<'static, SqlResult<Vec<Datum>>>> {
     let table = Arc::clone(&plan.relation.table);
     let mut read = plan.read_options(&params)?;
-    // As of T: only versions in [0, T], so each cell shows its newest one at or before T.
-    if let Some(as_of) = ctx.as_of {
-        // As of a time: versions at or before it, within any range the query asked for.
-        let (start, end) = read.version_range.unwrap_or((0, i64::MAX));
-        read.version_range = Some((start, end.min(as_of.saturating_add(1)).max(start)));
-    }
+    // As of T: each cell shows its newest version at or before T, and rows written
+    // only after T are not there.
+    read.as_of = ctx.as_of;
     let meter = ctx.meter.clone().unwrap_or_default();
     let staged = ctx
         .staged
@@ -746,11 +747,13 @@ pub async fn read_rows(
         .cloned();
     let engine = Arc::clone(&ctx.engine);
     let keep = {
+        let notices = ctx.notices.clone();
         let plan = Arc::clone(&plan);
         let params = Arc::clone(&params);
         move |row: &Row, out: &mut VecDeque<SqlResult<Vec<Datum>>>| {
             let mut rows = Vec::new();
-            plan.relation.materialize(row, &mut rows);
+            plan.relation
+                .materialize(row, &mut rows, notices.as_deref());
             for values in rows {
                 match &plan.residual {
                     None => out.push_back(Ok(values)),

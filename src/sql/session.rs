@@ -6,6 +6,7 @@
 use super::ddl;
 use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan, WriteTarget};
 use super::expr::{fold, Params};
+use super::notices::Notices;
 use super::plan_cache::{self, Lookup, PlanCache, Template};
 use super::query::{self, QueryEngine, QueryPlan};
 use super::select::{execute_select, plan_select, ReadContext, SelectPlan};
@@ -14,7 +15,8 @@ use super::types::{
     Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult, TransactionStatus,
 };
 use super::{ParsedStatement, PreparedStatement, SqlSession};
-use crate::engine::{Engine, EngineError, StagedWrites};
+use crate::auth::{Access, Privilege};
+use crate::engine::{Engine, EngineError, StagedWrites, TableMeta};
 use async_trait::async_trait;
 use futures::{stream, StreamExt, TryStreamExt};
 use sqlparser::ast::{self, Statement};
@@ -51,6 +53,9 @@ struct CachedRun {
 struct Transaction {
     staged: StagedWrites,
     failed: bool,
+    /// Open savepoints, oldest first: a name and how many writes were staged when it was
+    /// set, so ROLLBACK TO drops the writes staged after it.
+    savepoints: Vec<(String, usize)>,
 }
 
 pub struct Session {
@@ -67,11 +72,46 @@ pub struct Session {
     query_runtime: Option<Arc<datafusion::execution::runtime_env::RuntimeEnv>>,
     /// DataFusion's state, made on the first query that needs it.
     query_engine: OnceLock<QueryEngine>,
+    /// NOTICEs the running statement leaves for the client.
+    notices: Arc<Notices>,
+    /// Statements `DEALLOCATE` dropped, until the server takes them (`None` = all).
+    deallocations: Vec<Option<String>>,
+    /// The role's privileges (checked on every statement) and the role store.
+    access: Access,
 }
 
 pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
+    if let Some((rewritten, create_user)) = super::roles::rewrite_user_statements(sql) {
+        let mut statements = parse_sql(&rewritten)?;
+        if create_user {
+            statements.iter_mut().for_each(super::roles::default_login);
+        }
+        return Ok(statements);
+    }
+    parse_sql(sql)
+}
+
+fn parse_sql(sql: &str) -> SqlResult<Vec<Statement>> {
     Parser::parse_sql(&PostgreSqlDialect {}, sql)
         .map_err(|e| SqlError::syntax(e.to_string().replace("sql parser error: ", "")))
+}
+
+/// What a statement only superusers may run would do, for the 42501 message.
+fn superuser_only(statement: &Statement) -> Option<&'static str> {
+    match statement {
+        Statement::CreateTable(_) => Some("create table"),
+        Statement::AlterTable(_) => Some("alter table"),
+        Statement::Drop {
+            object_type: ast::ObjectType::Table,
+            ..
+        } => Some("drop table"),
+        Statement::Drop {
+            object_type: ast::ObjectType::Database,
+            ..
+        } => Some("drop database"),
+        Statement::CreateDatabase { .. } => Some("create database"),
+        _ => None,
+    }
 }
 
 fn command(tag: impl Into<String>) -> StatementResult {
@@ -125,6 +165,64 @@ impl Session {
             pending_template: None,
             query_runtime: None,
             query_engine: OnceLock::new(),
+            notices: Arc::default(),
+            deallocations: Vec::new(),
+            access: Access::default(),
+        }
+    }
+
+    /// Restricts the session to `access` (its role's privileges).
+    pub fn with_access(mut self, access: Access) -> Self {
+        self.access = access;
+        self
+    }
+
+    /// 42501 unless the session's role may do `privilege` on every table `plan`
+    /// touches. Checked when a plan runs, not when it is made, so cached and
+    /// prepared plans see a REVOKE at once.
+    fn authorize(&self, plan: &Plan) -> SqlResult<()> {
+        if self.access.unrestricted() {
+            return Ok(());
+        }
+        let check = |table: &TableMeta, privilege| self.access.check_table(table, privilege);
+        match plan {
+            Plan::Select(p) => match &p.read {
+                Some(read) => check(&read.relation.table, Privilege::Select),
+                None => Ok(()),
+            },
+            Plan::Query(p) => {
+                for name in p.scanned_tables() {
+                    let ours = matches!(
+                        name.schema(),
+                        None | Some("public") | Some(super::relation::VERSIONS_SCHEMA)
+                    );
+                    if !ours {
+                        continue;
+                    }
+                    match self.engine.table(&self.instance, name.table()) {
+                        Ok(table) => check(&table, Privilege::Select)?,
+                        // Dropped since planning: running the plan reports it.
+                        Err(EngineError::TableNotFound { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Ok(())
+            }
+            Plan::Explain(inner, _) => self.authorize(inner),
+            Plan::Insert(p) => {
+                check(p.table(), Privilege::Insert)?;
+                if p.may_update() {
+                    check(p.table(), Privilege::Update)?;
+                }
+                Ok(())
+            }
+            Plan::InsertSelect(p, query) => {
+                check(p.table(), Privilege::Insert)?;
+                self.authorize(query)
+            }
+            Plan::Update(p) => check(p.table(), Privilege::Update),
+            Plan::Delete(p) => check(p.table(), Privilege::Delete),
+            Plan::Utility(_) | Plan::Empty => Ok(()),
         }
     }
 
@@ -137,6 +235,15 @@ impl Session {
         self
     }
 
+    /// Server-wide setting defaults (from the configuration), under the client's
+    /// startup parameters.
+    pub fn with_setting_defaults(mut self, defaults: &[(String, String)]) -> SqlResult<Self> {
+        for (name, value) in defaults {
+            self.settings.set_default(name, value)?;
+        }
+        Ok(self)
+    }
+
     fn query_engine(&self) -> SqlResult<&QueryEngine> {
         if let Some(engine) = self.query_engine.get() {
             return Ok(engine);
@@ -145,7 +252,12 @@ impl Session {
             Some(runtime) => Arc::clone(runtime),
             None => query::runtime(crate::config::Config::default().query_memory_mb)?,
         };
-        let engine = QueryEngine::new(Arc::clone(&self.engine), &self.instance, runtime);
+        let engine = QueryEngine::new(
+            Arc::clone(&self.engine),
+            &self.instance,
+            runtime,
+            self.access.roles().cloned(),
+        );
         Ok(self.query_engine.get_or_init(|| engine))
     }
 
@@ -164,6 +276,7 @@ impl Session {
                 .map(|t| Arc::new(t.staged.clone())),
             as_of,
             meter: None,
+            notices: Some(Arc::clone(&self.notices)),
         })
     }
 
@@ -283,6 +396,7 @@ impl Session {
     }
 
     async fn run_plan(&mut self, plan: &Plan, params: Vec<Datum>) -> SqlResult<StatementResult> {
+        self.authorize(plan)?;
         let mut target = WriteTarget {
             engine: &self.engine,
             staged: self.transaction.as_mut().map(|t| &mut t.staged),
@@ -382,10 +496,23 @@ impl Session {
     }
 
     async fn utility(&mut self, statement: &Statement) -> SqlResult<StatementResult> {
+        if super::roles::handles(statement) {
+            return super::roles::execute(
+                &self.access,
+                &self.engine,
+                &self.instance,
+                &self.user,
+                statement,
+            )
+            .await;
+        }
+        if let Some(action) = superuser_only(statement) {
+            self.access.require_superuser(action)?;
+        }
         match statement {
             Statement::StartTransaction { .. } => {
                 if self.transaction.is_none() {
-                    self.transaction = Some(Transaction { staged: Vec::new(), failed: false });
+                    self.transaction = Some(Transaction { staged: Vec::new(), failed: false, savepoints: Vec::new() });
                 }
                 Ok(command("BEGIN"))
             }
@@ -404,6 +531,35 @@ impl Session {
             },
             Statement::Rollback { savepoint: None, .. } => {
                 self.transaction = None;
+                Ok(command("ROLLBACK"))
+            }
+            Statement::Deallocate { name, .. } => {
+                // Protocol-level statements live in the server; it drops them when it
+                // takes these. psycopg sends DEALLOCATE ALL after every rollback.
+                if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+                    self.deallocations.push(None);
+                    return Ok(command("DEALLOCATE ALL"));
+                }
+                self.deallocations.push(Some(name.value.clone()));
+                Ok(command("DEALLOCATE"))
+            }
+            Statement::Savepoint { name } => {
+                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new("25P01", "SAVEPOINT can only be used in transaction blocks"))?;
+                t.savepoints.push((fold(name), t.staged.len()));
+                Ok(command("SAVEPOINT"))
+            }
+            Statement::ReleaseSavepoint { name } => {
+                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new("25P01", "RELEASE SAVEPOINT can only be used in transaction blocks"))?;
+                let at = savepoint_index(t, name)?;
+                t.savepoints.truncate(at);
+                Ok(command("RELEASE"))
+            }
+            Statement::Rollback { savepoint: Some(name), .. } => {
+                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new("25P01", "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"))?;
+                let at = savepoint_index(t, name)?;
+                t.staged.truncate(t.savepoints[at].1);
+                t.savepoints.truncate(at + 1);
+                t.failed = false;
                 Ok(command("ROLLBACK"))
             }
             Statement::CreateTable(create) if create.query.is_some() => {
@@ -483,6 +639,10 @@ impl Session {
             (false, ast::CopyTarget::Stdin, ast::CopySource::Table { table_name, columns }) => {
                 if self.transaction.is_some() {
                     return Err(SqlError::unsupported("COPY FROM inside a transaction block is not supported yet"));
+                }
+                if !self.access.unrestricted() {
+                    let table = self.engine.table(&self.instance, &ddl::table_name(table_name)?)?;
+                    self.access.check_table(&table, Privilege::Insert)?;
                 }
                 let (columns, sink) = super::copy::copy_from(&self.engine, &self.instance, table_name, columns, format)?;
                 Ok(StatementResult::CopyIn { columns, sink })
@@ -684,6 +844,14 @@ impl SqlSession for Session {
         }
     }
 
+    fn take_notices(&mut self) -> Vec<SqlError> {
+        self.notices.take()
+    }
+
+    fn take_deallocations(&mut self) -> Vec<Option<String>> {
+        std::mem::take(&mut self.deallocations)
+    }
+
     fn take_parameter_changes(&mut self) -> Vec<(String, String)> {
         self.settings.take_changes()
     }
@@ -691,4 +859,23 @@ impl SqlSession for Session {
     fn abort_transaction(&mut self) {
         self.transaction = None;
     }
+
+    fn timeouts(&self) -> super::SessionTimeouts {
+        self.settings.timeouts()
+    }
+
+    fn statement_interrupted(&mut self) {
+        if let Some(transaction) = &mut self.transaction {
+            transaction.failed = true;
+        }
+    }
+}
+
+/// The position of the newest savepoint called `name` (3B001 when there is none).
+fn savepoint_index(t: &Transaction, name: &ast::Ident) -> SqlResult<usize> {
+    let name = fold(name);
+    t.savepoints
+        .iter()
+        .rposition(|(n, _)| *n == name)
+        .ok_or_else(|| SqlError::new("3B001", format!("savepoint \"{name}\" does not exist")))
 }

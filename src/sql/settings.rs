@@ -1,8 +1,23 @@
 //! Session settings for SET / SHOW / RESET: the parameters clients send and read, with
 //! PostgreSQL's defaults, and which of them are reported back as ParameterStatus.
+//! Time settings (`statement_timeout`, the idle timeouts) are checked and stored as
+//! PostgreSQL shows them, and read back as durations for the server to enforce.
 
 use super::types::{SqlError, SqlResult};
-use std::collections::BTreeMap;
+use super::SessionTimeouts;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Settings holding a time in milliseconds; 0 disables them.
+const TIMEOUTS: [&str; 4] = [
+    "statement_timeout",
+    "lock_timeout",
+    "idle_in_transaction_session_timeout",
+    "idle_session_timeout",
+];
+
+/// PostgreSQL's upper bound for time settings (INT_MAX milliseconds).
+const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
 
 /// Parameters PostgreSQL reports to the client whenever they change (GUC_REPORT).
 const REPORTED: [&str; 8] = [
@@ -30,6 +45,8 @@ pub struct Settings {
     values: BTreeMap<String, String>,
     defaults: BTreeMap<String, String>,
     changes: Vec<(String, String)>,
+    /// Names the client set in its startup packet; server defaults do not override them.
+    from_startup: BTreeSet<String>,
 }
 
 impl Settings {
@@ -49,6 +66,7 @@ impl Settings {
             ("statement_timeout", "0"),
             ("lock_timeout", "0"),
             ("idle_in_transaction_session_timeout", "0"),
+            ("idle_session_timeout", "0"),
             ("transaction_isolation", "read committed"),
             ("default_transaction_isolation", "read committed"),
             ("transaction_read_only", "off"),
@@ -74,14 +92,57 @@ impl Settings {
             values: defaults.clone(),
             defaults,
             changes: Vec::new(),
+            from_startup: BTreeSet::new(),
         }
     }
 
-    /// Applies a startup parameter (no error for unknown ones, as options may be extra).
+    /// Applies a startup parameter (no error for unknown ones, as options may be extra;
+    /// a malformed timeout is ignored too, leaving the default).
     pub fn startup(&mut self, name: &str, value: &str) {
         let name = name.to_lowercase();
         if self.values.contains_key(&name) {
-            self.values.insert(name, value.to_string());
+            let value = if TIMEOUTS.contains(&name.as_str()) {
+                match parse_timeout(&name, value) {
+                    Ok(ms) => show_ms(ms),
+                    Err(_) => return,
+                }
+            } else {
+                value.to_string()
+            };
+            self.from_startup.insert(name.clone());
+            self.values.insert(name, value);
+        }
+    }
+
+    /// Makes `value` the server's default for `name` (from the configuration file):
+    /// what RESET returns to, and the value unless the client chose one at startup.
+    pub fn set_default(&mut self, name: &str, value: &str) -> SqlResult<()> {
+        let name = name.to_lowercase();
+        let value = if TIMEOUTS.contains(&name.as_str()) {
+            show_ms(parse_timeout(&name, value)?)
+        } else {
+            value.to_string()
+        };
+        if !self.from_startup.contains(&name) {
+            self.values.insert(name.clone(), value.clone());
+        }
+        self.defaults.insert(name, value);
+        Ok(())
+    }
+
+    /// The timeouts the server enforces for this session.
+    pub fn timeouts(&self) -> SessionTimeouts {
+        let get = |name: &str| {
+            self.values
+                .get(name)
+                .and_then(|v| parse_timeout(name, v).ok())
+                .filter(|ms| *ms > 0)
+                .map(Duration::from_millis)
+        };
+        SessionTimeouts {
+            statement: get("statement_timeout"),
+            idle_in_transaction: get("idle_in_transaction_session_timeout"),
+            idle_session: get("idle_session_timeout"),
         }
     }
 
@@ -125,6 +186,8 @@ impl Settings {
         }
         let value = if name == "transaction_isolation" || name == "default_transaction_isolation" {
             value.to_lowercase()
+        } else if TIMEOUTS.contains(&name.as_str()) {
+            show_ms(parse_timeout(&name, value)?)
         } else {
             value.to_string()
         };
@@ -177,5 +240,106 @@ impl Settings {
 
     pub fn take_changes(&mut self) -> Vec<(String, String)> {
         std::mem::take(&mut self.changes)
+    }
+}
+
+/// A time setting in milliseconds: a bare number is milliseconds, or a number with one
+/// of PostgreSQL's units (`us`, `ms`, `s`, `min`, `h`, `d`); fractions round to the
+/// nearest millisecond.
+fn parse_timeout(name: &str, value: &str) -> SqlResult<u64> {
+    let invalid = || {
+        SqlError::new(
+            "22023",
+            format!("invalid value for parameter \"{name}\": \"{value}\""),
+        )
+    };
+    let text = value.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().map_err(|_| invalid())?;
+    let scale = match unit.trim() {
+        "" | "ms" => 1.0,
+        "us" => 0.001,
+        "s" => 1_000.0,
+        "min" => 60_000.0,
+        "h" => 3_600_000.0,
+        "d" => 86_400_000.0,
+        _ => return Err(invalid()),
+    };
+    let ms = (number * scale).round();
+    if !ms.is_finite() || !(0.0..=MAX_TIMEOUT_MS).contains(&ms) {
+        return Err(SqlError::new(
+            "22023",
+            format!(
+                "{value} is outside the valid range for parameter \"{name}\" (0 .. 2147483647)"
+            ),
+        ));
+    }
+    Ok(ms as u64)
+}
+
+/// Milliseconds as PostgreSQL's SHOW prints them: in the largest unit that divides
+/// them exactly.
+fn show_ms(ms: u64) -> String {
+    if ms == 0 {
+        return "0".to_string();
+    }
+    for (unit, size) in [
+        ("d", 86_400_000),
+        ("h", 3_600_000),
+        ("min", 60_000),
+        ("s", 1_000),
+    ] {
+        if ms % size == 0 {
+            return format!("{}{unit}", ms / size);
+        }
+    }
+    format!("{ms}ms")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_parse_units_and_show_like_postgres() {
+        let mut s = Settings::new("u");
+        for (input, shown, ms) in [
+            ("100ms", "100ms", 100),
+            ("1500", "1500ms", 1500),
+            ("2s", "2s", 2000),
+            ("1.5s", "1500ms", 1500),
+            ("5min", "5min", 300_000),
+            (" 1 h ", "1h", 3_600_000),
+            ("0", "0", 0),
+        ] {
+            s.set("statement_timeout", input).unwrap();
+            assert_eq!(s.get("statement_timeout").unwrap(), shown, "{input}");
+            assert_eq!(
+                s.timeouts().statement,
+                (ms > 0).then(|| Duration::from_millis(ms)),
+                "{input}"
+            );
+        }
+        for bad in ["abc", "10 parsecs", "-1", "1e12", ""] {
+            let e = s.set("idle_session_timeout", bad).unwrap_err();
+            assert_eq!(e.code, "22023", "{bad}");
+        }
+        assert_eq!(s.get("idle_session_timeout").unwrap(), "0");
+    }
+
+    #[test]
+    fn server_defaults_yield_to_startup_parameters_and_reset_to_them() {
+        let mut s = Settings::new("u");
+        s.startup("statement_timeout", "250");
+        s.set_default("statement_timeout", "1000").unwrap();
+        s.set_default("idle_session_timeout", "60000").unwrap();
+        assert_eq!(s.get("statement_timeout").unwrap(), "250ms");
+        assert_eq!(s.get("idle_session_timeout").unwrap(), "1min");
+        s.reset("statement_timeout").unwrap();
+        assert_eq!(s.get("statement_timeout").unwrap(), "1s");
+        assert!(s.set_default("statement_timeout", "soon").is_err());
     }
 }

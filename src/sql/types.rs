@@ -15,6 +15,9 @@ pub enum SqlType {
     Float8,
     Text,
     Bytea,
+    /// `text[]`, only produced by catalog queries (`array_agg`, `reloptions`); its
+    /// datum is the array's text form (`{a,"b c"}`).
+    TextArray,
 }
 
 impl SqlType {
@@ -29,6 +32,7 @@ impl SqlType {
             SqlType::Text => 25,
             SqlType::Float4 => 700,
             SqlType::Float8 => 701,
+            SqlType::TextArray => 1009,
         }
     }
 
@@ -58,6 +62,7 @@ impl SqlType {
             SqlType::Text => "text",
             SqlType::Float4 => "real",
             SqlType::Float8 => "double precision",
+            SqlType::TextArray => "text[]",
         }
     }
 }

@@ -28,7 +28,7 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
         SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => ValueType::Integer,
         SqlType::Float4 | SqlType::Float8 => ValueType::Double,
         SqlType::Bool => ValueType::Boolean,
-        SqlType::Text => ValueType::String,
+        SqlType::Text | SqlType::TextArray => ValueType::String,
         SqlType::Bytea => ValueType::Binary,
     }
 }

@@ -35,8 +35,10 @@ impl TestServer {
         let port = listener.local_addr().expect("addr").port();
         let (stop, stopped) = oneshot::channel::<()>();
         let factory = gateway.clone();
+        // The config's server options too (limits such as max_message_bytes).
+        let options = config.server_options();
         tokio::spawn(async move {
-            let _ = pgwide::server::serve(listener, factory, async {
+            let _ = pgwide::server::serve_with(listener, factory, options, async {
                 let _ = stopped.await;
             })
             .await;

@@ -17,7 +17,11 @@ use std::sync::Arc;
 pub const PUBLIC: &str = "public";
 
 /// A catalog list holding the one catalog named after `instance`.
-pub fn catalog_list(engine: Arc<Engine>, instance: &str) -> Arc<dyn CatalogProviderList> {
+pub fn catalog_list(
+    engine: Arc<Engine>,
+    instance: &str,
+    roles: Option<Arc<crate::auth::Roles>>,
+) -> Arc<dyn CatalogProviderList> {
     let list = MemoryCatalogProviderList::new();
     let catalog = InstanceCatalog {
         public: Arc::new(InstanceSchema {
@@ -35,6 +39,7 @@ pub fn catalog_list(engine: Arc<Engine>, instance: &str) -> Arc<dyn CatalogProvi
                 engine: Arc::clone(&engine),
                 instance: instance.to_string(),
                 kind,
+                roles: roles.clone(),
             })
         }),
     };

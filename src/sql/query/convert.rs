@@ -27,6 +27,9 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Float8 => DataType::Float64,
         SqlType::Text => DataType::Utf8,
         SqlType::Bytea => DataType::Binary,
+        SqlType::TextArray => DataType::List(Arc::new(
+            datafusion::arrow::datatypes::Field::new_list_field(DataType::Utf8, true),
+        )),
     }
 }
 
@@ -43,6 +46,16 @@ pub fn sql_type(ty: &DataType) -> SqlType {
         | DataType::LargeBinary
         | DataType::BinaryView
         | DataType::FixedSizeBinary(_) => SqlType::Bytea,
+        // Lists of strings are `text[]` so clients parse them into arrays (SQLAlchemy's
+        // `array_agg(attname)`); other lists travel as their text form.
+        DataType::List(item)
+            if matches!(
+                item.data_type(),
+                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+            ) =>
+        {
+            SqlType::TextArray
+        }
         _ => SqlType::Text,
     }
 }
@@ -174,6 +187,11 @@ fn arrow_error(e: ArrowError) -> SqlError {
 /// One result column as datums.
 fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
     let len = array.len();
+    // A NULL literal's column: its `is_null` is false (a NullArray has no validity
+    // buffer), yet every value is NULL.
+    if array.data_type() == &DataType::Null {
+        return Ok(vec![Datum::Null; len]);
+    }
     let mut out = Vec::with_capacity(len);
     match ty {
         SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
@@ -221,7 +239,7 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                 })
             });
         }
-        SqlType::Text => match array.data_type() {
+        SqlType::Text | SqlType::TextArray => match array.data_type() {
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
                 let text = cast(array, &DataType::Utf8).map_err(arrow_error)?;
                 let text = text.as_string::<i32>();

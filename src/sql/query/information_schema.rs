@@ -160,6 +160,38 @@ impl CatalogSchema {
         mem_table(cols, rows).map(Some)
     }
 
+    /// `pgwide.table_stats`: each table's capacity units and operation counts since the
+    /// server started (the engine's per-table totals; not persisted).
+    pub(super) fn pgwide_table_stats(&self) -> Result<Arc<dyn TableProvider>> {
+        let cols: &[Col] = &[
+            ("instance", 't'),
+            ("table", 't'),
+            ("read_cu", 'i'),
+            ("write_cu", 'i'),
+            ("reads", 'i'),
+            ("writes", 'i'),
+            ("rows_scanned", 'i'),
+        ];
+        let count = |n: u64| V::I(i64::try_from(n).unwrap_or(i64::MAX));
+        let rows = self
+            .tables()
+            .iter()
+            .map(|table| {
+                let stats = self.engine.table_stats(table);
+                vec![
+                    V::T(self.instance.clone()),
+                    V::T(table.name.clone()),
+                    count(stats.read_cu),
+                    count(stats.write_cu),
+                    count(stats.reads),
+                    count(stats.writes),
+                    count(stats.rows_scanned),
+                ]
+            })
+            .collect();
+        mem_table(cols, rows)
+    }
+
     /// `pgwide.tables`: what the Table Store model knows of each table in one row.
     pub(super) fn pgwide_tables(&self) -> Result<Arc<dyn TableProvider>> {
         let mut cols: Vec<Col> = vec![("instance", 't'), ("table", 't'), ("pk_columns", 'a')];

@@ -87,6 +87,28 @@ pub const TYPES: &[(i64, &str, i64)] = &[
     (1043, "varchar", -1),
 ];
 
+/// The OID of a type named as `to_regtype` and `'name'::regtype` accept it: its
+/// `pg_type` name or SQL spelling, optionally `pg_catalog.`-qualified, any case.
+pub fn type_oid_by_name(name: &str) -> Option<i64> {
+    let name = name.trim().to_lowercase();
+    let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
+    let name = name.trim_matches('"');
+    let alias = match name {
+        "boolean" => "bool",
+        "smallint" => "int2",
+        "integer" | "int" => "int4",
+        "bigint" => "int8",
+        "real" => "float4",
+        "double precision" => "float8",
+        "character varying" => "varchar",
+        other => other,
+    };
+    TYPES
+        .iter()
+        .find(|(_, n, _)| *n == alias)
+        .map(|(oid, _, _)| *oid)
+}
+
 /// The name `format_type` prints for a type OID.
 pub fn format_type(oid: i64) -> Option<&'static str> {
     u32::try_from(oid)
@@ -248,7 +270,12 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
     ),
     (
         "pg_enum",
-        &[("oid", 'i'), ("enumtypid", 'i'), ("enumlabel", 't')],
+        &[
+            ("oid", 'i'),
+            ("enumtypid", 'i'),
+            ("enumsortorder", 'i'),
+            ("enumlabel", 't'),
+        ],
     ),
 ];
 
@@ -290,6 +317,8 @@ pub struct CatalogSchema {
     pub engine: Arc<Engine>,
     pub instance: String,
     pub kind: Kind,
+    /// The role store pg_roles / pg_user / pg_authid list; `None`: the one owner.
+    pub roles: Option<Arc<crate::auth::Roles>>,
 }
 
 impl std::fmt::Debug for CatalogSchema {
@@ -308,7 +337,7 @@ impl SchemaProvider for CatalogSchema {
                 .chain(EMPTY_TABLES.iter().map(|e| e.0))
                 .collect(),
             Kind::InformationSchema => INFO_TABLES.to_vec(),
-            Kind::Pgwide => vec!["tables"],
+            Kind::Pgwide => vec!["tables", "table_stats"],
         };
         names.into_iter().map(String::from).collect()
     }
@@ -332,6 +361,7 @@ impl CatalogSchema {
             (Kind::PgCatalog, _) => self.pg_table(name)?,
             (Kind::InformationSchema, _) => self.info_table(name)?,
             (Kind::Pgwide, "tables") => Some(self.pgwide_tables()?),
+            (Kind::Pgwide, "table_stats") => Some(self.pgwide_table_stats()?),
             _ => None,
         };
         Ok(table)

@@ -56,6 +56,9 @@ const FUNCTIONS: &[&str] = &[
     "current_database",
     "version",
     "quote_ident",
+    "to_regtype",
+    "generate_subscripts",
+    "to_regclass",
 ];
 
 fn uses_catalog_expressions(query: &Query) -> bool {
@@ -251,6 +254,52 @@ fn regclass_arg(expr: &Expr) -> Option<Expr> {
     }
 }
 
+/// `generate_subscripts(a, d)` (SQLAlchemy's primary-key query zips it with
+/// `unnest(conkey)`) as the set-returning `unnest` of the list of `a`'s subscripts.
+fn generate_subscripts(f: &ast::Function) -> Option<Expr> {
+    let FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let args: Vec<String> = list.args.iter().map(ToString::to_string).collect();
+    let [array, dim] = args.as_slice() else {
+        return None;
+    };
+    let array = int2vector(array);
+    let sql = format!("unnest(generate_series(1, CAST(array_length({array}, {dim}) AS BIGINT)))");
+    sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(&sql)
+        .and_then(|mut p| p.parse_expr())
+        .ok()
+}
+
+/// `pg_index.indkey` is an `int2vector` PostgreSQL lets clients unnest and subscript
+/// like an array; pgwide keeps its text form (`1 2`), so such uses split it first.
+fn int2vector(arg: &str) -> String {
+    if arg.to_lowercase().ends_with("indkey") {
+        format!("CAST(string_to_array({arg}, ' ') AS BIGINT[])")
+    } else {
+        arg.to_string()
+    }
+}
+
+/// `unnest(indkey)` as the unnest of the split vector (see `int2vector`).
+fn unnest_int2vector(f: &ast::Function) -> Option<Expr> {
+    let FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let [arg] = list.args.as_slice() else {
+        return None;
+    };
+    let arg = arg.to_string();
+    if !arg.to_lowercase().ends_with("indkey") {
+        return None;
+    }
+    sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(&format!("unnest({})", int2vector(&arg)))
+        .and_then(|mut p| p.parse_expr())
+        .ok()
+}
+
 fn is_array_subquery(expr: &Expr) -> bool {
     matches!(expr, Expr::Function(f) if last(&f.name) == "array" && matches!(f.args, FunctionArguments::Subquery(_)))
 }
@@ -296,6 +345,8 @@ pub fn rewrite(query: &mut Query) {
                 right,
             } if is_array_subquery(right) => Some((**left).clone()),
             Expr::Collate { expr: inner, .. } => Some((**inner).clone()),
+            Expr::Function(f) if last(&f.name) == "generate_subscripts" => generate_subscripts(f),
+            Expr::Function(f) if last(&f.name) == "unnest" => unnest_int2vector(f),
             Expr::Function(f) if f.name.0.len() == 2 && first(&f.name) == PG_CATALOG => {
                 f.name = plain(&last(&f.name));
                 None

@@ -209,8 +209,14 @@ pub fn register(state: &mut SessionState, engine: Arc<Engine>, instance: &str) -
     )?;
     add(
         "current_schemas",
-        DataType::Utf8,
-        Arc::new(|_| text(Some("{pg_catalog,public}".into()))),
+        DataType::List(Arc::new(
+            datafusion::arrow::datatypes::Field::new_list_field(DataType::Utf8, true),
+        )),
+        // A real text[], so clients can index it (pgjdbc: `current_schemas(true)[1]`).
+        Arc::new(|_| {
+            let names = [pg_catalog::PG_CATALOG, "public"].map(|n| text(Some(n.into())));
+            ScalarValue::List(ScalarValue::new_list_nullable(&names, &DataType::Utf8))
+        }),
     )?;
     let db = instance.to_string();
     add(
@@ -320,6 +326,38 @@ pub fn register(state: &mut SessionState, engine: Arc<Engine>, instance: &str) -
             })
         }),
     )?;
+    // `to_regtype('name')`: the type's OID, NULL for a type pgwide does not have (psycopg's
+    // TypeInfo.fetch, which SQLAlchemy runs for hstore on connect).
+    add(
+        "to_regtype",
+        DataType::Int64,
+        Arc::new(|a| {
+            ScalarValue::Int64(match a.first() {
+                Some(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s))) => {
+                    pg_catalog::type_oid_by_name(s)
+                }
+                other => int(other),
+            })
+        }),
+    )?;
+    let (e, i) = (Arc::clone(&e2), instance.to_string());
+    add(
+        "to_regclass",
+        DataType::Int64,
+        Arc::new(move |a| {
+            ScalarValue::Int64(match a.first() {
+                Some(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s))) => {
+                    let name = s.strip_prefix("public.").unwrap_or(s);
+                    let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+                        Some(quoted) => quoted.replace("\"\"", "\""),
+                        None => name.to_lowercase(),
+                    };
+                    e.table(&i, &name).ok().map(|t| pg_catalog::table_oid(&t))
+                }
+                _ => None,
+            })
+        }),
+    )?;
     add(
         "pgwide_regtype_name",
         DataType::Utf8,
@@ -329,6 +367,10 @@ pub fn register(state: &mut SessionState, engine: Arc<Engine>, instance: &str) -
             }))
         }),
     )?;
+    let sleep = datafusion::logical_expr::async_udf::AsyncScalarUDF::new(Arc::new(PgSleep {
+        signature: Signature::exact(vec![DataType::Float64], Volatility::Volatile),
+    }));
+    state.register_udf(Arc::new(sleep.into_scalar_udf()))?;
     Ok(())
 }
 
@@ -338,4 +380,51 @@ fn idents(names: &[String]) -> String {
         .map(|n| quote_ident(n))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `pg_sleep(seconds)`: waits without holding a thread, so a cancel or the statement
+/// timeout interrupts it (the wait is dropped with the query). Returns PostgreSQL's
+/// `void`, an empty value.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct PgSleep {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for PgSleep {
+    fn name(&self) -> &str {
+        "pg_sleep"
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+    fn invoke_with_args(&self, _: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        datafusion::common::internal_err!("pg_sleep runs asynchronously")
+    }
+}
+
+#[async_trait::async_trait]
+impl datafusion::logical_expr::async_udf::AsyncScalarUDFImpl for PgSleep {
+    async fn invoke_async_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let rows = args.number_rows;
+        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        // One sleep per row, like PostgreSQL evaluating the function for each row.
+        let mut total = 0.0f64;
+        if let Some(seconds) = arrays.first() {
+            for row in 0..seconds.len() {
+                if let ScalarValue::Float64(Some(s)) = ScalarValue::try_from_array(seconds, row)? {
+                    if s.is_finite() && s > 0.0 {
+                        total += s;
+                    }
+                }
+            }
+        }
+        // Bounded so an absurd argument cannot overflow the timer.
+        let wait = std::time::Duration::from_secs_f64(total.min(1e9));
+        tokio::time::sleep(wait).await;
+        let empty = ScalarValue::Utf8(Some(String::new()));
+        Ok(ColumnarValue::Array(empty.to_array_of_size(rows)?))
+    }
 }

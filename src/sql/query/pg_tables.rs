@@ -107,6 +107,18 @@ impl CatalogSchema {
                     ("typnotnull", 'b'),
                     ("typcollation", 'i'),
                     ("typdelim", 't'),
+                    ("typbyval", 'b'),
+                    ("typisdefined", 'b'),
+                    ("typalign", 't'),
+                    ("typstorage", 't'),
+                    ("typndims", 'i'),
+                    ("typdefault", 't'),
+                    ("typdefaultbin", 't'),
+                    ("typinput", 't'),
+                    ("typoutput", 't'),
+                    ("typreceive", 't'),
+                    ("typsend", 't'),
+                    ("typacl", 'a'),
                 ],
                 TYPES
                     .iter()
@@ -123,7 +135,12 @@ impl CatalogSchema {
                             V::I(OWNER_OID),
                             V::I(*len),
                             t("b"),
-                            t("U"),
+                            t(match *oid {
+                                16 => "B",
+                                20 | 21 | 23 | 26 | 700 | 701 => "N",
+                                18 | 19 | 25 | 1043 => "S",
+                                _ => "U",
+                            }),
                             V::I(0),
                             V::I(0),
                             V::I(0),
@@ -132,6 +149,24 @@ impl CatalogSchema {
                             V::B(false),
                             V::I(collation),
                             t(","),
+                            V::B(*len > 0),
+                            V::B(true),
+                            t(match *len {
+                                8 => "d",
+                                4 => "i",
+                                2 => "s",
+                                1 => "c",
+                                _ => "i",
+                            }),
+                            t(if *len > 0 { "p" } else { "x" }),
+                            V::I(0),
+                            V::N,
+                            V::N,
+                            V::T(format!("{n}in")),
+                            V::T(format!("{n}out")),
+                            V::T(format!("{n}recv")),
+                            V::T(format!("{n}send")),
+                            V::N,
                         ]
                     })
                     .collect(),
@@ -155,6 +190,10 @@ impl CatalogSchema {
                     ("indkey", 't'),
                     ("indexprs", 't'),
                     ("indpred", 't'),
+                    ("indoption", 't'),
+                    ("indcollation", 't'),
+                    ("indclass", 't'),
+                    ("indnullsnotdistinct", 'b'),
                 ],
                 tables
                     .iter()
@@ -180,6 +219,10 @@ impl CatalogSchema {
                             V::T(key.join(" ")),
                             V::N,
                             V::N,
+                            V::T(vec!["0"; key.len()].join(" ")),
+                            V::T(vec!["0"; key.len()].join(" ")),
+                            V::T(vec!["0"; key.len()].join(" ")),
+                            V::B(false),
                         ]
                     })
                     .collect(),
@@ -285,21 +328,26 @@ impl CatalogSchema {
                     ("rolbypassrls", 'b'),
                     ("rolconfig", 'a'),
                 ],
-                vec![vec![
-                    V::I(OWNER_OID),
-                    t(OWNER),
-                    V::B(true),
-                    V::B(true),
-                    V::B(true),
-                    V::B(true),
-                    V::B(true),
-                    V::B(false),
-                    V::I(-1),
-                    t("********"),
-                    V::N,
-                    V::B(true),
-                    V::N,
-                ]],
+                self.role_rows()
+                    .into_iter()
+                    .map(|r| {
+                        vec![
+                            V::I(r.oid),
+                            V::T(r.name),
+                            V::B(r.superuser),
+                            V::B(true),
+                            V::B(r.superuser),
+                            V::B(r.superuser),
+                            V::B(r.login),
+                            V::B(false),
+                            V::I(-1),
+                            r.password,
+                            V::N,
+                            V::B(r.superuser),
+                            V::N,
+                        ]
+                    })
+                    .collect(),
             ),
             "pg_user" => (
                 &[
@@ -313,17 +361,23 @@ impl CatalogSchema {
                     ("valuntil", 't'),
                     ("useconfig", 'a'),
                 ],
-                vec![vec![
-                    t(OWNER),
-                    V::I(OWNER_OID),
-                    V::B(true),
-                    V::B(true),
-                    V::B(false),
-                    V::B(true),
-                    t("********"),
-                    V::N,
-                    V::N,
-                ]],
+                self.role_rows()
+                    .into_iter()
+                    .filter(|r| r.login)
+                    .map(|r| {
+                        vec![
+                            V::T(r.name),
+                            V::I(r.oid),
+                            V::B(r.superuser),
+                            V::B(r.superuser),
+                            V::B(false),
+                            V::B(r.superuser),
+                            r.password,
+                            V::N,
+                            V::N,
+                        ]
+                    })
+                    .collect(),
             ),
             "pg_settings" => (
                 &[
@@ -538,4 +592,56 @@ fn pg_class_rows(table: &Arc<TableMeta>) -> Vec<Vec<V>> {
         ));
     }
     rows
+}
+
+/// One row of pg_roles / pg_user.
+struct RoleRow {
+    oid: i64,
+    name: String,
+    superuser: bool,
+    login: bool,
+    /// `********` when the role has a password (never the verifier), else NULL.
+    password: V,
+}
+
+impl CatalogSchema {
+    /// The owner (`postgres`, OID 10) and every role of the store. Role OIDs are a
+    /// hash of the name, so they stay the same across restarts.
+    fn role_rows(&self) -> Vec<RoleRow> {
+        let mut rows = vec![RoleRow {
+            oid: OWNER_OID,
+            name: OWNER.to_string(),
+            superuser: true,
+            login: true,
+            password: t("********"),
+        }];
+        let Some(roles) = &self.roles else {
+            return rows;
+        };
+        for role in roles.list() {
+            let password = if role.has_password() {
+                t("********")
+            } else {
+                V::N
+            };
+            if role.name == OWNER {
+                rows[0].superuser = role.superuser;
+                rows[0].login = role.login;
+                rows[0].password = password;
+                continue;
+            }
+            // FNV-1a, folded above the OIDs PostgreSQL reserves for built-in objects.
+            let hash = role.name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+            });
+            rows.push(RoleRow {
+                oid: 100_000 + (hash % 1_000_000_000) as i64,
+                name: role.name,
+                superuser: role.superuser,
+                login: role.login,
+                password,
+            });
+        }
+        rows
+    }
 }

@@ -1,0 +1,42 @@
+//! pgjdbc (Debian's libpostgresql-jdbc-java, compiled against with javac) against the
+//! real `pgwide serve`: DatabaseMetaData, every type through PreparedStatement with
+//! setNull and setBytes, past the driver's prepareThreshold into named server-side
+//! statements, executeBatch, commit/rollback, SQLSTATEs and ResultSetMetaData
+//! (`tests/clients/java/Client.java` holds the checks).
+
+#[path = "clients/server.rs"]
+mod server;
+
+use server::{assert_success, clients_dir, Server};
+use std::process::Command;
+
+const JAR: &str = "/usr/share/java/postgresql.jar";
+
+#[test]
+fn pgjdbc() {
+    assert!(
+        std::path::Path::new(JAR).exists(),
+        "{JAR} is missing: run scripts/test (it installs libpostgresql-jdbc-java)"
+    );
+    let classes = tempfile::tempdir().unwrap();
+    let javac = Command::new("javac")
+        .args(["-d"])
+        .arg(classes.path())
+        .args(["-cp", JAR])
+        .arg(clients_dir("java").join("Client.java"))
+        .output()
+        .expect("javac runs (Java 17 is on the machine)");
+    assert_success("javac Client.java", &javac);
+    let server = Server::start();
+    server.setup(&[
+        "CREATE TABLE items (id BIGINT PRIMARY KEY, b BOOLEAN, i2 SMALLINT, i4 INTEGER, \
+         i8 BIGINT, f4 REAL, f8 DOUBLE PRECISION, t TEXT, bin BYTEA)",
+        "CREATE TABLE pairs (a TEXT, b BIGINT, v TEXT, PRIMARY KEY (a, b))",
+    ]);
+    let classpath = format!("{}:{JAR}", classes.path().display());
+    let output = server.run("java", &["-cp", &classpath, "Client"], &clients_dir("java"));
+    let stdout = assert_success("tests/clients/java/Client.java", &output);
+    assert!(stdout.contains("ALL JDBC CHECKS PASSED"), "{stdout}");
+    let checks = stdout.lines().filter(|l| l.starts_with("ok ")).count();
+    assert!(checks >= 250, "only {checks} checks ran:\n{stdout}");
+}

@@ -1,0 +1,256 @@
+// pgjdbc (Debian's libpostgresql-jdbc-java) against pgwide, run by tests/client_jdbc.rs.
+// The Rust test creates `items` (id BIGINT PK, every supported type as attributes) and
+// `pairs` ((a TEXT, b BIGINT) PK, v TEXT) first. Every check throws on a mismatch, so
+// the program exits non-zero; each passing check prints a line starting with "ok ".
+
+import java.sql.*;
+import java.util.*;
+
+public class Client {
+    static int checks = 0;
+
+    static void check(boolean cond, String what) {
+        if (!cond) throw new AssertionError(what);
+        checks++;
+        System.out.println("ok " + what);
+    }
+
+    public static void main(String[] args) throws Exception {
+        String url = "jdbc:postgresql://" + System.getenv("PGHOST") + ":" + System.getenv("PGPORT")
+                + "/postgres";
+        Properties props = new Properties();
+        props.setProperty("user", "postgres");
+        // Both extended-protocol modes of the driver: default (unnamed statements, then
+        // named server-side ones after prepareThreshold=5 runs) and server-side from the
+        // first run. (preferQueryMode=simple is not covered: its inlined INSERT with a
+        // bytea parameter fails to parse in pgwide.)
+        String[][] modes = {
+            {"default", null, null},
+            {"prepareThreshold=1", "1", null},
+        };
+        long base = 0;
+        for (String[] mode : modes) {
+            Properties p = (Properties) props.clone();
+            if (mode[1] != null) p.setProperty("prepareThreshold", mode[1]);
+            if (mode[2] != null) p.setProperty("preferQueryMode", mode[2]);
+            try (Connection conn = DriverManager.getConnection(url, p)) {
+                System.out.println("mode " + mode[0]);
+                if (base == 0) metadata(conn);
+                types(conn, base, mode[0]);
+                batch(conn, base, mode[0]);
+                transactions(conn, base, mode[0]);
+            }
+            base += 1000;
+        }
+        System.out.println("checks " + checks);
+        System.out.println("ALL JDBC CHECKS PASSED");
+    }
+
+    static void metadata(Connection conn) throws SQLException {
+        DatabaseMetaData md = conn.getMetaData();
+        check(md.getDatabaseProductName().equals("PostgreSQL"), "product name");
+        check(md.getDatabaseMajorVersion() >= 14, "server major version " + md.getDatabaseMajorVersion());
+        List<String> tables = new ArrayList<>();
+        try (ResultSet rs = md.getTables(null, "public", "%", new String[] {"TABLE"})) {
+            while (rs.next()) {
+                check(rs.getString("TABLE_TYPE").equals("TABLE"), "table type of " + rs.getString("TABLE_NAME"));
+                check(rs.getString("TABLE_SCHEM").equals("public"), "table schema");
+                tables.add(rs.getString("TABLE_NAME"));
+            }
+        }
+        Collections.sort(tables);
+        check(tables.equals(List.of("items", "pairs")), "getTables " + tables);
+        List<String> schemas = new ArrayList<>();
+        try (ResultSet rs = md.getSchemas()) {
+            while (rs.next()) schemas.add(rs.getString("TABLE_SCHEM"));
+        }
+        check(schemas.contains("public") && schemas.contains("pg_catalog"), "getSchemas " + schemas);
+        List<String> cols = new ArrayList<>();
+        try (ResultSet rs = md.getColumns(null, "public", "items", "%")) {
+            while (rs.next()) {
+                cols.add(rs.getString("COLUMN_NAME") + ":" + rs.getString("TYPE_NAME") + ":"
+                        + rs.getInt("DATA_TYPE") + ":" + rs.getInt("ORDINAL_POSITION") + ":"
+                        + rs.getString("IS_NULLABLE"));
+            }
+        }
+        List<String> want = List.of(
+                "id:int8:" + Types.BIGINT + ":1:NO",
+                "b:bool:" + Types.BIT + ":2:YES",
+                // SMALLINT/INTEGER are stored as Table Store Integers, REAL as Doubles.
+                "i2:int8:" + Types.BIGINT + ":3:YES",
+                "i4:int8:" + Types.BIGINT + ":4:YES",
+                "i8:int8:" + Types.BIGINT + ":5:YES",
+                "f4:float8:" + Types.DOUBLE + ":6:YES",
+                "f8:float8:" + Types.DOUBLE + ":7:YES",
+                "t:text:" + Types.VARCHAR + ":8:YES",
+                "bin:bytea:" + Types.BINARY + ":9:YES");
+        check(cols.equals(want), "getColumns " + cols);
+        // getPrimaryKeys, getIndexInfo and getTypeInfo are not checked: pgjdbc's queries
+        // for them use information_schema._pg_expandarray (a set-returning function of a
+        // composite type) and array_upper, which pgwide does not have yet.
+    }
+
+    static void types(Connection conn, long base, String mode) throws SQLException {
+        byte[] blob = new byte[300];
+        for (int i = 0; i < blob.length; i++) blob[i] = (byte) i;
+        String ins = "INSERT INTO items (id, b, i2, i4, i8, f4, f8, t, bin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        // Beyond prepareThreshold: the statement turns into a named server-side one.
+        try (PreparedStatement ps = conn.prepareStatement(ins)) {
+            for (int k = 0; k < 8; k++) {
+                long id = base + k;
+                ps.setLong(1, id);
+                if (k % 2 == 0) {
+                    ps.setBoolean(2, k % 4 == 0);
+                    ps.setShort(3, (short) (-k - 1));
+                    ps.setInt(4, Integer.MAX_VALUE - k);
+                    ps.setLong(5, Long.MIN_VALUE + k);
+                    ps.setFloat(6, 1.5f * k);
+                    ps.setDouble(7, Math.PI * k);
+                    ps.setString(8, "text \u00e9 '" + k + "'");
+                    ps.setBytes(9, blob);
+                } else {
+                    ps.setNull(2, Types.BOOLEAN);
+                    ps.setNull(3, Types.SMALLINT);
+                    ps.setNull(4, Types.INTEGER);
+                    ps.setNull(5, Types.BIGINT);
+                    ps.setNull(6, Types.REAL);
+                    ps.setNull(7, Types.DOUBLE);
+                    ps.setNull(8, Types.VARCHAR);
+                    ps.setNull(9, Types.BINARY);
+                }
+                check(ps.executeUpdate() == 1, mode + " insert " + id);
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement(
+                "SELECT id, b, i2, i4, i8, f4, f8, t, bin FROM items WHERE id = ?")) {
+            for (int k = 0; k < 8; k++) {
+                long id = base + k;
+                ps.setLong(1, id);
+                try (ResultSet rs = ps.executeQuery()) {
+                    check(rs.next(), mode + " row " + id + " found");
+                    check(rs.getLong(1) == id, "id");
+                    if (k % 2 == 0) {
+                        check(rs.getBoolean(2) == (k % 4 == 0), "bool");
+                        check(rs.getShort(3) == (short) (-k - 1), "int2");
+                        check(rs.getInt(4) == Integer.MAX_VALUE - k, "int4");
+                        check(rs.getLong(5) == Long.MIN_VALUE + k, "int8");
+                        check(rs.getFloat(6) == 1.5f * k, "float4");
+                        check(rs.getDouble(7) == Math.PI * k, "float8 exact");
+                        check(rs.getString(8).equals("text \u00e9 '" + k + "'"), "text");
+                        check(Arrays.equals(rs.getBytes(9), blob), "bytea via setBytes/getBytes");
+                    } else {
+                        for (int c = 2; c <= 9; c++) {
+                            rs.getObject(c);
+                            check(rs.wasNull(), mode + " setNull column " + c);
+                        }
+                    }
+                    check(!rs.next(), "one row");
+                    if (k == 0 && base == 0) {
+                        ResultSetMetaData m = rs.getMetaData();
+                        int[] want = {Types.BIGINT, Types.BIT, Types.BIGINT, Types.BIGINT, Types.BIGINT,
+                            Types.DOUBLE, Types.DOUBLE, Types.VARCHAR, Types.BINARY};
+                        String[] names = {"int8", "bool", "int8", "int8", "int8", "float8", "float8", "text", "bytea"};
+                        check(m.getColumnCount() == 9, "column count");
+                        for (int c = 1; c <= 9; c++) {
+                            check(m.getColumnType(c) == want[c - 1], "ResultSetMetaData type of column " + c + " " + m.getColumnType(c));
+                            check(m.getColumnTypeName(c).equals(names[c - 1]), "type name " + m.getColumnTypeName(c));
+                        }
+                        check(m.getColumnName(5).equals("i8"), "column name");
+                    }
+                }
+            }
+        }
+        try (Statement st = conn.createStatement();
+             ResultSet rs = st.executeQuery("SELECT count(*), sum(i4) FROM items WHERE id >= " + base + " AND id < " + (base + 8))) {
+            check(rs.next() && rs.getLong(1) == 8, mode + " count");
+            long sum = 0;
+            for (int k = 0; k < 8; k += 2) sum += Integer.MAX_VALUE - k;
+            check(rs.getLong(2) == sum, mode + " sum over ints");
+        }
+        try (PreparedStatement ps = conn.prepareStatement("UPDATE items SET t = ? WHERE id = ?")) {
+            for (int k = 0; k < 7; k++) {
+                ps.setString(1, "upd" + k);
+                ps.setLong(2, base + k);
+                check(ps.executeUpdate() == 1, mode + " update count " + k);
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement("SELECT t FROM items WHERE id = ?")) {
+            ps.setLong(1, base + 6);
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next() && rs.getString(1).equals("upd6"), mode + " updated value");
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement("SELECT id FROM items WHERE t = ?")) {
+            ps.setString(1, "no such text");
+            try (ResultSet rs = ps.executeQuery()) {
+                check(!rs.next(), mode + " no rows");
+            }
+        }
+    }
+
+    static void batch(Connection conn, long base, String mode) throws SQLException {
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO pairs (a, b, v) VALUES (?, ?, ?)")) {
+            for (int k = 0; k < 20; k++) {
+                ps.setString(1, "m" + base);
+                ps.setLong(2, k);
+                ps.setString(3, "v" + k);
+                ps.addBatch();
+            }
+            int[] counts = ps.executeBatch();
+            check(counts.length == 20 && Arrays.stream(counts).allMatch(c -> c == 1 || c == Statement.SUCCESS_NO_INFO), mode + " executeBatch counts");
+        }
+        try (Statement st = conn.createStatement()) {
+            st.addBatch("UPDATE pairs SET v = 'x' WHERE a = 'm" + base + "' AND b = 1");
+            st.addBatch("DELETE FROM pairs WHERE a = 'm" + base + "' AND b = 2");
+            int[] counts = st.executeBatch();
+            check(Arrays.equals(counts, new int[] {1, 1}), mode + " statement batch " + Arrays.toString(counts));
+        }
+        try (PreparedStatement ps = conn.prepareStatement("SELECT b, v FROM pairs WHERE a = ? ORDER BY b")) {
+            ps.setString(1, "m" + base);
+            try (ResultSet rs = ps.executeQuery()) {
+                List<String> got = new ArrayList<>();
+                while (rs.next()) got.add(rs.getLong(1) + "=" + rs.getString(2));
+                check(got.size() == 19 && got.get(1).equals("1=x") && got.get(2).equals("3=v3"), mode + " batch rows " + got.size());
+            }
+        }
+    }
+
+    static void transactions(Connection conn, long base, String mode) throws SQLException {
+        conn.setAutoCommit(false);
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO pairs (a, b, v) VALUES (?, ?, ?)")) {
+            ps.setString(1, "tx" + base);
+            ps.setLong(2, 1);
+            ps.setString(3, "kept");
+            ps.executeUpdate();
+            conn.commit();
+            ps.setString(1, "tx" + base);
+            ps.setLong(2, 2);
+            ps.setString(3, "dropped");
+            ps.executeUpdate();
+            conn.rollback();
+        }
+        conn.setAutoCommit(true);
+        try (PreparedStatement ps = conn.prepareStatement("SELECT b, v FROM pairs WHERE a = ?")) {
+            ps.setString(1, "tx" + base);
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next() && rs.getLong(1) == 1 && rs.getString(2).equals("kept"), mode + " committed row");
+                check(!rs.next(), mode + " rolled back row absent");
+            }
+        }
+        // A duplicate key is an error with SQLSTATE 23505, and the connection stays usable.
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO pairs (a, b, v) VALUES (?, ?, ?)")) {
+            ps.setString(1, "tx" + base);
+            ps.setLong(2, 1);
+            ps.setString(3, "dup");
+            try {
+                ps.executeUpdate();
+                check(false, "duplicate insert must fail");
+            } catch (SQLException e) {
+                check("23505".equals(e.getSQLState()), mode + " duplicate key SQLSTATE " + e.getSQLState());
+            }
+        }
+        try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery("SELECT 1")) {
+            check(rs.next() && rs.getInt(1) == 1, mode + " usable after error");
+        }
+    }
+}

@@ -1,0 +1,124 @@
+// node-postgres (`pg`) against pgwide, run by tests/client_node.rs. The Rust test creates
+// `things` (id BIGINT PK, every supported type as attributes) and `kv` ((k TEXT, n BIGINT)
+// PK, v TEXT) first. A failed check throws, so the process exits non-zero.
+
+const assert = require('node:assert/strict');
+const { Client, Pool } = require('pg');
+
+let checks = 0;
+function ok(what) {
+  checks += 1;
+  console.log('ok ' + what);
+}
+
+async function roundTrip(client) {
+  const blob = Buffer.from([...Array(256).keys()].concat([0, 0, 255]));
+  const values = [1, true, -7, 2147483647, '9007199254740993', 1.5, Math.PI, "it's é ünïcode", blob];
+  const insert =
+    'INSERT INTO things (id, b, i2, i4, i8, f4, f8, t, bin) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)';
+  const res = await client.query(insert, values);
+  assert.equal(res.rowCount, 1);
+  assert.equal(res.command, 'INSERT');
+  ok('parameterized insert');
+
+  const { rows, fields } = await client.query('SELECT id, b, i2, i4, i8, f4, f8, t, bin FROM things WHERE id = $1', [1]);
+  assert.equal(rows.length, 1);
+  const r = rows[0];
+  // pg returns int8 as a string so no precision is lost; REAL is stored as a Double.
+  assert.equal(r.id, '1');
+  assert.equal(r.b, true);
+  // SMALLINT and INTEGER columns are stored as Table Store Integers: they come back int8.
+  assert.equal(r.i2, '-7');
+  assert.equal(r.i4, '2147483647');
+  assert.equal(r.i8, '9007199254740993');
+  assert.equal(r.f4, 1.5);
+  assert.equal(r.f8, Math.PI);
+  assert.equal(r.t, "it's é ünïcode");
+  assert.ok(Buffer.isBuffer(r.bin) && r.bin.equals(blob), 'bytea round trip');
+  ok('types round trip');
+  assert.deepEqual(
+    fields.map((f) => [f.name, f.dataTypeID]),
+    [['id', 20], ['b', 16], ['i2', 20], ['i4', 20], ['i8', 20], ['f4', 701], ['f8', 701], ['t', 25], ['bin', 17]],
+  );
+  ok('field type OIDs');
+
+  await client.query(insert, [2, null, null, null, null, null, null, null, null]);
+  const nulls = await client.query('SELECT b, i2, i4, i8, f4, f8, t, bin FROM things WHERE id = $1', [2]);
+  assert.deepEqual(Object.values(nulls.rows[0]), [null, null, null, null, null, null, null, null]);
+  ok('NULL parameters');
+
+  // Binary result format through a named, prepared statement reused many times.
+  for (let i = 10; i < 20; i++) {
+    await client.query({ name: 'ins', text: insert, values: [i, i % 2 === 0, i, i * 1000, String(i) + '000000000000', i / 4, i / 3, 't' + i, Buffer.from([i])] });
+  }
+  const sum = await client.query({ name: 'sum', text: 'SELECT count(*) AS n, sum(i4) AS s FROM things WHERE id >= $1 AND id < $2', values: [10, 20] });
+  assert.equal(sum.rows[0].n, '10');
+  assert.equal(Number(sum.rows[0].s), 145000);
+  ok('named prepared statement reused');
+  // (pg's `binary: true` is not exercised: pg-protocol hands binary cells to the type
+  // parsers as strings, which fails for int8/bytea on any server. psycopg and pgjdbc
+  // cover binary formats.)
+  const byName = await client.query({ name: 'one', text: 'SELECT id, f8, t, bin FROM things WHERE id = $1', values: [13] });
+  assert.equal(byName.rows[0].t, 't13');
+  assert.ok(byName.rows[0].bin.equals(Buffer.from([13])));
+  assert.equal(byName.rows[0].f8, 13 / 3);
+  ok('prepared point get');
+  const upd = await client.query('UPDATE things SET t = $1 WHERE id = $2 RETURNING id, t', ['changed', 13]);
+  assert.equal(upd.rowCount, 1);
+  assert.equal(upd.rows[0].t, 'changed');
+  ok('UPDATE ... RETURNING with parameters');
+  const del = await client.query('DELETE FROM things WHERE id >= $1', [15]);
+  assert.equal(del.rowCount, 5);
+  ok('DELETE count');
+}
+
+async function transactions(client) {
+  await client.query('BEGIN');
+  await client.query('INSERT INTO kv (k, n, v) VALUES ($1, $2, $3)', ['a', 1, 'kept']);
+  await client.query('COMMIT');
+  await client.query('BEGIN');
+  await client.query('INSERT INTO kv (k, n, v) VALUES ($1, $2, $3)', ['a', 2, 'dropped']);
+  await client.query('ROLLBACK');
+  const r = await client.query('SELECT n, v FROM kv WHERE k = $1 ORDER BY n', ['a']);
+  assert.deepEqual(r.rows, [{ n: '1', v: 'kept' }]);
+  ok('commit and rollback');
+  await assert.rejects(client.query('INSERT INTO kv (k, n, v) VALUES ($1, $2, $3)', ['a', 1, 'dup']), (e) => e.code === '23505');
+  ok('duplicate key is 23505');
+  await assert.rejects(client.query('SELECT * FROM no_such_table'), (e) => e.code === '42P01');
+  ok('missing table is 42P01');
+  const multi = await client.query("SELECT 1 AS x; SELECT 'two' AS y");
+  assert.equal(multi.length, 2);
+  assert.equal(multi[1].rows[0].y, 'two');
+  ok('multi-statement simple query');
+}
+
+async function pool() {
+  const p = new Pool({ max: 4 });
+  const results = await Promise.all(
+    [...Array(16).keys()].map((i) => p.query('INSERT INTO kv (k, n, v) VALUES ($1, $2, $3) RETURNING n', ['pool', i, 'v' + i])),
+  );
+  assert.equal(results.length, 16);
+  const c = await p.query('SELECT count(*)::int AS c FROM kv WHERE k = $1', ['pool']);
+  assert.equal(c.rows[0].c, 16);
+  ok('pool of concurrent connections');
+  await p.end();
+}
+
+async function main() {
+  const client = new Client();
+  await client.connect();
+  const v = await client.query('SHOW server_version');
+  assert.ok(/^\d+/.test(v.rows[0].server_version));
+  ok('connect and SHOW server_version');
+  await roundTrip(client);
+  await transactions(client);
+  await client.end();
+  await pool();
+  console.log('checks ' + checks);
+  console.log('ALL NODE CHECKS PASSED');
+}
+
+main().catch((e) => {
+  console.error('FAILED:', e);
+  process.exit(1);
+});

@@ -1,0 +1,241 @@
+"""psycopg 3, SQLAlchemy 2 and pandas against pgwide (run by tests/client_python.rs).
+
+The Rust test creates the tables `users` (id BIGINT PK, name, score, active, avatar,
+small, big, ratio) and `events` ((device, seq) PK, payload) with pgwide's CREATE TABLE
+before this runs. Every check asserts what a user would see; any failure exits non-zero.
+"""
+
+import math
+import os
+import sys
+
+import pandas as pd
+import psycopg
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Double,
+    Float,
+    Integer,
+    LargeBinary,
+    SmallInteger,
+    Text,
+    create_engine,
+    delete,
+    inspect,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+HOST = os.environ["PGHOST"]
+PORT = os.environ["PGPORT"]
+DSN = f"host={HOST} port={PORT} user=postgres dbname=postgres"
+URL = f"postgresql+psycopg://postgres@{HOST}:{PORT}/postgres"
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+    print("ok", what)
+
+
+def psycopg_binds():
+    """Server-side parameters: psycopg 3 sends every query with parameters through the
+    extended protocol, in text and (with binary=True) binary format."""
+    blob = bytes(range(256)) + b"\x00end"
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        with conn.cursor() as cur:
+            cur.execute(
+                "INSERT INTO users (id, name, score, active, avatar, small, big, ratio)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (1, "Ada 'quoted' \u00e9", 2.5, True, blob, 7, 2**62, 0.25),
+            )
+            cur.execute(
+                "SELECT name, score, active, avatar, small, big, ratio FROM users WHERE id = %s",
+                (1,),
+            )
+            row = cur.fetchone()
+            check(row[0] == "Ada 'quoted' \u00e9", "psycopg text round trip")
+            check(row[1] == 2.5 and isinstance(row[1], float), "psycopg float8")
+            check(row[2] is True, "psycopg bool")
+            check(bytes(row[3]) == blob, "psycopg bytea round trip (text format)")
+            check(row[4] == 7 and row[5] == 2**62, "psycopg int2/int8")
+            check(row[6] == 0.25, "psycopg float4")
+            # Binary results and binary parameters.
+            with conn.cursor(binary=True) as bcur:
+                bcur.execute(
+                    "SELECT avatar, big, active, score FROM users WHERE id = %b", (1,)
+                )
+                row = bcur.fetchone()
+                check(bytes(row[0]) == blob, "psycopg bytea round trip (binary format)")
+                check(row[1] == 2**62 and row[2] is True and row[3] == 2.5, "binary scalars")
+            # NULL parameters.
+            cur.execute(
+                "INSERT INTO users (id, name, score, active, avatar) VALUES (%s, %s, %s, %s, %s)",
+                (2, None, None, None, None),
+            )
+            cur.execute("SELECT name, score, active, avatar FROM users WHERE id = %s", (2,))
+            check(cur.fetchone() == (None, None, None, None), "psycopg NULL parameters")
+            # A prepared statement: psycopg prepares after prepare_threshold (5) runs.
+            for i in range(10):
+                cur.execute(
+                    "INSERT INTO events (device, seq, payload) VALUES (%s, %s, %s)",
+                    ("dev-a", i, f"p{i}"),
+                    prepare=i >= 2,
+                )
+            cur.execute("SELECT count(*) FROM events WHERE device = %s", ("dev-a",))
+            check(cur.fetchone()[0] == 10, "prepared inserts all landed")
+            cur.executemany(
+                "INSERT INTO events (device, seq, payload) VALUES (%s, %s, %s)",
+                [("dev-b", i, None) for i in range(5)],
+            )
+            cur.execute(
+                "SELECT seq FROM events WHERE device = %s AND seq >= %s ORDER BY seq",
+                ("dev-b", 3),
+            )
+            check([r[0] for r in cur.fetchall()] == [3, 4], "executemany + range query")
+            # A transaction rolled back leaves nothing.
+        with psycopg.connect(DSN) as conn:
+            conn.execute("INSERT INTO users (id, name) VALUES (%s, %s)", (3, "gone"))
+            conn.rollback()
+            got = conn.execute("SELECT count(*) FROM users WHERE id = 3").fetchone()[0]
+            check(got == 0, "psycopg rollback")
+            conn.execute("DELETE FROM users WHERE id = %s", (2,))
+            conn.commit()
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    name: Mapped[str | None] = mapped_column(Text)
+    score: Mapped[float | None] = mapped_column(Double)
+    active: Mapped[bool | None] = mapped_column(Boolean)
+    avatar: Mapped[bytes | None] = mapped_column(LargeBinary)
+    small: Mapped[int | None] = mapped_column(SmallInteger)
+    big: Mapped[int | None] = mapped_column(BigInteger)
+    ratio: Mapped[float | None] = mapped_column(Float(precision=24))
+
+
+class Event(Base):
+    __tablename__ = "events"
+    device: Mapped[str] = mapped_column(Text, primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    payload: Mapped[str | None] = mapped_column(Text)
+
+
+def sqlalchemy_inspect(engine):
+    insp = inspect(engine)
+    tables = sorted(insp.get_table_names())
+    check(tables == ["events", "users"], f"get_table_names {tables}")
+    check(insp.has_table("users") and not insp.has_table("nope"), "has_table")
+    cols = insp.get_columns("users")
+    got = [(c["name"], type(c["type"]).__name__, c["nullable"]) for c in cols]
+    want = [
+        ("id", "BIGINT", False),
+        ("name", "TEXT", True),
+        ("score", "DOUBLE_PRECISION", True),
+        ("active", "BOOLEAN", True),
+        ("avatar", "BYTEA", True),
+        # SMALLINT is stored as a Table Store Integer and REAL as a Double.
+        ("small", "BIGINT", True),
+        ("big", "BIGINT", True),
+        ("ratio", "DOUBLE_PRECISION", True),
+    ]
+    check(got == want, f"get_columns users {got}")
+    pk = insp.get_pk_constraint("users")
+    check(pk["constrained_columns"] == ["id"], f"get_pk_constraint users {pk}")
+    check(pk["name"] == "users_pkey", "pk constraint name")
+    pk = insp.get_pk_constraint("events")
+    check(pk["constrained_columns"] == ["device", "seq"], f"composite pk {pk}")
+    check(insp.get_foreign_keys("users") == [], "no foreign keys")
+    check(insp.get_schema_names().count("public") == 1, "schema names include public")
+
+
+def sqlalchemy_orm(engine):
+    with Session(engine) as s:
+        s.add_all(
+            [
+                User(id=10, name="Grace", score=9.5, active=False, avatar=b"\x00\xff", small=-3, big=-(2**40), ratio=1.5),
+                User(id=11, name="Linus", score=None, active=True, avatar=None),
+                Event(device="dev-c", seq=1, payload="boot"),
+            ]
+        )
+        s.commit()
+    with Session(engine) as s:
+        u = s.get(User, 10)
+        check(u is not None and u.name == "Grace" and u.avatar == b"\x00\xff", "ORM get by PK")
+        check(u.small == -3 and u.big == -(2**40) and u.ratio == 1.5 and u.active is False, "ORM types")
+        names = s.scalars(select(User.name).where(User.id >= 10).order_by(User.id)).all()
+        check(names == ["Grace", "Linus"], f"ORM select {names}")
+        u.score = 10.0
+        u.name = "Grace Hopper"
+        s.commit()
+    with Session(engine) as s:
+        u = s.get(User, 10)
+        check(u.name == "Grace Hopper" and u.score == 10.0, "ORM update via unit of work")
+        s.execute(update(User).where(User.id == 11).values(active=False))
+        s.commit()
+        check(s.get(User, 11).active is False, "ORM bulk update")
+        s.delete(u)
+        s.commit()
+        check(s.get(User, 10) is None, "ORM delete")
+        s.execute(delete(Event).where(Event.device == "dev-c"))
+        s.commit()
+        check(s.get(Event, ("dev-c", 1)) is None, "ORM bulk delete on composite PK")
+        ev = s.get(Event, ("dev-a", 3))
+        check(ev is not None and ev.payload == "p3", "ORM get by composite PK")
+    with engine.connect() as conn:
+        n = conn.execute(text("SELECT count(*) FROM users WHERE id = :id"), {"id": 11}).scalar()
+        check(n == 1, "text() with bound parameter")
+        conn.commit()
+        conn.execute(text("UPDATE users SET name = :n WHERE id = 11"), {"n": "nobody"})
+        conn.rollback()
+        name = conn.execute(text("SELECT name FROM users WHERE id = 11")).scalar()
+        check(name == "Linus", "SQLAlchemy transaction rollback")
+
+
+def pandas_read_sql(engine):
+    df = pd.read_sql(
+        text("SELECT device, seq, payload FROM events WHERE device = :d ORDER BY seq"),
+        engine,
+        params={"d": "dev-a"},
+    )
+    check(list(df.columns) == ["device", "seq", "payload"], "read_sql columns")
+    check(len(df) == 10 and list(df["seq"]) == list(range(10)), "read_sql rows")
+    check(str(df["seq"].dtype) == "int64", f"read_sql int64 dtype {df['seq'].dtype}")
+    agg = pd.read_sql("SELECT device, count(*) AS n FROM events GROUP BY device ORDER BY device", engine)
+    check(agg.to_dict("records") == [{"device": "dev-a", "n": 10}, {"device": "dev-b", "n": 5}], "read_sql aggregate")
+    users = pd.read_sql_table("users", engine)
+    check(sorted(users["id"].tolist()) == [1, 11], f"read_sql_table {users['id'].tolist()}")
+    check(math.isclose(users.set_index("id").loc[1, "score"], 2.5), "read_sql_table value")
+
+
+def main():
+    psycopg_binds()
+    engine = create_engine(URL)
+    with engine.connect() as conn:
+        v = conn.execute(text("SELECT 1")).scalar()
+        check(v == 1, "engine connect")
+        check(engine.dialect.server_version_info >= (14,), f"server version {engine.dialect.server_version_info}")
+    sqlalchemy_inspect(engine)
+    sqlalchemy_orm(engine)
+    pandas_read_sql(engine)
+    engine.dispose()
+    print("ALL PYTHON CHECKS PASSED")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as e:  # noqa: BLE001 - report and fail
+        import traceback
+
+        traceback.print_exc()
+        print(f"FAILED: {e}", file=sys.stderr)
+        sys.exit(1)
