@@ -55,6 +55,7 @@ async fn setup(durable: bool, rows: i64) -> Setup {
         SledOptions {
             durable,
             cache_capacity: 256 * 1024 * 1024,
+            ..SledOptions::default()
         },
     )
     .unwrap();

@@ -37,7 +37,7 @@ pub use types::{Cell, PkBound, PkType, PkValue, PrimaryKey, Row, Value, ValueTyp
 pub use validate::{check_instance_name, check_name};
 pub use write::{BatchMode, ColumnOp, RowChange, RowWrite, WriteOutcome, WriteResult};
 
-pub use crate::storage::Direction;
+pub use crate::storage::{Direction, SyncTicket};
 
 use crate::storage::{Backend, KeyRange, WriteBatch};
 use capacity::StatsRegistry;

@@ -7,6 +7,7 @@
 mod memory;
 mod sled_backend;
 mod sync;
+mod wal;
 
 pub use memory::MemoryBackend;
 pub use sled_backend::{SledBackend, SledOptions};
@@ -144,6 +145,11 @@ impl WriteBatch {
     }
 }
 
+/// Names an applied write for `Backend::wait_durable`; later writes have larger tickets,
+/// so waiting for the largest covers them all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SyncTicket(pub(crate) u64);
+
 /// An ordered key-value store. Writes are atomic per call and durable when the call
 /// returns; a conditional write applies only if every check holds, atomically.
 #[async_trait]
@@ -180,6 +186,27 @@ pub trait Backend: Send + Sync + 'static {
     /// Applies `batch` only if every check holds; returns whether it was applied.
     /// Acknowledged (returned `true`) batches are durable.
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool>;
+
+    /// Like `write_if`, but returns once the batch is applied and visible, before it is
+    /// durable: the ticket, handed to `wait_durable`, waits for that. A bulk load that
+    /// acknowledges once at its end writes its batches this way and waits once, so its
+    /// batches share syncs instead of waiting for one each. Backends without a separate
+    /// sync step keep this default.
+    async fn write_if_unsynced(
+        &self,
+        checks: &[Check],
+        batch: WriteBatch,
+    ) -> StorageResult<Option<SyncTicket>> {
+        Ok(self
+            .write_if(checks, batch)
+            .await?
+            .then_some(SyncTicket::default()))
+    }
+
+    /// Waits until every batch written up to `ticket` is durable.
+    async fn wait_durable(&self, _ticket: SyncTicket) -> StorageResult<()> {
+        Ok(())
+    }
 
     /// The most operations (checks plus mutations) one atomic write may carry;
     /// the engine splits work that is allowed to be split to stay within it.

@@ -383,6 +383,46 @@ async fn table_privileges_cover_every_path() {
         .simple_query("SELECT w FROM u WHERE k = 1")
         .await
         .unwrap();
+
+    // Write-only, as in PostgreSQL: blind writes pass, but a WHERE clause, RETURNING or
+    // `n = n + 1` reads the table and needs SELECT too.
+    su.batch_execute(
+        "CREATE ROLE blind LOGIN PASSWORD 'blind-pw';
+         GRANT CONNECT ON DATABASE postgres TO blind;
+         GRANT INSERT, UPDATE, DELETE ON t TO blind;",
+    )
+    .await
+    .unwrap();
+    let blind = connect(server.port, "blind", Some("blind-pw"), "postgres")
+        .await
+        .unwrap();
+    blind
+        .batch_execute("INSERT INTO t VALUES (5, 'five'); UPDATE t SET v = 'all'")
+        .await
+        .unwrap();
+    expect_code(&blind, "UPDATE t SET v = 'x' WHERE k = 5", "42501").await;
+    expect_code(&blind, "UPDATE t SET v = v || 'x'", "42501").await;
+    expect_code(&blind, "DELETE FROM t WHERE v = 'all'", "42501").await;
+    expect_code(
+        &blind,
+        "INSERT INTO t VALUES (6, 'six') RETURNING v",
+        "42501",
+    )
+    .await;
+    expect_code(&blind, "DELETE FROM t RETURNING k", "42501").await;
+    let left = su
+        .query_one("SELECT count(*) FROM t WHERE v = 'all'", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        left.get::<_, i64>(0),
+        3,
+        "the denied statements changed nothing"
+    );
+    blind.batch_execute("DELETE FROM t").await.unwrap();
+    let left = su.query_one("SELECT count(*) FROM t", &[]).await.unwrap();
+    assert_eq!(left.get::<_, i64>(0), 0);
+
     su.simple_query("GRANT ALL ON t TO nobody").await.unwrap();
     nobody
         .simple_query("INSERT INTO t VALUES (4, 'four')")

@@ -32,6 +32,8 @@ async fn open(dir: &Path) -> Engine {
         SledOptions {
             durable: true,
             cache_capacity: 32 * 1024 * 1024,
+            // Small, so kills also land during checkpoints and between log files.
+            checkpoint_bytes: 64 * 1024,
         },
     )
     .unwrap();

@@ -1882,6 +1882,7 @@ async fn catalog_survives_reopen() {
             SledOptions {
                 durable: true,
                 cache_capacity: 16 * 1024 * 1024,
+                ..SledOptions::default()
             },
         )
         .unwrap();

@@ -76,3 +76,167 @@ async fn catalog_queries_with_parameters_follow_ddl() {
         ["u"]
     );
 }
+
+/// RowDescription names each result column's base table and attribute as pg_class and
+/// pg_attribute number them (what pgjdbc's `getTableName` and tokio-postgres's
+/// `Column::table_oid` read), on the fast path and through DataFusion; a computed
+/// column has none, as in PostgreSQL.
+#[tokio::test]
+async fn result_columns_carry_their_base_table_and_attribute() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE t (v TEXT, id BIGINT, w BIGINT, PRIMARY KEY (id)); \
+             CREATE TABLE u (k BIGINT PRIMARY KEY, t_id BIGINT); \
+             INSERT INTO t (id, v, w) VALUES (1, 'a', 10); \
+             INSERT INTO u VALUES (7, 1)",
+        )
+        .await
+        .unwrap();
+    let mut attributes = std::collections::HashMap::new();
+    for row in client
+        .query(
+            "SELECT c.relname, a.attname, c.oid, a.attnum FROM pg_catalog.pg_class c \
+             JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid WHERE c.relkind = 'r'",
+            &[],
+        )
+        .await
+        .unwrap()
+    {
+        let (table, column): (String, String) = (row.get(0), row.get(1));
+        let (oid, attnum): (i64, i64) = (row.get(2), row.get(3));
+        attributes.insert(
+            format!("{table}.{column}"),
+            (u32::try_from(oid).unwrap(), i16::try_from(attnum).unwrap()),
+        );
+    }
+    assert_eq!(attributes["t.v"].1, 1, "attnum follows the declared order");
+    assert_eq!(attributes["t.id"].1, 2);
+    let cases: &[(&str, &[Option<&str>])] = &[
+        // fast path: point get, PK range, SELECT *
+        (
+            "SELECT w, id, v FROM t WHERE id = 1",
+            &[Some("t.w"), Some("t.id"), Some("t.v")],
+        ),
+        (
+            "SELECT id AS renamed, w * 2 FROM t WHERE id >= 0 ORDER BY id",
+            &[Some("t.id"), None],
+        ),
+        (
+            "SELECT * FROM u WHERE k = 7",
+            &[Some("u.k"), Some("u.t_id")],
+        ),
+        // DataFusion: a join, an aggregate, a constant
+        (
+            "SELECT t.v, u.k, t.id + u.k FROM t JOIN u ON u.t_id = t.id",
+            &[Some("t.v"), Some("u.k"), None],
+        ),
+        ("SELECT v, count(*) FROM t GROUP BY v", &[Some("t.v"), None]),
+        ("SELECT 1 AS one", &[None]),
+    ];
+    for (sql, want) in cases {
+        let statement = client.prepare(sql).await.unwrap();
+        let got: Vec<Option<(u32, i16)>> = statement
+            .columns()
+            .iter()
+            .map(|c| c.table_oid().zip(c.column_id()))
+            .collect();
+        let want: Vec<Option<(u32, i16)>> = want
+            .iter()
+            .map(|w| w.map(|name| attributes[name]))
+            .collect();
+        assert_eq!(got, want, "{sql}");
+    }
+}
+
+/// The functions and SQL keywords BI tools call while connecting, with the results
+/// PostgreSQL 15 gives for the same statements.
+#[tokio::test]
+async fn session_and_array_functions_answer_like_postgres() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    let cases: &[(&str, &[&[&str]])] = &[
+        (
+            "SELECT g FROM generate_series(1, 3) AS g",
+            &[&["1"], &["2"], &["3"]],
+        ),
+        (
+            "SELECT x.n FROM generate_series(2, 3) x(n)",
+            &[&["2"], &["3"]],
+        ),
+        (
+            "SELECT current_user, session_user, user, current_catalog",
+            &[&["tester", "tester", "tester", "postgres"]],
+        ),
+        (
+            "SELECT format('%I.%L %s%%', 'My T', 'it''s', 5), format('%2$s %1$s', 'a', 'b')",
+            &[&["\"My T\".'it''s' 5%", "b a"]],
+        ),
+        (
+            "SELECT parse_ident('public.\"Items\"'), array_length(parse_ident('a.b.c'), 1)",
+            &[&["{public,Items}", "3"]],
+        ),
+        (
+            "SELECT array_lower(ARRAY[5, 6, 7], 1), array_upper(ARRAY[5, 6, 7], 1), \
+             array_upper(ARRAY[5], 2)",
+            &[&["1", "3", ""]],
+        ),
+        (
+            "SELECT pg_is_in_recovery(), current_setting('search_path')",
+            &[&["f", "\"$user\", public"]],
+        ),
+        (
+            "SELECT (information_schema._pg_expandarray(ARRAY[10, 20])).x, \
+             (information_schema._pg_expandarray(ARRAY[10, 20])).n",
+            &[&["10", "1"], &["20", "2"]],
+        ),
+        ("SELECT s[2] FROM string_to_array('a,b', ',') s", &[&["b"]]),
+    ];
+    for (sql, want) in cases {
+        let got: Vec<Vec<String>> = client
+            .simple_query(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(row) => Some(
+                    (0..row.len())
+                        .map(|i| row.get(i).unwrap_or("").to_string())
+                        .collect(),
+                ),
+                _ => None,
+            })
+            .collect();
+        let want: Vec<Vec<String>> = want
+            .iter()
+            .map(|row| row.iter().map(|v| v.to_string()).collect())
+            .collect();
+        assert_eq!(got, want, "{sql}");
+    }
+    // current_setting follows the session's SET and RESET, as SHOW does.
+    let setting = |sql: &'static str| {
+        let client = &client;
+        async move {
+            let row = client.query_one(sql, &[]).await.unwrap();
+            row.get::<_, String>(0)
+        }
+    };
+    client
+        .batch_execute("SET search_path = myschema, public; SET application_name = 'bi'")
+        .await
+        .unwrap();
+    assert_eq!(
+        setting("SELECT current_setting('search_path')").await,
+        "myschema, public"
+    );
+    assert_eq!(
+        setting("SELECT current_setting('application_name')").await,
+        "bi"
+    );
+    client.batch_execute("RESET search_path").await.unwrap();
+    assert_eq!(
+        setting("SELECT current_setting('search_path')").await,
+        "\"$user\", public"
+    );
+}

@@ -159,3 +159,36 @@ async fn writes_and_reads_agree_across_protocols() {
     .await
     .is_empty());
 }
+
+/// SQL DEALLOCATE of a statement that does not exist is SQLSTATE 26000 in both
+/// protocols, as in PostgreSQL, and the connection carries on; DEALLOCATE ALL is not.
+#[tokio::test]
+async fn deallocate_of_an_unknown_statement_is_26000() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    let prepared = client.prepare("SELECT 1").await.unwrap();
+    for result in [
+        client.batch_execute("DEALLOCATE nosuch").await,
+        client.execute("DEALLOCATE nosuch", &[]).await.map(|_| ()),
+    ] {
+        let error = result.expect_err("DEALLOCATE of an unknown name must fail");
+        assert_eq!(
+            error.code(),
+            Some(&tokio_postgres::error::SqlState::INVALID_SQL_STATEMENT_NAME),
+            "{error:?}"
+        );
+    }
+    assert_eq!(
+        client
+            .query_one(&prepared, &[])
+            .await
+            .unwrap()
+            .get::<_, i32>(0),
+        1
+    );
+    client.batch_execute("DEALLOCATE ALL").await.unwrap();
+    assert_eq!(
+        simple_rows(&client, "SELECT 2").await,
+        vec![vec!["2".to_string()]]
+    );
+}

@@ -492,6 +492,8 @@ fn durable() -> SledOptions {
     SledOptions {
         durable: true,
         cache_capacity: 64 * 1024 * 1024,
+        // Small, so the reopen tests cross several checkpoints.
+        checkpoint_bytes: 4 * 1024,
     }
 }
 

@@ -181,3 +181,53 @@ fn bad_certificate_files_stop_start_up() {
         stderr(&output)
     );
 }
+
+/// Runs tests/tls/TlsProbe.java with pgjdbc against `url`.
+fn pgjdbc(url: &str) -> (bool, String) {
+    const JAR: &str = "/usr/share/java/postgresql.jar";
+    assert!(
+        Path::new(JAR).exists(),
+        "{JAR} is missing: run scripts/test (it installs libpostgresql-jdbc-java)"
+    );
+    let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tls/TlsProbe.java");
+    let output = std::process::Command::new("java")
+        .args(["-cp", JAR])
+        .arg(probe)
+        .args([url, "postgres", PW])
+        .output()
+        .expect("java runs (Java 17 is on the machine)");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        stderr(&output)
+    );
+    (output.status.success(), text)
+}
+
+#[test]
+fn sslmode_require_and_verify_full_with_pgjdbc() {
+    let dir = tempfile::tempdir().unwrap();
+    let certs = make_certs(dir.path());
+    let server = start(dir.path(), &certs, true);
+    let base = format!("jdbc:postgresql://localhost:{}/postgres", server.port);
+    let ca = certs.ca.to_str().unwrap();
+
+    let (ok, out) = pgjdbc(&format!("{base}?sslmode=require"));
+    assert!(ok, "{out}");
+    assert!(out.contains("answer: over jdbc"), "{out}");
+
+    let (ok, out) = pgjdbc(&format!("{base}?sslmode=verify-full&sslrootcert={ca}"));
+    assert!(ok, "{out}");
+    assert!(out.contains("answer: over jdbc"), "{out}");
+
+    // The wrong CA does not verify the server.
+    let other = certs.other_ca.to_str().unwrap();
+    let (ok, out) = pgjdbc(&format!("{base}?sslmode=verify-full&sslrootcert={other}"));
+    assert!(!ok, "{out}");
+    assert!(out.contains("error 08006"), "{out}");
+
+    // require_tls refuses pgjdbc without TLS, with 28000.
+    let (ok, out) = pgjdbc(&format!("{base}?sslmode=disable"));
+    assert!(!ok, "{out}");
+    assert!(out.contains("error 28000"), "{out}");
+}

@@ -25,7 +25,8 @@ impl Engine {
         let mut report = GcReport::default();
         let range = KeyRange::prefix(&table_prefix(table.id));
         let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, Direction::Forward);
-        while let Some(mut row) = scanner.next_row().await? {
+        // The scanner decodes whole rows (no `for_read`): GC writes them back.
+        while let Some((mut row, _)) = scanner.next_row().await? {
             report.rows_examined += 1;
             let now = self.now_ms();
             let row_dead = row.marker.is_some() && !row.exists(&table.options, now);

@@ -97,6 +97,31 @@ impl Engine {
         }
     }
 
+    /// One row as `read` sees it, decoded only as far as the read needs.
+    async fn read_row(
+        &self,
+        table: &TableMeta,
+        pk: &[PkValue],
+        read: &ReadOptions,
+    ) -> EngineResult<Option<Row>> {
+        self.read_row_at(table, pk, read, self.now_ms()).await
+    }
+
+    async fn read_row_at(
+        &self,
+        table: &TableMeta,
+        pk: &[PkValue],
+        read: &ReadOptions,
+        now: i64,
+    ) -> EngineResult<Option<Row>> {
+        let key = row_prefix(table.id, pk);
+        let Some(value) = self.backend.get(&key).await? else {
+            return Ok(None);
+        };
+        let (stored, skipped) = StoredRow::decode_for_read(pk.to_vec(), key, &value, read)?;
+        Ok(stored.into_read_with(&table.options, now, read, skipped))
+    }
+
     /// GetRow: one row by its full primary key.
     pub async fn get_row(
         &self,
@@ -106,8 +131,7 @@ impl Engine {
     ) -> EngineResult<GetRowResult> {
         self.check_pk(table, pk)?;
         self.check_read(read)?;
-        let (stored, _) = self.load_row(table, pk).await?;
-        let row = stored.into_read(&table.options, self.now_ms(), read);
+        let row = self.read_row(table, pk, read).await?;
         let capacity = Capacity::read(row.as_ref().map_or(0, Row::size));
         self.stats.table(table.id).record_read(capacity, 1);
         Ok(GetRowResult { row, capacity })
@@ -135,8 +159,7 @@ impl Engine {
         let mut rows = Vec::with_capacity(pks.len());
         let mut capacity = Capacity::default();
         for pk in pks {
-            let (stored, _) = self.load_row(table, pk).await?;
-            let row = stored.into_read(&table.options, now, read);
+            let row = self.read_row_at(table, pk, read, now).await?;
             capacity += Capacity::read(row.as_ref().map_or(0, Row::size));
             rows.push(row);
         }
@@ -183,7 +206,8 @@ impl Engine {
             .min(self.limits.max_range_rows);
         let now = self.now_ms();
         let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, request.direction)
-            .expect_rows(limit.saturating_add(1));
+            .expect_rows(limit.saturating_add(1))
+            .for_read(&request.read);
         let mut rows = Vec::new();
         let mut bytes = 0usize;
         let mut rows_scanned = 0u64;
@@ -197,7 +221,8 @@ impl Engine {
             _ => scanner.next_row().await?,
         } {
             rows_scanned += 1;
-            if let Some(row) = stored.into_read(&table.options, now, &request.read) {
+            let (stored, skipped) = stored;
+            if let Some(row) = stored.into_read_with(&table.options, now, &request.read, skipped) {
                 bytes += row.size();
                 rows.push(row);
             }

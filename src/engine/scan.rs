@@ -6,7 +6,8 @@
 use super::catalog::TableMeta;
 use super::codec::decode_pk;
 use super::error::{EngineError, EngineResult};
-use super::stored::StoredRow;
+use super::row_format::Skipped;
+use super::stored::{ReadOptions, StoredRow};
 use super::types::{PkType, PrimaryKey};
 use crate::storage::{Backend, Direction, KeyRange};
 use std::collections::VecDeque;
@@ -24,7 +25,9 @@ pub(crate) struct RowScanner<'a> {
     range: KeyRange,
     direction: Direction,
     /// Rows fetched and not yet returned.
-    rows: VecDeque<StoredRow>,
+    rows: VecDeque<(StoredRow, Skipped)>,
+    /// Set by `for_read`: rows are decoded for that read only.
+    read: Option<ReadOptions>,
     exhausted: bool,
     /// Rows to fetch with the next backend call; grows towards `CHUNK_ROWS`.
     chunk: usize,
@@ -44,6 +47,7 @@ impl<'a> RowScanner<'a> {
             range,
             direction,
             rows: VecDeque::new(),
+            read: None,
             exhausted: false,
             chunk: CHUNK_ROWS,
         }
@@ -56,14 +60,25 @@ impl<'a> RowScanner<'a> {
         self
     }
 
+    /// Decodes rows only as far as `read` needs them (`StoredRow::decode_for_read`): the
+    /// rows then serve that read and must not be written back.
+    pub fn for_read(mut self, read: &ReadOptions) -> Self {
+        self.read = Some(read.clone());
+        self
+    }
+
     /// Fetches one more chunk of rows.
     async fn fill(&mut self) -> EngineResult<()> {
         let mut seen = 0usize;
         let mut last_key: Option<Vec<u8>> = None;
         let mut failed: Option<EngineError> = None;
         let chunk = self.chunk;
-        let (pk_types, table_prefix_len, rows) =
-            (&self.pk_types, self.table_prefix_len, &mut self.rows);
+        let (pk_types, table_prefix_len, rows, read) = (
+            &self.pk_types,
+            self.table_prefix_len,
+            &mut self.rows,
+            self.read.as_ref(),
+        );
         let mut add = |key: &[u8], value: &[u8]| -> EngineResult<()> {
             let rest = key
                 .get(table_prefix_len..)
@@ -72,7 +87,13 @@ impl<'a> RowScanner<'a> {
             if used != rest.len() {
                 return Err(EngineError::Corrupt("row key longer than its PK".into()));
             }
-            rows.push_back(StoredRow::decode(pk, key.to_vec(), value)?);
+            rows.push_back(match read {
+                Some(read) => StoredRow::decode_for_read(pk, key.to_vec(), value, read)?,
+                None => (
+                    StoredRow::decode(pk, key.to_vec(), value)?,
+                    Skipped::default(),
+                ),
+            });
             Ok(())
         };
         self.backend
@@ -106,11 +127,11 @@ impl<'a> RowScanner<'a> {
         while self.rows.is_empty() && !self.exhausted {
             self.fill().await?;
         }
-        Ok(self.rows.front().map(|row| row.pk.clone()))
+        Ok(self.rows.front().map(|(row, _)| row.pk.clone()))
     }
 
-    /// The next row as stored.
-    pub async fn next_row(&mut self) -> EngineResult<Option<StoredRow>> {
+    /// The next row as stored (as far as decoded), with what `for_read` skipped of it.
+    pub async fn next_row(&mut self) -> EngineResult<Option<(StoredRow, Skipped)>> {
         while self.rows.is_empty() && !self.exhausted {
             self.fill().await?;
         }

@@ -6,7 +6,7 @@
 use super::condition::ColumnCondition;
 use super::error::EngineResult;
 use super::options::TableOptions;
-use super::row_format::{decode_row, encode_row, RowMarker};
+use super::row_format::{decode_columns, decode_row, encode_row, RowMarker, Skipped};
 use super::types::{Cell, PrimaryKey, Row, Value};
 
 /// One stored version of one cell.
@@ -65,6 +65,34 @@ impl StoredRow {
             marker: Some(marker),
             cells,
         })
+    }
+
+    /// The row stored under `key` as a read with `read` needs it: only the columns it
+    /// returns or filters on (all of them without columns_to_get), and a summary of the
+    /// rest for `into_read_with`. Such a row is for reading only: never write it back.
+    pub fn decode_for_read(
+        pk: PrimaryKey,
+        key: Vec<u8>,
+        value: &[u8],
+        read: &ReadOptions,
+    ) -> EngineResult<(Self, Skipped)> {
+        let Some(columns) = &read.columns else {
+            return Ok((Self::decode(pk, key, value)?, Skipped::default()));
+        };
+        let mut filtered = Vec::new();
+        if let Some(filter) = &read.filter {
+            filter.columns(&mut filtered);
+        }
+        let (marker, cells, skipped) = decode_columns(value, |name| {
+            columns.iter().chain(&filtered).any(|wanted| wanted == name)
+        })?;
+        let row = StoredRow {
+            pk,
+            key,
+            marker: Some(marker),
+            cells,
+        };
+        Ok((row, skipped))
     }
 
     /// The value to store for this row; `None` when the row is deleted.
@@ -136,14 +164,33 @@ impl StoredRow {
 
     /// [`StoredRow::read`] that moves the cells into the row instead of copying them.
     pub fn into_read(self, options: &TableOptions, now_ms: i64, read: &ReadOptions) -> Option<Row> {
-        if !self.exists(options, now_ms) {
+        self.into_read_with(options, now_ms, read, Skipped::default())
+    }
+
+    /// [`StoredRow::into_read`] of a row from `decode_for_read`, whose `skipped` columns
+    /// still count for whether the row exists. Under a TTL a skipped column keeps the row
+    /// alive when its newest version is alive (versions descend, and Max Versions is at
+    /// least 1, so that version is visible).
+    pub fn into_read_with(
+        self,
+        options: &TableOptions,
+        now_ms: i64,
+        read: &ReadOptions,
+        skipped: Skipped,
+    ) -> Option<Row> {
+        let alive_elsewhere = self.marker.is_some()
+            && skipped
+                .newest
+                .is_some_and(|version| options.alive(version, now_ms));
+        if !self.exists(options, now_ms) && !alive_elsewhere {
             return None;
         }
         if let Some(as_of) = read.as_of {
             // The marker only knows the last write, so a row rewritten since `as_of`
             // existed then if one of its versions is that old.
             let existed = self.marker.is_some_and(|m| m.last_write_ms <= as_of)
-                || self.cells.iter().any(|c| c.version <= as_of);
+                || self.cells.iter().any(|c| c.version <= as_of)
+                || skipped.oldest.is_some_and(|version| version <= as_of);
             if !existed {
                 return None;
             }

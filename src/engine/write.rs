@@ -14,7 +14,7 @@ use super::stored::{StoredCell, StoredRow};
 use super::types::{PrimaryKey, Row, Value};
 use super::validate::{check_name, check_value};
 use super::Engine;
-use crate::storage::{Check, WriteBatch};
+use crate::storage::{Check, SyncTicket, WriteBatch};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -128,6 +128,13 @@ struct WorkingRow {
     row: StoredRow,
 }
 
+/// Whether a write waits for its sync before returning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sync {
+    Wait,
+    Later,
+}
+
 /// The rows a batch touches, as read and as changed so far.
 pub(crate) struct WorkingSet {
     now: i64,
@@ -187,8 +194,10 @@ impl WorkingSet {
         Ok((WriteOutcome::Applied(after), cost))
     }
 
-    /// Stores the changed rows if none of the touched rows changed since they were read.
-    async fn commit(self, engine: &Engine) -> EngineResult<bool> {
+    /// Stores the changed rows if none of the touched rows changed since they were read;
+    /// `None` when one did. With `Sync::Wait` the rows are durable on return; with
+    /// `Sync::Later` the ticket says what to wait for.
+    async fn commit(self, engine: &Engine, sync: Sync) -> EngineResult<Option<SyncTicket>> {
         let mut checks = Vec::with_capacity(self.rows.len());
         let mut batch = WriteBatch::default();
         for (key, working) in self.rows {
@@ -205,9 +214,16 @@ impl WorkingSet {
             });
         }
         if batch.is_empty() {
-            return Ok(true);
+            return Ok(Some(SyncTicket::default()));
         }
-        Ok(engine.backend.write_if(&checks, batch).await?)
+        Ok(match sync {
+            Sync::Wait => engine
+                .backend
+                .write_if(&checks, batch)
+                .await?
+                .then_some(SyncTicket::default()),
+            Sync::Later => engine.backend.write_if_unsynced(&checks, batch).await?,
+        })
     }
 }
 
@@ -252,14 +268,41 @@ impl Engine {
         writes: Vec<(Arc<TableMeta>, RowWrite)>,
         mode: BatchMode,
     ) -> EngineResult<WriteResult> {
+        self.write_rows_with(writes, mode, Sync::Wait)
+            .await
+            .map(|(result, _)| result)
+    }
+
+    /// `write_rows` that returns once the rows are applied and visible, before they are
+    /// durable. For bulk loads: they write many batches and acknowledge once, after
+    /// `wait_durable` of the last ticket, so the batches share syncs.
+    pub async fn write_rows_unsynced(
+        &self,
+        writes: Vec<(Arc<TableMeta>, RowWrite)>,
+        mode: BatchMode,
+    ) -> EngineResult<(WriteResult, SyncTicket)> {
+        self.write_rows_with(writes, mode, Sync::Later).await
+    }
+
+    /// Waits until every write up to `ticket` is durable.
+    pub async fn wait_durable(&self, ticket: SyncTicket) -> EngineResult<()> {
+        Ok(self.backend.wait_durable(ticket).await?)
+    }
+
+    async fn write_rows_with(
+        &self,
+        writes: Vec<(Arc<TableMeta>, RowWrite)>,
+        mode: BatchMode,
+        sync: Sync,
+    ) -> EngineResult<(WriteResult, SyncTicket)> {
         let now = self.now_ms();
         for (table, write) in &writes {
             self.check_write(table, write, now)?;
         }
         for _ in 0..MAX_ATTEMPTS {
-            if let Some(result) = self.try_write(&writes, mode).await? {
+            if let Some((result, ticket)) = self.try_write(&writes, mode, sync).await? {
                 self.learn_written_columns(&writes, &result).await?;
-                return Ok(result);
+                return Ok((result, ticket));
             }
         }
         Err(EngineError::WriteConflict)
@@ -270,7 +313,8 @@ impl Engine {
         &self,
         writes: &[(Arc<TableMeta>, RowWrite)],
         mode: BatchMode,
-    ) -> EngineResult<Option<WriteResult>> {
+        sync: Sync,
+    ) -> EngineResult<Option<(WriteResult, SyncTicket)>> {
         let mut set = WorkingSet::new(self.now_ms());
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
@@ -282,20 +326,21 @@ impl Engine {
             if mode == BatchMode::Atomic && matches!(outcome, WriteOutcome::ConditionFailed(_)) {
                 let mut outcomes = vec![WriteOutcome::NotApplied; writes.len()];
                 outcomes[index] = outcome;
-                return Ok(Some(WriteResult {
+                let result = WriteResult {
                     outcomes,
                     capacity: cost,
-                }));
+                };
+                return Ok(Some((result, SyncTicket::default())));
             }
             outcomes.push(outcome);
         }
-        if !set.commit(self).await? {
+        let Some(ticket) = set.commit(self, sync).await? else {
             return Ok(None);
-        }
+        };
         for (id, cost) in per_table {
             self.stats.table(id).record_write(cost);
         }
-        Ok(Some(WriteResult { outcomes, capacity }))
+        Ok(Some((WriteResult { outcomes, capacity }, ticket)))
     }
 
     /// Validates a write before anything is read: key, names, sizes, versions.

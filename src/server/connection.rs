@@ -351,8 +351,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         for statement in statements {
             let result = scope.run(self.session.run_simple(statement)).await;
             self.put_parameter_changes();
-            self.apply_deallocations();
-            match result? {
+            let deallocated = self.apply_deallocations();
+            let result = result?;
+            deallocated?;
+            match result {
                 StatementResult::Command { tag } => put_command_complete(self.wire.out(), &tag),
                 StatementResult::Query { columns, mut rows } => {
                     put_row_description(self.wire.out(), &columns, &Formats::Text);

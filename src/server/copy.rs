@@ -105,6 +105,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                 .map(|c| OutputColumn {
                     name: c.name.clone(),
                     ty: crate::sql::SqlType::Text,
+                    origin: None,
                 })
                 .collect();
             put_line(&mut chunk, &names, &text_columns, format)?;

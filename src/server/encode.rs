@@ -82,8 +82,11 @@ pub(crate) fn put_row_description(out: &mut BytesMut, columns: &[OutputColumn], 
     for (i, column) in columns.iter().enumerate() {
         out.put_slice(column.name.as_bytes());
         out.put_u8(0);
-        out.put_i32(0); // table OID: not a column of a catalogued table
-        out.put_i16(0); // attribute number
+        // The base table column, as pg_class.oid / pg_attribute.attnum; 0 for a
+        // computed column.
+        let (table, attnum) = column.origin.map_or((0, 0), |o| (o.table_oid, o.attnum));
+        out.put_u32(table);
+        out.put_i16(attnum);
         out.put_u32(column.ty.oid());
         out.put_i16(type_size(column.ty));
         out.put_i32(-1); // no type modifier
@@ -520,6 +523,7 @@ mod tests {
         let columns = vec![OutputColumn {
             name: "a".into(),
             ty: SqlType::Int4,
+            origin: None,
         }];
         out.clear();
         let err = put_data_row(

@@ -290,7 +290,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                     .await?
                 {
                     StatementResult::Command { tag } => {
-                        self.apply_deallocations();
+                        self.apply_deallocations()?;
                         put_command_complete(self.wire.out(), &tag);
                         portal.state = PortalState::Done(Some(tag));
                         return Ok(());
@@ -340,17 +340,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         Ok(())
     }
 
-    /// Forgets the prepared statements SQL `DEALLOCATE` dropped. A DEALLOCATE of a
-    /// name that does not exist is not an error (PostgreSQL's would be; clients only
-    /// deallocate what they prepared).
-    pub(super) fn apply_deallocations(&mut self) {
+    /// Forgets the prepared statements SQL `DEALLOCATE` dropped. A name that does not
+    /// exist is SQLSTATE 26000, as in PostgreSQL.
+    pub(super) fn apply_deallocations(&mut self) -> Result<(), SqlError> {
+        let mut unknown = None;
         for name in self.session.take_deallocations() {
             match name {
                 None => self.statements.clear(),
                 Some(name) => {
-                    self.statements.remove(&name);
+                    if self.statements.remove(&name).is_none() {
+                        unknown = Some(name);
+                    }
                 }
             }
+        }
+        match unknown {
+            Some(name) => Err(SqlError::new(
+                "26000",
+                format!("prepared statement \"{name}\" does not exist"),
+            )),
+            None => Ok(()),
         }
     }
 

@@ -1,6 +1,7 @@
 //! COPY: `COPY t [(cols)] FROM STDIN` loads rows in text or CSV format through the
 //! engine in BatchWriteRow-sized atomic chunks (each row a PutRow EXPECT_NOT_EXIST, so an
-//! existing key is 23505). A bad line is reported with its line number and the rows
+//! existing key is 23505). The chunks do not wait for their own sync: COPY completes once
+//! the last one is durable. A bad line is reported with its line number and the rows
 //! already written by that COPY are deleted again, so nothing of it stays. `COPY ... TO
 //! STDOUT` runs a SELECT whose rows the server formats.
 
@@ -10,7 +11,7 @@ use super::types::{CopyFormat, CopySink, Datum, SqlError, SqlResult};
 use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value};
 use crate::engine::{
     BatchMode, ColumnOp, Condition, ConditionFailure, Engine, PkValue, PrimaryKey, RowChange,
-    RowExistence, RowWrite, TableMeta, ValueType, WriteOutcome,
+    RowExistence, RowWrite, SyncTicket, TableMeta, ValueType, WriteOutcome,
 };
 use async_trait::async_trait;
 use sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, CopyOption, Ident, ObjectName};
@@ -165,6 +166,7 @@ pub fn copy_from(
             pending: Vec::new(),
             pending_bytes: 0,
             written: Vec::new(),
+            written_up_to: SyncTicket::default(),
             rows: 0,
         }),
     ))
@@ -202,6 +204,9 @@ struct CopyFrom {
     pending_bytes: usize,
     /// Keys this COPY wrote, to delete again if it fails.
     written: Vec<PrimaryKey>,
+    /// The newest batch written: COPY waits for it to be durable once, at the end,
+    /// instead of once per batch.
+    written_up_to: SyncTicket,
     rows: u64,
 }
 
@@ -373,7 +378,11 @@ impl CopyFrom {
             .map(|(_, w)| (Arc::clone(&self.table), w))
             .collect();
         let keys: Vec<PrimaryKey> = writes.iter().map(|(_, w)| w.pk.clone()).collect();
-        let result = self.engine.write_rows(writes, BatchMode::Atomic).await?;
+        let (result, ticket) = self
+            .engine
+            .write_rows_unsynced(writes, BatchMode::Atomic)
+            .await?;
+        self.written_up_to = self.written_up_to.max(ticket);
         if let Some((index, failure)) = result.first_failure() {
             let what = match failure {
                 ConditionFailure::RowExists => format!(
@@ -437,7 +446,9 @@ impl CopySink for CopyFrom {
     async fn finish(mut self: Box<Self>) -> SqlResult<String> {
         let result = async {
             self.take_records(true).await?;
-            self.write_pending().await
+            self.write_pending().await?;
+            // Acknowledged only once every written row is durable.
+            Ok(self.engine.wait_durable(self.written_up_to).await?)
         }
         .await;
         match result {

@@ -98,6 +98,19 @@ impl InsertPlan {
     }
 }
 impl UpdatePlan {
+    /// Whether the statement reads stored values (WHERE, RETURNING, or an assignment
+    /// such as `n = n + 1`), so it needs SELECT as well as UPDATE.
+    pub fn reads_rows(&self) -> bool {
+        self.read.filters()
+            || self.returning.is_some()
+            || self.assignments.iter().any(|a| match a {
+                Assignment::Put { value, .. } => value.reads_columns(),
+                Assignment::Increment { .. } => true,
+                Assignment::Version(value) => value.reads_columns(),
+                Assignment::Delete { .. } => false,
+            })
+    }
+
     pub fn columns(&self) -> Arc<Vec<OutputColumn>> {
         self.returning
             .as_ref()
@@ -106,6 +119,12 @@ impl UpdatePlan {
     }
 }
 impl DeletePlan {
+    /// Whether the statement reads stored values (WHERE or RETURNING), so it needs
+    /// SELECT as well as DELETE.
+    pub fn reads_rows(&self) -> bool {
+        self.read.filters() || self.returning.is_some()
+    }
+
     pub fn columns(&self) -> Arc<Vec<OutputColumn>> {
         self.returning
             .as_ref()
@@ -132,6 +151,7 @@ fn plan_returning(
                     columns.push(OutputColumn {
                         name: relation.columns[index].name.clone(),
                         ty: relation.columns[index].ty,
+                        origin: None,
                     });
                     scalars.push(Scalar::Column(relation.slot(index)));
                 }
@@ -150,7 +170,11 @@ fn plan_returning(
                     }
                     _ => "?column?".into(),
                 };
-                columns.push(OutputColumn { name, ty });
+                columns.push(OutputColumn {
+                    name,
+                    ty,
+                    origin: None,
+                });
                 scalars.push(scalar);
             }
             other => {
@@ -1105,6 +1129,11 @@ impl InsertPlan {
     /// `ON CONFLICT DO UPDATE`: the statement may also update rows.
     pub fn may_update(&self) -> bool {
         matches!(self.conflict, Conflict::DoUpdate(_))
+    }
+
+    /// Whether the statement hands stored values back (RETURNING), which needs SELECT.
+    pub fn returns_rows(&self) -> bool {
+        self.returning.is_some()
     }
 }
 

@@ -40,6 +40,31 @@ pub enum Scalar {
     Function(Function, Vec<Scalar>),
 }
 
+impl Scalar {
+    /// Whether evaluating this reads a column of the row (PostgreSQL asks for SELECT
+    /// privilege on whatever a statement reads, UPDATE and DELETE included).
+    pub fn reads_columns(&self) -> bool {
+        match self {
+            Scalar::Column(_) => true,
+            Scalar::Const(_) | Scalar::Param(_) => false,
+            Scalar::Compare(_, l, r) | Scalar::Arith(_, l, r) | Scalar::Concat(l, r) => {
+                l.reads_columns() || r.reads_columns()
+            }
+            Scalar::Like(l, r, _, _) => l.reads_columns() || r.reads_columns(),
+            Scalar::And(parts) | Scalar::Or(parts) | Scalar::Function(_, parts) => {
+                parts.iter().any(Scalar::reads_columns)
+            }
+            Scalar::Not(inner) | Scalar::Neg(inner) | Scalar::IsNull(inner, _) => {
+                inner.reads_columns()
+            }
+            Scalar::Cast(inner, _) => inner.reads_columns(),
+            Scalar::InList(value, list, _) => {
+                value.reads_columns() || list.iter().any(Scalar::reads_columns)
+            }
+        }
+    }
+}
+
 /// Scalar functions evaluated per row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Function {

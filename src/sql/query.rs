@@ -10,15 +10,23 @@ mod convert;
 mod errors;
 mod explain;
 mod information_schema;
+mod origin;
+mod pg_arrays;
 mod pg_catalog;
 mod pg_compat;
 mod pg_functions;
+mod pg_keywords;
+mod pg_session;
+mod pg_stats;
+mod pg_subqueries;
+mod pg_syntax;
 mod pg_tables;
 mod provider;
 mod scan;
 
 pub use errors::from_datafusion;
 pub use explain::{explain_fast_path, explain_query};
+pub use origin::column_origin;
 pub use pg_compat::is_catalog_query;
 
 use super::select::{output_name, ReadContext};
@@ -78,6 +86,8 @@ pub fn runtime(memory_mb: usize) -> SqlResult<Arc<RuntimeEnv>> {
 /// A session's DataFusion state: configuration, functions and the instance catalog.
 pub struct QueryEngine {
     state: SessionState,
+    /// The session's settings, as `current_setting` reads them (see `sync_settings`).
+    settings: pg_session::SharedSettings,
 }
 
 impl std::fmt::Debug for QueryEngine {
@@ -107,6 +117,7 @@ fn empty_plan(query: &ast::Query) -> QueryPlan {
                 .map(|name| OutputColumn {
                     name,
                     ty: SqlType::Text,
+                    origin: None,
                 })
                 .collect(),
         ),
@@ -147,6 +158,7 @@ impl QueryEngine {
     pub fn new(
         engine: Arc<crate::engine::Engine>,
         instance: &str,
+        user: &str,
         runtime: Arc<RuntimeEnv>,
         roles: Option<Arc<crate::auth::Roles>>,
     ) -> Self {
@@ -164,10 +176,23 @@ impl QueryEngine {
             .with_catalog_list(catalogs)
             .with_default_features()
             .build();
-        if let Err(e) = pg_functions::register(&mut state, Arc::clone(&engine), instance) {
+        let settings = pg_session::SharedSettings::default();
+        if let Err(e) = pg_functions::register(
+            &mut state,
+            Arc::clone(&engine),
+            instance,
+            user,
+            settings.clone(),
+        ) {
             tracing::warn!("registering the PostgreSQL catalog functions failed: {e}");
         }
-        QueryEngine { state }
+        QueryEngine { state, settings }
+    }
+
+    /// Gives `current_setting` the session's current settings; the session calls it
+    /// when it creates the engine and after every SET, RESET and DISCARD.
+    pub fn sync_settings(&self, values: Vec<(String, String)>) {
+        self.settings.replace(values);
     }
 
     /// Plans a query. `given` holds the parameter types the client declared.
@@ -176,6 +201,7 @@ impl QueryEngine {
             return Ok(empty_plan(query));
         }
         let mut query = query.clone();
+        pg_syntax::rewrite(&mut query);
         if pg_compat::is_catalog_query(&query) {
             pg_compat::rewrite(&mut query);
         }
@@ -220,6 +246,7 @@ impl QueryEngine {
             }
         }
         let names = column_names(query);
+        let origins = origin::origins(&logical);
         let columns = logical
             .schema()
             .fields()
@@ -231,6 +258,7 @@ impl QueryEngine {
                     .and_then(|n| n.get(i).cloned())
                     .unwrap_or_else(|| field_name(field.name())),
                 ty: convert::sql_type(field.data_type()),
+                origin: origins.get(i).copied().flatten(),
             })
             .collect();
         Ok(QueryPlan {
@@ -311,7 +339,13 @@ fn column_names(query: &ast::Query) -> Option<Vec<String>> {
                     .iter()
                     .map(|item| match item {
                         SelectItem::UnnamedExpr(e) => Some(output_name(e)),
-                        SelectItem::ExprWithAlias { alias, .. } => Some(super::expr::fold(alias)),
+                        SelectItem::ExprWithAlias { alias, .. } => {
+                            let name = super::expr::fold(alias);
+                            Some(
+                                name.strip_suffix(pg_syntax::REPEATED)
+                                    .map_or(name.clone(), String::from),
+                            )
+                        }
                         _ => None,
                     })
                     .collect()
@@ -323,6 +357,7 @@ fn column_names(query: &ast::Query) -> Option<Vec<String>> {
 
 /// A DataFusion field name as a column name: `t.a` is `a`; an expression is `?column?`.
 fn field_name(name: &str) -> String {
+    let name = name.strip_suffix(pg_syntax::REPEATED).unwrap_or(name);
     let last = name.rsplit('.').next().unwrap_or(name);
     if !last.is_empty() && last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         last.to_string()

@@ -112,6 +112,21 @@ impl Relation {
         self.columns.iter().position(|c| c.name == name)
     }
 
+    /// The table column behind relation column `index`, for RowDescription: the
+    /// table's visible columns; none of a versions relation.
+    pub fn origin(&self, index: usize) -> Option<super::types::ColumnOrigin> {
+        let column = self.columns.get(index)?;
+        if self.kind != RelationKind::Table || column.hidden {
+            return None;
+        }
+        super::query::column_origin(&self.table, &column.name)
+    }
+
+    /// The table column behind the column in `slot` (see [`Relation::origin`]).
+    pub fn slot_origin(&self, slot: usize) -> Option<super::types::ColumnOrigin> {
+        self.origin(*self.needed.get(slot)?)
+    }
+
     /// The source of the column in `slot`.
     pub fn slot_source(&self, slot: usize) -> &Source {
         &self.columns[self.needed[slot]].source

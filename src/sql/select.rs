@@ -50,6 +50,22 @@ pub struct ReadPlan {
     pub version_bounds: Vec<(CmpOp, Scalar)>,
 }
 
+impl ReadPlan {
+    /// Whether the statement filters rows by their values (a WHERE clause), which
+    /// reads the table as much as a SELECT does.
+    pub fn filters(&self) -> bool {
+        let keyed = match &self.access {
+            Access::Keys(_) => true,
+            Access::Range {
+                prefix,
+                lower,
+                upper,
+            } => !prefix.is_empty() || lower.is_some() || upper.is_some(),
+        };
+        keyed || self.residual.is_some() || !self.pushed.is_empty()
+    }
+}
+
 /// A planned SELECT.
 #[derive(Debug, Clone)]
 pub struct SelectPlan {
@@ -361,6 +377,7 @@ pub fn plan_select(
                     columns.push(OutputColumn {
                         name: rel.columns[index].name.clone(),
                         ty: rel.columns[index].ty,
+                        origin: rel.origin(index),
                     });
                     projection.push(Scalar::Column(rel.slot(index)));
                 }
@@ -375,7 +392,11 @@ pub fn plan_select(
                     None => compile(expr, &mut NoColumns, params, None)?,
                 };
                 let ty = output_type(&scalar, relation.as_ref(), params);
-                columns.push(OutputColumn { name, ty });
+                let origin = match (&scalar, relation.as_ref()) {
+                    (Scalar::Column(slot), Some(rel)) => rel.slot_origin(*slot),
+                    _ => None,
+                };
+                columns.push(OutputColumn { name, ty, origin });
                 projection.push(scalar);
             }
             other => {

@@ -123,6 +123,7 @@ fn single_row(name: &str, value: String) -> StatementResult {
         columns: Arc::new(vec![OutputColumn {
             name: name.into(),
             ty: SqlType::Text,
+            origin: None,
         }]),
         rows: stream::iter(vec![Ok(vec![Datum::Text(value)])]).boxed(),
     }
@@ -214,14 +215,29 @@ impl Session {
                 if p.may_update() {
                     check(p.table(), Privilege::Update)?;
                 }
+                if p.returns_rows() {
+                    check(p.table(), Privilege::Select)?;
+                }
                 Ok(())
             }
             Plan::InsertSelect(p, query) => {
                 check(p.table(), Privilege::Insert)?;
                 self.authorize(query)
             }
-            Plan::Update(p) => check(p.table(), Privilege::Update),
-            Plan::Delete(p) => check(p.table(), Privilege::Delete),
+            Plan::Update(p) => {
+                check(p.table(), Privilege::Update)?;
+                if p.reads_rows() {
+                    check(p.table(), Privilege::Select)?;
+                }
+                Ok(())
+            }
+            Plan::Delete(p) => {
+                check(p.table(), Privilege::Delete)?;
+                if p.reads_rows() {
+                    check(p.table(), Privilege::Select)?;
+                }
+                Ok(())
+            }
             Plan::Utility(_) | Plan::Empty => Ok(()),
         }
     }
@@ -255,9 +271,11 @@ impl Session {
         let engine = QueryEngine::new(
             Arc::clone(&self.engine),
             &self.instance,
+            &self.user,
             runtime,
             self.access.roles().cloned(),
         );
+        engine.sync_settings(self.settings.all());
         Ok(self.query_engine.get_or_init(|| engine))
     }
 
@@ -362,6 +380,7 @@ impl Session {
             Plan::Explain(..) => Arc::new(vec![OutputColumn {
                 name: "QUERY PLAN".into(),
                 ty: SqlType::Text,
+                origin: None,
             }]),
             Plan::Insert(p) | Plan::InsertSelect(p, _) => p.columns(),
             Plan::Update(p) => p.columns(),
@@ -370,6 +389,7 @@ impl Session {
                 Statement::ShowVariable { variable } => Arc::new(vec![OutputColumn {
                     name: variable.iter().map(fold).collect::<Vec<_>>().join("."),
                     ty: SqlType::Text,
+                    origin: None,
                 }]),
                 _ => Arc::new(Vec::new()),
             },
@@ -589,7 +609,11 @@ impl Session {
             Statement::Copy { source, to, target, options, legacy_options, .. } => {
                 self.copy(source, *to, target, options, legacy_options).await
             }
-            Statement::Set(set) => self.set(set),
+            Statement::Set(set) => {
+                let result = self.set(set);
+                self.sync_query_settings();
+                result
+            }
             Statement::Reset(reset) => {
                 match &reset.reset {
                     ast::Reset::ALL => self.settings.reset_all(),
@@ -599,6 +623,7 @@ impl Session {
                         self.settings.reset(&name)?;
                     }
                 }
+                self.sync_query_settings();
                 Ok(command("RESET"))
             }
             Statement::ShowVariable { variable } => {
@@ -607,8 +632,8 @@ impl Session {
                     let rows: Vec<_> = self.settings.all().into_iter().map(|(k, v)| Ok(vec![Datum::Text(k), Datum::Text(v)])).collect();
                     return Ok(StatementResult::Query {
                         columns: Arc::new(vec![
-                            OutputColumn { name: "name".into(), ty: SqlType::Text },
-                            OutputColumn { name: "setting".into(), ty: SqlType::Text },
+                            OutputColumn { name: "name".into(), ty: SqlType::Text, origin: None },
+                            OutputColumn { name: "setting".into(), ty: SqlType::Text, origin: None },
                         ]),
                         rows: stream::iter(rows).boxed(),
                     });
@@ -618,6 +643,7 @@ impl Session {
             }
             Statement::Discard { .. } => {
                 self.settings.reset_all();
+                self.sync_query_settings();
                 self.transaction = None;
                 Ok(command("DISCARD ALL"))
             }
@@ -701,6 +727,13 @@ impl Session {
 }
 
 impl Session {
+    /// Shows the session's settings to `current_setting` after they changed.
+    fn sync_query_settings(&self) {
+        if let Some(engine) = self.query_engine.get() {
+            engine.sync_settings(self.settings.all());
+        }
+    }
+
     /// Plans the template of a statement just planned and caches it when the two are
     /// interchangeable (see `plan_cache`). Only reads and writes are cached: DDL and
     /// settings change what later statements mean.

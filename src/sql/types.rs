@@ -84,6 +84,17 @@ pub enum Datum {
 pub struct OutputColumn {
     pub name: String,
     pub ty: SqlType,
+    /// The table column the values come straight from, for RowDescription; `None` for
+    /// a computed column.
+    pub origin: Option<ColumnOrigin>,
+}
+
+/// A result column's base table column as PostgreSQL identifies it: the table's
+/// `pg_class.oid` and the column's `pg_attribute.attnum`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnOrigin {
+    pub table_oid: u32,
+    pub attnum: i16,
 }
 
 /// A SQL error: a SQLSTATE and a message that names the offending value.

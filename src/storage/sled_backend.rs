@@ -1,15 +1,22 @@
-//! The embedded default backend: one sled tree in one directory.
+//! The embedded default backend: one sled tree in one directory, plus a write-ahead log.
 //!
-//! sled 0.34's `flush()` only calls `sync_file_range` on its log and never syncs blob files
-//! (values over a quarter segment), so an acknowledged write could be lost on an OS crash.
-//! This backend therefore follows every flush with `fsync` of the log, of new blob files and
-//! of their directory, and shares that work among concurrent writers (group commit).
-//! Writes are applied under one mutex so conditional checks and their batch are atomic;
-//! the expensive part, the sync, happens outside it.
+//! A write is durable once its record in the write-ahead log (`wal`) is synced; concurrent
+//! writers share that sync (group commit). sled itself is synced only at checkpoints and
+//! on close. sled 0.34's `flush()` only calls `sync_file_range` on its log and never syncs
+//! blob files (values over a quarter segment), so a checkpoint follows it with `fsync` of
+//! the log, of new blob files and of their directory before any log file is deleted.
+//! Writes are applied under one mutex so conditional checks and their batch are atomic,
+//! and so records reach the log in the order sled applied them; the expensive part, the
+//! sync, happens outside it.
+//!
+//! The empty key is reserved: it holds a log sequence number up to which sled holds every
+//! record (see `apply_to_sled` and `checkpoint`).
 
 use super::sync::{GroupCommit, Syncer};
+use super::wal::{self, Wal, SEQUENCE_KEY};
 use super::{
-    Backend, Check, Direction, Entry, KeyRange, Mutation, StorageError, StorageResult, WriteBatch,
+    Backend, Check, Direction, Entry, KeyRange, Mutation, StorageError, StorageResult, SyncTicket,
+    WriteBatch,
 };
 use async_trait::async_trait;
 use std::collections::HashSet;
@@ -25,6 +32,9 @@ pub struct SledOptions {
     pub durable: bool,
     /// sled's page cache size in bytes.
     pub cache_capacity: u64,
+    /// When the write-ahead log has grown this many bytes, sled is synced and the log
+    /// files it then covers are deleted (a checkpoint).
+    pub checkpoint_bytes: u64,
 }
 
 impl Default for SledOptions {
@@ -32,6 +42,7 @@ impl Default for SledOptions {
         SledOptions {
             durable: true,
             cache_capacity: 512 * 1024 * 1024,
+            checkpoint_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -39,8 +50,11 @@ impl Default for SledOptions {
 /// sled behind the `Backend` trait.
 pub struct SledBackend {
     db: sled::Db,
-    write_lock: Mutex<()>,
-    commit: Option<Arc<GroupCommit>>,
+    /// Held while a batch is checked and applied; holds the last record's sequence number.
+    write_lock: Arc<Mutex<u64>>,
+    /// The write-ahead log and the sync thread that writes it, when durable.
+    durability: Option<(Arc<Wal>, Arc<GroupCommit>)>,
+    sled_syncer: Arc<SledSyncer>,
 }
 
 fn io_err(e: impl std::fmt::Display) -> StorageError {
@@ -48,7 +62,7 @@ fn io_err(e: impl std::fmt::Display) -> StorageError {
 }
 
 impl SledBackend {
-    /// Opens (or creates) the database in `dir`.
+    /// Opens (or creates) the database in `dir`, replaying the write-ahead log.
     pub fn open(dir: &Path, options: SledOptions) -> StorageResult<Self> {
         std::fs::create_dir_all(dir).map_err(io_err)?;
         let db = sled::Config::new()
@@ -56,53 +70,169 @@ impl SledBackend {
             .cache_capacity(options.cache_capacity)
             .open()
             .map_err(io_err)?;
-        let commit = if options.durable {
-            let syncer = SledSyncer {
-                db: db.clone(),
-                log: File::open(dir.join("db")).map_err(io_err)?,
-                dir: dir.to_path_buf(),
-                synced_blobs: Mutex::new(HashSet::new()),
+        let sled_syncer = Arc::new(SledSyncer {
+            db: db.clone(),
+            log: File::open(dir.join("db")).map_err(io_err)?,
+            dir: dir.to_path_buf(),
+            synced_blobs: Mutex::new(HashSet::new()),
+        });
+        // Recovery runs in every mode: a log left by a durable run must not be replayed
+        // later over newer writes.
+        let wal_dir = dir.join("wal");
+        let last = replay(&db, &wal_dir)?;
+        // The log is deleted below: sled must know it holds everything up to `last`.
+        db.insert(SEQUENCE_KEY, &last.to_be_bytes())
+            .map_err(io_err)?;
+        sled_syncer.sync().map_err(io_err)?;
+        // The directory entries of a new database must survive a crash too.
+        sled_syncer.sync_dir(dir).map_err(io_err)?;
+        let wal = Arc::new(Wal::start_fresh(&wal_dir, options.checkpoint_bytes).map_err(io_err)?);
+        let write_lock = Arc::new(Mutex::new(last));
+        let durability = if options.durable {
+            let syncer = WalSyncer {
+                wal: Arc::clone(&wal),
+                sled: Arc::clone(&sled_syncer),
+                write_lock: Arc::clone(&write_lock),
             };
-            // The directory entries of a new database must survive a crash too.
-            syncer.sync_dir(dir).map_err(io_err)?;
-            Some(GroupCommit::start(Arc::new(syncer)))
+            Some((wal, GroupCommit::start(Arc::new(syncer))))
         } else {
             None
         };
         Ok(SledBackend {
             db,
-            write_lock: Mutex::new(()),
-            commit,
+            write_lock,
+            durability,
+            sled_syncer,
         })
     }
 
-    /// Makes everything written durable and stops the sync thread.
+    /// Makes everything written durable in sled itself, stops the sync thread and
+    /// deletes the log files sled now covers.
     pub fn close(&self) -> StorageResult<()> {
-        self.db.flush().map_err(io_err)?;
-        if let Some(commit) = &self.commit {
+        if let Some((wal, commit)) = &self.durability {
             commit.shutdown();
+            checkpoint(wal, &self.sled_syncer, &self.write_lock).map_err(io_err)?;
+        } else {
+            self.sled_syncer.sync().map_err(io_err)?;
         }
         Ok(())
     }
 
+    /// Checks and applies a batch; returns its group-commit number (0 when not durable),
+    /// or `None` when a check failed.
     fn apply(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<Option<u64>> {
-        let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if batch.mutations.iter().any(|m| match m {
+            Mutation::Put(k, _) | Mutation::Delete(k) => k.as_slice() == SEQUENCE_KEY,
+        }) {
+            return Err(StorageError::Io("the empty key is reserved".into()));
+        }
+        let mut last = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
         for check in checks {
-            let current = self.db.get(&check.key).map_err(io_err)?;
+            let current = self.get_user(&check.key)?;
             if current.as_deref() != check.expected.as_deref() {
                 return Ok(None);
             }
         }
-        let mut sled_batch = sled::Batch::default();
-        for mutation in batch.mutations {
-            match mutation {
-                Mutation::Put(k, v) => sled_batch.insert(k, v),
-                Mutation::Delete(k) => sled_batch.remove(k),
-            }
+        let sequence = *last + 1;
+        let mut record = Vec::new();
+        if self.durability.is_some() {
+            wal::encode_record(sequence, &batch.mutations, &mut record);
         }
-        self.db.apply_batch(sled_batch).map_err(io_err)?;
-        Ok(Some(self.commit.as_ref().map_or(0, |c| c.register())))
+        apply_to_sled(&self.db, sequence, batch.mutations)?;
+        *last = sequence;
+        Ok(Some(match &self.durability {
+            Some((wal, commit)) => {
+                wal.append_encoded(&record);
+                commit.register()
+            }
+            None => 0,
+        }))
     }
+
+    /// A value by key, with the reserved key hidden.
+    fn get_user(&self, key: &[u8]) -> StorageResult<Option<sled::IVec>> {
+        if key == SEQUENCE_KEY {
+            return Ok(None);
+        }
+        self.db.get(key).map_err(io_err)
+    }
+}
+
+/// Applies one record's mutations to sled.
+///
+/// A batch of several keys goes through `apply_batch`, which sled recovers atomically,
+/// together with its sequence number: after a crash sled is a prefix of its writes, so
+/// that number tells recovery which records to replay, and a batch sled kept but the log
+/// lost (never acknowledged) is not torn apart by replaying older records over part of
+/// it. A single key is a plain insert or remove: sled's `apply_batch` rolls its IO
+/// buffer twice (an IO thread's `pwrite` and `sync_file_range` every time), which cost
+/// more than the log's own sync. Such a write leaves the sequence number behind; replay
+/// then repeats some single-key records sled already has, which is harmless in order,
+/// and checkpoints move the number forward.
+fn apply_to_sled(db: &sled::Db, sequence: u64, mut mutations: Vec<Mutation>) -> StorageResult<()> {
+    if mutations.len() == 1 {
+        match mutations.pop() {
+            Some(Mutation::Put(k, v)) => db.insert(k, v).map(drop),
+            Some(Mutation::Delete(k)) => db.remove(k).map(drop),
+            None => Ok(()),
+        }
+        .map_err(io_err)?;
+        return Ok(());
+    }
+    let mut batch = sled::Batch::default();
+    for mutation in mutations {
+        match mutation {
+            Mutation::Put(k, v) => batch.insert(k, v),
+            Mutation::Delete(k) => batch.remove(k),
+        }
+    }
+    batch.insert(SEQUENCE_KEY, &sequence.to_be_bytes());
+    db.apply_batch(batch).map_err(io_err)
+}
+
+/// Makes sled hold every record of the log files written so far durably, then deletes
+/// those files. Runs on the sync thread (or at close), between two log writes.
+fn checkpoint(wal: &Wal, sled: &SledSyncer, write_lock: &Mutex<u64>) -> std::io::Result<()> {
+    // From here on records go to a new file; the old files hold only records applied
+    // to sled before now.
+    let old = wal.rotate()?;
+    {
+        // Every record up to `last` is applied; later ones get larger numbers and go to
+        // the new file, so recovery from this number finds no gap.
+        let last = write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        sled.db
+            .insert(SEQUENCE_KEY, &last.to_be_bytes())
+            .map_err(std::io::Error::other)?;
+    }
+    sled.sync()?;
+    wal.remove(old)
+}
+
+/// Replays the log records sled does not hold yet; returns the last sequence number.
+fn replay(db: &sled::Db, wal_dir: &Path) -> StorageResult<u64> {
+    let applied = match db.get(SEQUENCE_KEY).map_err(io_err)? {
+        Some(bytes) => u64::from_be_bytes(
+            bytes
+                .as_ref()
+                .try_into()
+                .map_err(|_| StorageError::Corrupt("bad log sequence number".into()))?,
+        ),
+        None => 0,
+    };
+    if !wal_dir.exists() {
+        return Ok(applied);
+    }
+    let records =
+        wal::records_after(wal_dir, applied).map_err(|e| StorageError::Corrupt(e.to_string()))?;
+    let mut last = applied;
+    if !records.is_empty() {
+        tracing::info!("replaying {} write-ahead log records", records.len());
+    }
+    for record in records {
+        apply_to_sled(db, record.sequence, record.mutations)?;
+        last = record.sequence;
+    }
+    Ok(last)
 }
 
 impl SledBackend {
@@ -140,7 +270,7 @@ impl SledBackend {
 
 impl Drop for SledBackend {
     fn drop(&mut self) {
-        if let Some(commit) = &self.commit {
+        if let Some((_, commit)) = &self.durability {
             commit.shutdown();
         }
     }
@@ -149,7 +279,7 @@ impl Drop for SledBackend {
 #[async_trait]
 impl Backend for SledBackend {
     async fn get(&self, key: &[u8]) -> StorageResult<Option<Vec<u8>>> {
-        Ok(self.db.get(key).map_err(io_err)?.map(|v| v.to_vec()))
+        Ok(self.get_user(key)?.map(|v| v.to_vec()))
     }
 
     async fn scan(
@@ -161,9 +291,8 @@ impl Backend for SledBackend {
         if range.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let iter = self
-            .db
-            .range::<Vec<u8>, _>((range.start.clone(), range.end.clone()));
+        let start = user_start(bound_ref(&range.start));
+        let iter = self.db.range::<&[u8], _>((start, bound_ref(&range.end)));
         // Point reads scan with an unbounded limit; do not reserve for it.
         let mut out = Vec::with_capacity(limit.min(64));
         let mut push = |item: sled::Result<(sled::IVec, sled::IVec)>| -> StorageResult<bool> {
@@ -181,7 +310,7 @@ impl Backend for SledBackend {
             }
             Direction::Backward => {
                 drop(iter);
-                let (start, end) = (bound_ref(&range.start), bound_ref(&range.end));
+                let end = bound_ref(&range.end);
                 self.reverse(start, end, limit, &mut |k, v| push(Ok((k, v))))?;
             }
         }
@@ -198,9 +327,8 @@ impl Backend for SledBackend {
         if range.is_empty() || limit == 0 {
             return Ok(());
         }
-        let iter = self
-            .db
-            .range::<&[u8], _>((bound_ref(&range.start), bound_ref(&range.end)));
+        let start = user_start(bound_ref(&range.start));
+        let iter = self.db.range::<&[u8], _>((start, bound_ref(&range.end)));
         let mut seen = 0;
         let mut each = |item: sled::Result<(sled::IVec, sled::IVec)>| -> StorageResult<bool> {
             let (k, v) = item.map_err(io_err)?;
@@ -217,7 +345,7 @@ impl Backend for SledBackend {
             }
             Direction::Backward => {
                 drop(iter);
-                let (start, end) = (bound_ref(&range.start), bound_ref(&range.end));
+                let end = bound_ref(&range.end);
                 self.reverse(start, end, limit, &mut |k, v| each(Ok((k, v))))?;
             }
         }
@@ -228,14 +356,40 @@ impl Backend for SledBackend {
         let Some(seq) = self.apply(checks, batch)? else {
             return Ok(false);
         };
-        if let Some(commit) = &self.commit {
+        if let Some((_, commit)) = &self.durability {
             commit.wait_durable(seq).await.map_err(StorageError::Io)?;
         }
         Ok(true)
     }
 
+    async fn write_if_unsynced(
+        &self,
+        checks: &[Check],
+        batch: WriteBatch,
+    ) -> StorageResult<Option<SyncTicket>> {
+        Ok(self.apply(checks, batch)?.map(SyncTicket))
+    }
+
+    async fn wait_durable(&self, ticket: SyncTicket) -> StorageResult<()> {
+        match &self.durability {
+            Some((_, commit)) => commit
+                .wait_durable(ticket.0)
+                .await
+                .map_err(StorageError::Io),
+            None => Ok(()),
+        }
+    }
+
     fn size_on_disk(&self) -> u64 {
         self.db.size_on_disk().unwrap_or(0)
+    }
+}
+
+/// A range's start with the reserved empty key left out.
+fn user_start(start: Bound<&[u8]>) -> Bound<&[u8]> {
+    match start {
+        Bound::Unbounded | Bound::Included([]) => Bound::Excluded(SEQUENCE_KEY),
+        other => other,
     }
 }
 
@@ -291,10 +445,27 @@ impl SledSyncer {
     }
 }
 
-impl Syncer for SledSyncer {
+impl SledSyncer {
+    /// Makes everything sled holds durable: its flush, then the `fsync`s it leaves out.
     fn sync(&self) -> std::io::Result<()> {
         self.db.flush().map_err(std::io::Error::other)?;
         self.sync_new_blobs()?;
         self.log.sync_data()
+    }
+}
+
+/// The group commit's sync: the log's queued records, and a checkpoint when it is due.
+struct WalSyncer {
+    wal: Arc<Wal>,
+    sled: Arc<SledSyncer>,
+    write_lock: Arc<Mutex<u64>>,
+}
+
+impl Syncer for WalSyncer {
+    fn sync(&self) -> std::io::Result<()> {
+        if self.wal.write_and_sync()? {
+            checkpoint(&self.wal, &self.sled, &self.write_lock)?;
+        }
+        Ok(())
     }
 }

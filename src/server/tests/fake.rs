@@ -45,6 +45,7 @@ fn col(name: &str, ty: SqlType) -> OutputColumn {
     OutputColumn {
         name: name.into(),
         ty,
+        origin: None,
     }
 }
 

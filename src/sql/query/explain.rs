@@ -147,6 +147,7 @@ fn plan_rows(lines: Vec<String>) -> StatementResult {
         columns: Arc::new(vec![OutputColumn {
             name: "QUERY PLAN".into(),
             ty: SqlType::Text,
+            origin: None,
         }]),
         rows: stream::iter(lines.into_iter().map(|l| Ok(vec![Datum::Text(l)]))).boxed(),
     }

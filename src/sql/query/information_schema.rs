@@ -6,8 +6,10 @@ use super::pg_catalog::{
     columns, mem_table, pk_columns, pkey_name, t, CatalogSchema, Col, INFORMATION_SCHEMA, OWNER,
     PG_CATALOG, TYPES, V,
 };
+use super::pg_stats::TableSize;
 use datafusion::catalog::TableProvider;
 use datafusion::error::Result;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 impl CatalogSchema {
@@ -60,6 +62,11 @@ impl CatalogSchema {
                     ("udt_name", 't'),
                     ("character_maximum_length", 'i'),
                     ("numeric_precision", 'i'),
+                    ("udt_catalog", 't'),
+                    ("udt_schema", 't'),
+                    ("is_identity", 't'),
+                    ("is_generated", 't'),
+                    ("is_updatable", 't'),
                 ],
                 tables
                     .iter()
@@ -73,11 +80,12 @@ impl CatalogSchema {
                                     .iter()
                                     .find(|t| t.0 == i64::from(ty.oid()))
                                     .map_or("text", |t| t.1);
+                                let database = match &db {
+                                    V::T(s) => s.clone(),
+                                    _ => String::new(),
+                                };
                                 vec![
-                                    V::T(match &db {
-                                        V::T(s) => s.clone(),
-                                        _ => String::new(),
-                                    }),
+                                    V::T(database.clone()),
                                     t("public"),
                                     V::T(table.name.clone()),
                                     V::T(name),
@@ -88,6 +96,11 @@ impl CatalogSchema {
                                     t(udt),
                                     V::N,
                                     V::N,
+                                    V::T(database.clone()),
+                                    t(PG_CATALOG),
+                                    t("NO"),
+                                    t("NEVER"),
+                                    t("YES"),
                                 ]
                             })
                     })
@@ -192,8 +205,12 @@ impl CatalogSchema {
         mem_table(cols, rows)
     }
 
-    /// `pgwide.tables`: what the Table Store model knows of each table in one row.
-    pub(super) fn pgwide_tables(&self) -> Result<Arc<dyn TableProvider>> {
+    /// `pgwide.tables`: what the Table Store model knows of each table in one row, with
+    /// its counted rows and stored bytes (see `pg_stats`).
+    pub(super) fn pgwide_tables(
+        &self,
+        sizes: &HashMap<u32, TableSize>,
+    ) -> Result<Arc<dyn TableProvider>> {
         let mut cols: Vec<Col> = vec![("instance", 't'), ("table", 't'), ("pk_columns", 'a')];
         let option_names: Vec<&'static str> = crate::engine::TableOptions::default()
             .as_pairs()
@@ -201,6 +218,7 @@ impl CatalogSchema {
             .map(|(n, _)| n)
             .collect();
         cols.extend(option_names.iter().map(|n| (*n, 't')));
+        cols.extend([("row_estimate", 'i'), ("bytes", 'i')]);
         let rows = self
             .tables()
             .iter()
@@ -211,6 +229,8 @@ impl CatalogSchema {
                     V::A(pk_columns(table)),
                 ];
                 row.extend(table.options.as_pairs().into_iter().map(|(_, v)| V::T(v)));
+                let size = sizes.get(&table.id).copied().unwrap_or_default();
+                row.extend([V::I(size.rows), V::I(size.bytes)]);
                 row
             })
             .collect();

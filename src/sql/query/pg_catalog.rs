@@ -71,6 +71,24 @@ pub fn pk_columns(table: &TableMeta) -> Vec<String> {
     table.pk.iter().map(|c| c.name.clone()).collect()
 }
 
+/// `pg_attribute.attnum` of a table's column: its 1-based place among the visible
+/// columns, in the order the table declared them.
+pub fn attnum(table: &Arc<TableMeta>, column: &str) -> Option<i64> {
+    columns(table)
+        .iter()
+        .position(|(name, _, _)| name == column)
+        .map(|i| i as i64 + 1)
+}
+
+/// The attnums of a table's primary-key columns, in key order (`pg_index.indkey`).
+pub fn pk_attnums(table: &Arc<TableMeta>) -> Vec<String> {
+    pk_columns(table)
+        .iter()
+        .filter_map(|c| attnum(table, c))
+        .map(|n| n.to_string())
+        .collect()
+}
+
 /// The types pgwide uses, with the few more clients look up by name.
 pub const TYPES: &[(i64, &str, i64)] = &[
     (16, "bool", 1),
@@ -263,6 +281,31 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
     ),
     ("pg_matviews", &[("schemaname", 't'), ("matviewname", 't')]),
     ("pg_sequence", &[("seqrelid", 'i')]),
+    (
+        "pg_auth_members",
+        &[
+            ("roleid", 'i'),
+            ("member", 'i'),
+            ("grantor", 'i'),
+            ("admin_option", 'b'),
+        ],
+    ),
+    (
+        "pg_shdescription",
+        &[("objoid", 'i'), ("classoid", 'i'), ("description", 't')],
+    ),
+    (
+        "pg_depend",
+        &[
+            ("classid", 'i'),
+            ("objid", 'i'),
+            ("objsubid", 'i'),
+            ("refclassid", 'i'),
+            ("refobjid", 'i'),
+            ("refobjsubid", 'i'),
+            ("deptype", 't'),
+        ],
+    ),
     ("pg_foreign_table", &[("ftrelid", 'i'), ("ftserver", 'i')]),
     (
         "pg_partitioned_table",
@@ -295,6 +338,7 @@ const PG_TABLES: &[&str] = &[
     "pg_tablespace",
     "pg_tables",
     "pg_proc",
+    "pg_get_keywords",
 ];
 const INFO_TABLES: &[&str] = &[
     "schemata",
@@ -334,6 +378,7 @@ impl SchemaProvider for CatalogSchema {
             Kind::PgCatalog => PG_TABLES
                 .iter()
                 .copied()
+                .chain(super::pg_stats::VIEWS.iter().copied())
                 .chain(EMPTY_TABLES.iter().map(|e| e.0))
                 .collect(),
             Kind::InformationSchema => INFO_TABLES.to_vec(),
@@ -343,6 +388,10 @@ impl SchemaProvider for CatalogSchema {
     }
 
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if super::pg_stats::needs_sizes(self.kind, name) {
+            let view = super::pg_stats::SizedView::new(self, name)?;
+            return Ok(Some(Arc::new(view)));
+        }
         self.build(name)
     }
 
@@ -360,7 +409,6 @@ impl CatalogSchema {
         let table = match (self.kind, name) {
             (Kind::PgCatalog, _) => self.pg_table(name)?,
             (Kind::InformationSchema, _) => self.info_table(name)?,
-            (Kind::Pgwide, "tables") => Some(self.pgwide_tables()?),
             (Kind::Pgwide, "table_stats") => Some(self.pgwide_table_stats()?),
             _ => None,
         };

@@ -1,10 +1,12 @@
 //! Rewrites the PostgreSQL-only syntax of client introspection queries (psql's `\d`
 //! family, drivers' metadata calls) into what DataFusion plans: `OPERATOR(pg_catalog.~)`,
 //! `COLLATE pg_catalog.default`, `pg_catalog.`-qualified functions and types, `::regclass`
-//! and `::regtype`. Queries that read a catalog table pgwide always leaves empty (policies,
-//! triggers, inheritance, publications) are recognised so they can answer no rows
-//! without being planned: they use constructs (`= ANY(array)`, correlated ARRAY
-//! subqueries) DataFusion cannot plan and could never return a row anyway.
+//! and `::regtype`, `information_schema._pg_expandarray`, record field access
+//! (`(x).n`) and `int2vector` subscripts. Queries that read a catalog table pgwide always
+//! leaves empty (policies, triggers, inheritance, publications) are recognised so they
+//! can answer no rows without being planned: they use constructs (`= ANY(array)`,
+//! correlated ARRAY subqueries) DataFusion cannot plan and could never return a row
+//! anyway. Subqueries DataFusion cannot plan are rewritten by `pg_subqueries`.
 
 use super::pg_catalog::{EMPTY_TABLES, INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
 use sqlparser::ast::{
@@ -13,7 +15,7 @@ use sqlparser::ast::{
 };
 use std::ops::ControlFlow;
 
-fn last(name: &ObjectName) -> String {
+pub(super) fn last(name: &ObjectName) -> String {
     name.0
         .last()
         .and_then(ObjectNamePart::as_ident)
@@ -21,7 +23,7 @@ fn last(name: &ObjectName) -> String {
         .unwrap_or_default()
 }
 
-fn first(name: &ObjectName) -> String {
+pub(super) fn first(name: &ObjectName) -> String {
     name.0
         .first()
         .and_then(ObjectNamePart::as_ident)
@@ -59,6 +61,7 @@ const FUNCTIONS: &[&str] = &[
     "to_regtype",
     "generate_subscripts",
     "to_regclass",
+    "_pg_expandarray",
 ];
 
 fn uses_catalog_expressions(query: &Query) -> bool {
@@ -116,7 +119,7 @@ pub fn always_empty(query: &Query) -> bool {
     set_empty(&query.body)
 }
 
-fn set_empty(body: &SetExpr) -> bool {
+pub(super) fn set_empty(body: &SetExpr) -> bool {
     match body {
         SetExpr::Select(select) => select.from.iter().any(|from| {
             let base =
@@ -171,7 +174,7 @@ pub fn output_names(query: &Query) -> Vec<String> {
         .collect()
 }
 
-fn plain(name: &str) -> ObjectName {
+pub(super) fn plain(name: &str) -> ObjectName {
     ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))])
 }
 
@@ -228,8 +231,13 @@ fn aggregate_scalar_subquery(query: &mut Query) {
         return;
     }
     let wrap = |e: &mut Expr| {
-        let aggregated =
-            matches!(e, Expr::Function(f) if AGGREGATES.contains(&last(&f.name).as_str()));
+        let aggregated = ast::visit_expressions(&*e, |inner| match inner {
+            Expr::Function(f) if AGGREGATES.contains(&last(&f.name).as_str()) => {
+                ControlFlow::Break(())
+            }
+            _ => ControlFlow::Continue(()),
+        })
+        .is_break();
         if !aggregated {
             *e = call("max", e.clone());
         }
@@ -300,6 +308,135 @@ fn unnest_int2vector(f: &ast::Function) -> Option<Expr> {
         .ok()
 }
 
+/// Parses one expression of pgwide's own making.
+pub(super) fn parse_expr(sql: &str) -> Option<Expr> {
+    sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_expr())
+        .ok()
+}
+
+/// `information_schema._pg_expandarray(a)`, a set-returning function of `(x, n)`
+/// records, as the unnest of `pgwide_expandarray(a)`, their list. Two such calls in one
+/// select list unnest in step, as PostgreSQL runs set-returning functions in a select
+/// list side by side.
+fn expandarray(f: &ast::Function) -> Option<Expr> {
+    let FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let [arg] = list.args.as_slice() else {
+        return None;
+    };
+    parse_expr(&format!("unnest(pgwide_expandarray({arg}))"))
+}
+
+/// `pg_index` columns PostgreSQL types `int2vector` (or `oidvector`), whose subscripts
+/// start at 0; pgwide keeps them as text.
+const VECTOR_COLUMNS: &[&str] = &["indkey", "indoption", "indclass", "indcollation"];
+
+fn is_vector_column(expr: &Expr) -> bool {
+    let name = match expr {
+        Expr::Identifier(i) => &i.value,
+        Expr::CompoundIdentifier(parts) => match parts.last() {
+            Some(i) => &i.value,
+            None => return false,
+        },
+        _ => return false,
+    };
+    let name = name.to_lowercase();
+    VECTOR_COLUMNS.iter().any(|v| name.ends_with(v))
+}
+
+/// `(record).field` as `get_field(record, 'field')`, which DataFusion plans, and
+/// `vector[i]` of an `int2vector` column as its 0-based element; other subscripts stay.
+fn field_access(root: &Expr, chain: &[ast::AccessExpr]) -> Option<Expr> {
+    let mut out = match root {
+        Expr::Nested(inner) => (**inner).clone(),
+        other => other.clone(),
+    };
+    // `t.col[i]` parses as `t` accessed by `.col` then `[i]`: leading dots after a bare
+    // name qualify it, they are not record fields.
+    let mut chain = chain;
+    if let Expr::Identifier(_) | Expr::CompoundIdentifier(_) = root {
+        let mut parts = match root {
+            Expr::Identifier(i) => vec![i.clone()],
+            Expr::CompoundIdentifier(parts) => parts.clone(),
+            _ => Vec::new(),
+        };
+        while let Some((ast::AccessExpr::Dot(Expr::Identifier(part)), rest)) = chain.split_first() {
+            parts.push(part.clone());
+            chain = rest;
+        }
+        out = Expr::CompoundIdentifier(parts);
+    }
+    let mut changed = false;
+    let mut rest: Vec<ast::AccessExpr> = Vec::new();
+    for access in chain {
+        match access {
+            ast::AccessExpr::Dot(Expr::Identifier(field)) if rest.is_empty() => {
+                out = parse_expr(&format!(
+                    "get_field({out}, '{}')",
+                    field.value.replace('\'', "''")
+                ))?;
+                changed = true;
+            }
+            ast::AccessExpr::Subscript(ast::Subscript::Index { index })
+                if rest.is_empty() && is_vector_column(&out) =>
+            {
+                out = parse_expr(&format!("pgwide_int2vector_at({out}, {index})"))?;
+                changed = true;
+            }
+            other => rest.push(other.clone()),
+        }
+    }
+    if !changed {
+        return None;
+    }
+    if rest.is_empty() {
+        return Some(out);
+    }
+    Some(Expr::CompoundFieldAccess {
+        root: Box::new(Expr::Nested(Box::new(out))),
+        access_chain: rest,
+    })
+}
+
+/// The elements of a text array literal (`'{a,b}'`, also cast to `text[]`), as string
+/// literals; elements in double quotes keep their commas.
+fn array_literal(expr: &Expr) -> Option<Vec<Expr>> {
+    let text = match expr {
+        Expr::Nested(inner) => return array_literal(inner),
+        Expr::Cast { expr, .. } => return array_literal(expr),
+        Expr::Value(v) => match &v.value {
+            Value::SingleQuotedString(s) => s,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let inner = text.trim().strip_prefix('{')?.strip_suffix('}')?;
+    let mut items = Vec::new();
+    let mut item = String::new();
+    let mut quoted = false;
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => quoted = !quoted,
+            '\\' => item.push(chars.next()?),
+            ',' if !quoted => items.push(std::mem::take(&mut item)),
+            c => item.push(c),
+        }
+    }
+    if !inner.is_empty() {
+        items.push(item);
+    }
+    Some(
+        items
+            .into_iter()
+            .map(|i| Expr::value(Value::SingleQuotedString(i)))
+            .collect(),
+    )
+}
+
 fn is_array_subquery(expr: &Expr) -> bool {
     matches!(expr, Expr::Function(f) if last(&f.name) == "array" && matches!(f.args, FunctionArguments::Subquery(_)))
 }
@@ -345,7 +482,41 @@ pub fn rewrite(query: &mut Query) {
                 right,
             } if is_array_subquery(right) => Some((**left).clone()),
             Expr::Collate { expr: inner, .. } => Some((**inner).clone()),
+            // `x <> ALL ('{a,b}')` and `x = ANY ('{a,b}')` over an array literal are
+            // NOT IN and IN lists (pgjdbc's getSQLKeywords).
+            Expr::AllOp {
+                left,
+                compare_op: BinaryOperator::NotEq,
+                right,
+            } => array_literal(right).map(|list| Expr::InList {
+                expr: left.clone(),
+                list,
+                negated: true,
+            }),
+            Expr::AnyOp {
+                left,
+                compare_op: BinaryOperator::Eq,
+                right,
+                ..
+            } if array_literal(right).is_some() => array_literal(right).map(|list| Expr::InList {
+                expr: left.clone(),
+                list,
+                negated: false,
+            }),
+            // `x = ANY(ARRAY(SELECT ...))` is `x IN (SELECT ...)` (pgAdmin's role check).
+            Expr::AnyOp {
+                left,
+                compare_op: BinaryOperator::Eq,
+                right,
+                ..
+            } => super::pg_subqueries::array_subquery(right).map(|subquery| Expr::InSubquery {
+                expr: left.clone(),
+                subquery: Box::new(subquery),
+                negated: false,
+            }),
             Expr::Function(f) if last(&f.name) == "generate_subscripts" => generate_subscripts(f),
+            Expr::Function(f) if last(&f.name) == "_pg_expandarray" => expandarray(f),
+            Expr::CompoundFieldAccess { root, access_chain } => field_access(root, access_chain),
             Expr::Function(f) if last(&f.name) == "unnest" => unnest_int2vector(f),
             Expr::Function(f) if f.name.0.len() == 2 && first(&f.name) == PG_CATALOG => {
                 f.name = plain(&last(&f.name));
@@ -398,6 +569,7 @@ pub fn rewrite(query: &mut Query) {
         }
         ControlFlow::<()>::Continue(())
     });
+    super::pg_subqueries::rewrite(query);
 }
 
 #[cfg(test)]
@@ -428,6 +600,24 @@ mod tests {
             "SELECT format_type(a.atttypid, NULL) FROM pg_catalog.pg_class c \
              WHERE c.relname ~ '^(t)$' AND c.oid = pgwide_regclass('t') \
              AND pgwide_regtype_name(c.reloftype)::TEXT = ''"
+        );
+    }
+
+    #[test]
+    fn expandarray_unnests_records_and_field_access_becomes_get_field() {
+        assert_eq!(
+            rewritten(
+                "SELECT (information_schema._pg_expandarray(i.indkey)).n AS k, \
+                 i.indoption[k - 1] FROM pg_index i WHERE (r.keys).x = 1"
+            ),
+            "SELECT get_field(unnest(pgwide_expandarray(i.indkey)), 'n') AS k, \
+             pgwide_int2vector_at(i.indoption, k - 1) FROM pg_catalog.pg_index i \
+             WHERE get_field(r.keys, 'x') = 1"
+        );
+        // An ordinary array subscript stays one.
+        assert_eq!(
+            rewritten("SELECT (current_schemas(true))[1] FROM pg_class"),
+            "SELECT (current_schemas(true))[1] FROM pg_catalog.pg_class"
         );
     }
 

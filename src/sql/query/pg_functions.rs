@@ -16,7 +16,7 @@ use datafusion::logical_expr::{
 };
 use std::sync::Arc;
 
-type Body = dyn Fn(&[ScalarValue]) -> ScalarValue + Send + Sync;
+pub(super) type Body = dyn Fn(&[ScalarValue]) -> ScalarValue + Send + Sync;
 
 /// A function of any arguments computed one row at a time.
 struct PgFunction {
@@ -85,7 +85,7 @@ impl ScalarUDFImpl for PgFunction {
     }
 }
 
-fn int(value: Option<&ScalarValue>) -> Option<i64> {
+pub(super) fn int(value: Option<&ScalarValue>) -> Option<i64> {
     match value? {
         ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) => s.parse().ok(),
         v => v.cast_to(&DataType::Int64).ok().and_then(|v| match v {
@@ -95,7 +95,7 @@ fn int(value: Option<&ScalarValue>) -> Option<i64> {
     }
 }
 
-fn text(value: Option<String>) -> ScalarValue {
+pub(super) fn text(value: Option<String>) -> ScalarValue {
     ScalarValue::Utf8(value)
 }
 
@@ -115,22 +115,43 @@ pub fn quote_ident(name: &str) -> String {
     }
 }
 
-/// Registers every function on `state`, answering for `instance`.
-pub fn register(state: &mut SessionState, engine: Arc<Engine>, instance: &str) -> Result<()> {
-    let any = || {
-        Signature::one_of(
+/// A function of any arguments named `name`, computed row by row by `body`.
+pub(super) fn udf(name: &str, returns: DataType, body: Arc<Body>) -> ScalarUDF {
+    ScalarUDF::new_from_impl(PgFunction {
+        name: name.to_string(),
+        signature: Signature::one_of(
             vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
             Volatility::Stable,
-        )
-    };
+        ),
+        returns,
+        body,
+    })
+}
+
+/// The text of a string argument.
+pub(super) fn string(value: Option<&ScalarValue>) -> Option<&str> {
+    match value? {
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::Utf8View(Some(s))
+        | ScalarValue::LargeUtf8(Some(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Registers every function on `state`, answering for `instance` and session `user`.
+pub fn register(
+    state: &mut SessionState,
+    engine: Arc<Engine>,
+    instance: &str,
+    user: &str,
+    settings: super::pg_session::SharedSettings,
+) -> Result<()> {
+    super::pg_arrays::register(state)?;
+    super::pg_session::register(state, instance, user, settings)?;
     let mut add = |name: &str, returns: DataType, body: Arc<Body>| -> Result<()> {
-        let udf = ScalarUDF::new_from_impl(PgFunction {
-            name: name.to_string(),
-            signature: any(),
-            returns,
-            body,
-        });
-        state.register_udf(Arc::new(udf)).map(|_| ())
+        state
+            .register_udf(Arc::new(udf(name, returns, body)))
+            .map(|_| ())
     };
     let yes: Arc<Body> = Arc::new(|_| ScalarValue::Boolean(Some(true)));
     for name in [
@@ -156,8 +177,17 @@ pub fn register(state: &mut SessionState, engine: Arc<Engine>, instance: &str) -
         "shobj_description",
         "pg_get_viewdef",
         "pg_get_triggerdef",
+        "pg_get_partkeydef",
     ] {
         add(name, DataType::Utf8, Arc::clone(&null))?;
+    }
+    // Per-object statistics pgwide does not keep (index scans, dead tuples).
+    for name in ["pg_stat_get_numscans", "pg_stat_get_dead_tuples"] {
+        add(
+            name,
+            DataType::Int64,
+            Arc::new(|_| ScalarValue::Int64(Some(0))),
+        )?;
     }
     add(
         "pg_relation_is_publishable",
@@ -252,17 +282,25 @@ pub fn register(state: &mut SessionState, engine: Arc<Engine>, instance: &str) -
     add(
         "pg_get_indexdef",
         DataType::Utf8,
+        // `pg_get_indexdef(oid, column, pretty)` with a column number above 0 is that
+        // index column's name alone (pgjdbc's getIndexInfo reads it so).
         Arc::new(move |a| {
+            let column = int(a.get(1)).unwrap_or(0);
             text(
                 int(a.first())
                     .and_then(|oid| pg_catalog::table_by_oid(&e, &i, oid))
-                    .map(|(table, _)| {
-                        format!(
+                    .and_then(|(table, _)| {
+                        let pk = pg_catalog::pk_columns(&table);
+                        if column > 0 {
+                            let index = usize::try_from(column - 1).ok()?;
+                            return pk.get(index).map(|c| quote_ident(c));
+                        }
+                        Some(format!(
                             "CREATE UNIQUE INDEX {} ON public.{} USING btree ({})",
                             quote_ident(&pg_catalog::pkey_name(&table)),
                             quote_ident(&table.name),
-                            idents(&pg_catalog::pk_columns(&table))
-                        )
+                            idents(&pk)
+                        ))
                     }),
             )
         }),

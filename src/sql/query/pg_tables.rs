@@ -199,8 +199,8 @@ impl CatalogSchema {
                     .iter()
                     .filter(|table| !pk_columns(table).is_empty())
                     .map(|table| {
-                        let n = table.pk.len() as i64;
-                        let key: Vec<String> = (1..=n).map(|k| k.to_string()).collect();
+                        let key = pk_attnums(table);
+                        let n = key.len() as i64;
                         vec![
                             V::I(table_oid(table) + 1),
                             V::I(table_oid(table)),
@@ -251,7 +251,7 @@ impl CatalogSchema {
                     .iter()
                     .filter(|table| !pk_columns(table).is_empty())
                     .map(|table| {
-                        let key = (1..=table.pk.len()).map(|k| k.to_string()).collect();
+                        let key = pk_attnums(table);
                         vec![
                             V::I(table_oid(table) + 1),
                             V::T(pkey_name(table)),
@@ -494,6 +494,7 @@ impl CatalogSchema {
                 ],
                 Vec::new(),
             ),
+            "pg_get_keywords" => (super::pg_keywords::COLUMNS, super::pg_keywords::rows()),
             _ => return Ok(None),
         };
         mem_table(cols, rows).map(Some)
@@ -510,6 +511,7 @@ const PG_CLASS: &[Col] = &[
     ("relam", 'i'),
     ("relfilenode", 'i'),
     ("reltablespace", 'i'),
+    ("relpages", 'i'),
     ("reltuples", 'i'),
     ("reltoastrelid", 'i'),
     ("relhasindex", 'b'),
@@ -551,6 +553,7 @@ fn pg_class_rows(table: &Arc<TableMeta>) -> Vec<Vec<V>> {
             V::I(OWNER_OID),
             V::I(am),
             V::I(oid),
+            V::I(0),
             V::I(0),
             V::I(-1),
             V::I(0),

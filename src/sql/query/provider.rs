@@ -33,6 +33,11 @@ pub struct EngineTable {
 }
 
 impl EngineTable {
+    /// The table whose rows this scans as themselves: none for a versions relation.
+    pub fn base_table(&self) -> Option<&Arc<TableMeta>> {
+        (self.kind == RelationKind::Table).then_some(&self.table)
+    }
+
     pub fn new(table: Arc<TableMeta>, kind: RelationKind) -> Self {
         let relation = Relation::new(Arc::clone(&table), kind, None);
         let mut fields = Vec::new();

@@ -1,7 +1,8 @@
 // pgjdbc (Debian's libpostgresql-jdbc-java) against pgwide, run by tests/client_jdbc.rs.
-// The Rust test creates `items` (id BIGINT PK, every supported type as attributes) and
-// `pairs` ((a TEXT, b BIGINT) PK, v TEXT) first. Every check throws on a mismatch, so
-// the program exits non-zero; each passing check prints a line starting with "ok ".
+// The Rust test creates `items` (id BIGINT PK, every supported type as attributes),
+// `pairs` ((a TEXT, b BIGINT) PK, v TEXT) and `quad` (a 4-column PK declared in another
+// order than its columns) first. Every check throws on a mismatch, so the program exits
+// non-zero; each passing check prints a line starting with "ok ".
 
 import java.sql.*;
 import java.util.*;
@@ -22,8 +23,8 @@ public class Client {
         props.setProperty("user", "postgres");
         // Both extended-protocol modes of the driver: default (unnamed statements, then
         // named server-side ones after prepareThreshold=5 runs) and server-side from the
-        // first run. (preferQueryMode=simple is not covered: its inlined INSERT with a
-        // bytea parameter fails to parse in pgwide.)
+        // first run; then preferQueryMode=simple, where the driver writes parameters
+        // into the SQL text (see simpleMode).
         String[][] modes = {
             {"default", null, null},
             {"prepareThreshold=1", "1", null},
@@ -42,6 +43,14 @@ public class Client {
             }
             base += 1000;
         }
+        Properties simple = (Properties) props.clone();
+        simple.setProperty("preferQueryMode", "simple");
+        try (Connection conn = DriverManager.getConnection(url, simple)) {
+            System.out.println("mode simple");
+            simpleMode(conn, base);
+            batch(conn, base, "simple");
+            transactions(conn, base, "simple");
+        }
         System.out.println("checks " + checks);
         System.out.println("ALL JDBC CHECKS PASSED");
     }
@@ -59,7 +68,7 @@ public class Client {
             }
         }
         Collections.sort(tables);
-        check(tables.equals(List.of("items", "pairs")), "getTables " + tables);
+        check(tables.equals(List.of("items", "pairs", "quad")), "getTables " + tables);
         List<String> schemas = new ArrayList<>();
         try (ResultSet rs = md.getSchemas()) {
             while (rs.next()) schemas.add(rs.getString("TABLE_SCHEM"));
@@ -85,9 +94,125 @@ public class Client {
                 "t:text:" + Types.VARCHAR + ":8:YES",
                 "bin:bytea:" + Types.BINARY + ":9:YES");
         check(cols.equals(want), "getColumns " + cols);
-        // getPrimaryKeys, getIndexInfo and getTypeInfo are not checked: pgjdbc's queries
-        // for them use information_schema._pg_expandarray (a set-returning function of a
-        // composite type) and array_upper, which pgwide does not have yet.
+        check(primaryKeys(md, "items").equals(List.of("id:1:items_pkey")), "getPrimaryKeys items " + primaryKeys(md, "items"));
+        // quad's key is (c, a, d, b): KEY_SEQ follows the key, not the column order.
+        List<String> quad = primaryKeys(md, "quad");
+        check(quad.equals(List.of("c:1:quad_pkey", "a:2:quad_pkey", "d:3:quad_pkey", "b:4:quad_pkey")), "getPrimaryKeys quad " + quad);
+        check(primaryKeys(md, "no_such_table").isEmpty(), "getPrimaryKeys of a missing table");
+        List<String> index = new ArrayList<>();
+        try (ResultSet rs = md.getIndexInfo(null, "public", "quad", false, false)) {
+            while (rs.next()) {
+                index.add(rs.getString("INDEX_NAME") + ":" + rs.getBoolean("NON_UNIQUE") + ":"
+                        + rs.getInt("ORDINAL_POSITION") + ":" + rs.getString("COLUMN_NAME") + ":"
+                        + rs.getString("ASC_OR_DESC"));
+            }
+        }
+        check(index.equals(List.of("quad_pkey:false:1:c:A", "quad_pkey:false:2:a:A", "quad_pkey:false:3:d:A",
+                "quad_pkey:false:4:b:A")), "getIndexInfo quad " + index);
+        try (ResultSet rs = md.getIndexInfo(null, "public", "items", true, false)) {
+            check(rs.next() && rs.getString("INDEX_NAME").equals("items_pkey") && rs.getString("COLUMN_NAME").equals("id")
+                    && !rs.next(), "getIndexInfo items (unique only)");
+        }
+        // PostgreSQL's keywords that are not SQL:2003 ones (pgjdbc filters the standard list).
+        List<String> keywords = Arrays.asList(md.getSQLKeywords().split(","));
+        check(keywords.contains("analyse") && keywords.contains("ilike") && !keywords.contains("select")
+                && !keywords.contains("table"), "getSQLKeywords " + keywords.size());
+        Map<String, Integer> types = new HashMap<>();
+        try (ResultSet rs = md.getTypeInfo()) {
+            while (rs.next()) types.put(rs.getString("TYPE_NAME"), rs.getInt("DATA_TYPE"));
+        }
+        check(types.get("int8") == Types.BIGINT && types.get("text") == Types.VARCHAR
+                && types.get("bytea") == Types.BINARY && types.get("bool") == Types.BIT
+                && types.get("float8") == Types.DOUBLE, "getTypeInfo " + types);
+    }
+
+    // COLUMN_NAME:KEY_SEQ:PK_NAME of each primary-key column, in the driver's order.
+    static List<String> primaryKeys(DatabaseMetaData md, String table) throws SQLException {
+        List<String> keys = new ArrayList<>();
+        try (ResultSet rs = md.getPrimaryKeys(null, "public", table)) {
+            while (rs.next()) {
+                check(rs.getString("TABLE_NAME").equals(table), "getPrimaryKeys table name");
+                keys.add(rs.getString("COLUMN_NAME") + ":" + rs.getInt("KEY_SEQ") + ":" + rs.getString("PK_NAME"));
+            }
+        }
+        return keys;
+    }
+
+    // ResultSetMetaData names each column's base table (pgjdbc looks it up by the table
+    // OID and attribute number of the RowDescription); a computed column has none.
+    static void baseTables(Connection conn) throws SQLException {
+        String[] queries = {
+            // fast path (point get), then DataFusion (a join)
+            "SELECT t, id, id + 1 AS x FROM items WHERE id = 0",
+            "SELECT i.t, p.v, i.id + 1 AS x FROM items i JOIN pairs p ON p.b = i.id",
+        };
+        String[][] want = {{"items", "items", ""}, {"items", "pairs", ""}};
+        String[][] names = {{"t", "id", "x"}, {"t", "v", "x"}};
+        for (int q = 0; q < queries.length; q++) {
+            try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery(queries[q])) {
+                ResultSetMetaData m = rs.getMetaData();
+                org.postgresql.PGResultSetMetaData pg = (org.postgresql.PGResultSetMetaData) m;
+                for (int c = 1; c <= 3; c++) {
+                    check(m.getTableName(c).equals(want[q][c - 1]), "getTableName " + queries[q] + " column " + c + ": " + m.getTableName(c));
+                    check(pg.getBaseColumnName(c).equals(want[q][c - 1].isEmpty() ? "" : names[q][c - 1]),
+                            "getBaseColumnName " + queries[q] + " column " + c + ": " + pg.getBaseColumnName(c));
+                    check(m.getColumnName(c).equals(names[q][c - 1]), "getColumnName " + m.getColumnName(c));
+                }
+            }
+        }
+    }
+
+    // preferQueryMode=simple: the driver writes every parameter into the SQL text as a
+    // literal. pgjdbc 42.5 cannot write a bytea that way (setBytes leaves a bare `?` in
+    // the statement; fixed upstream by pgjdbc/pgjdbc#3243), so bytea goes in as hex
+    // text here, and the setBytes failure is checked to be the driver's syntax error.
+    static void simpleMode(Connection conn, long base) throws SQLException {
+        String ins = "INSERT INTO items (id, b, i2, i4, i8, f4, f8, t, bin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS bytea))";
+        try (PreparedStatement ps = conn.prepareStatement(ins)) {
+            for (int k = 0; k < 4; k++) {
+                ps.setLong(1, base + k);
+                if (k % 2 == 0) {
+                    ps.setBoolean(2, k == 0);
+                    ps.setShort(3, (short) -k);
+                    ps.setInt(4, Integer.MIN_VALUE + k);
+                    ps.setLong(5, Long.MAX_VALUE - k);
+                    ps.setFloat(6, 0.25f * k);
+                    ps.setDouble(7, -Math.E * k);
+                    ps.setString(8, "it's \\ " + k);
+                    ps.setString(9, "\\x00ff100" + k);
+                } else {
+                    for (int c = 2; c <= 9; c++) ps.setNull(c, Types.VARCHAR);
+                }
+                check(ps.executeUpdate() == 1, "simple insert " + k);
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement("SELECT b, i2, i4, i8, f4, f8, t, bin FROM items WHERE id = ? AND t = ?")) {
+            ps.setLong(1, base + 2);
+            ps.setString(2, "it's \\ 2");
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next(), "simple select finds the row by text parameter");
+                check(!rs.getBoolean(1) && rs.getShort(2) == -2 && rs.getInt(3) == Integer.MIN_VALUE + 2
+                        && rs.getLong(4) == Long.MAX_VALUE - 2 && rs.getFloat(5) == 0.5f
+                        && rs.getDouble(6) == -Math.E * 2, "simple round trip of numbers and bool");
+                check(Arrays.equals(rs.getBytes(8), new byte[] {0, (byte) 0xff, 0x10, 0x02}), "simple bytea from hex text");
+                check(!rs.next(), "simple one row");
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement("SELECT count(*) FROM items WHERE id >= ? AND id < ? AND t IS NULL")) {
+            ps.setLong(1, base);
+            ps.setLong(2, base + 4);
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next() && rs.getLong(1) == 2, "simple setNull rows");
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement("SELECT id FROM items WHERE bin = ?")) {
+            ps.setBytes(1, new byte[] {1, 2});
+            ps.executeQuery();
+            check(false, "pgjdbc 42.5 writes setBytes as a bare ? in simple mode");
+        } catch (SQLException e) {
+            check("42601".equals(e.getSQLState()), "simple setBytes is the driver's syntax error " + e.getSQLState() + " " + e.getMessage());
+        }
+        baseTables(conn);
     }
 
     static void types(Connection conn, long base, String mode) throws SQLException {
@@ -156,6 +281,7 @@ public class Client {
                             check(m.getColumnTypeName(c).equals(names[c - 1]), "type name " + m.getColumnTypeName(c));
                         }
                         check(m.getColumnName(5).equals("i8"), "column name");
+                        check(m.getTableName(5).equals("items"), "table name of a point get column");
                     }
                 }
             }
@@ -252,5 +378,6 @@ public class Client {
         try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery("SELECT 1")) {
             check(rs.next() && rs.getInt(1) == 1, mode + " usable after error");
         }
+        if (mode.equals("default")) baseTables(conn);
     }
 }

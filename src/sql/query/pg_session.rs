@@ -1,0 +1,190 @@
+//! The session and server functions clients call while connecting: `current_user`,
+//! `session_user`, `user` and `current_catalog` (SQL keywords PostgreSQL lets a query
+//! write without parentheses), `current_setting` (the session's values), `set_config`,
+//! `pg_is_in_recovery`, `pg_is_wal_replay_paused` and `format`.
+
+use super::pg_functions::{quote_ident, string, text, udf, Body};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::error::Result;
+use datafusion::execution::session_state::SessionState;
+use datafusion::execution::FunctionRegistry;
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+/// A session's settings shared with its `current_setting`: the function reads them when
+/// a statement runs, so a cached plan sees a later SET too.
+#[derive(Debug, Clone, Default)]
+pub struct SharedSettings(Arc<RwLock<BTreeMap<String, String>>>);
+
+impl SharedSettings {
+    pub fn replace(&self, values: Vec<(String, String)>) {
+        let mut map = self.0.write().unwrap_or_else(|e| e.into_inner());
+        *map = values.into_iter().collect();
+    }
+
+    fn get(&self, name: &str) -> Option<String> {
+        let map = self.0.read().unwrap_or_else(|e| e.into_inner());
+        map.get(&name.to_lowercase()).cloned()
+    }
+}
+
+/// An argument as `format`'s `%s` shows it: its text form, `None` for NULL.
+fn shown(value: &ScalarValue) -> Option<String> {
+    if value.is_null() {
+        return None;
+    }
+    if let Some(s) = string(Some(value)) {
+        return Some(s.to_string());
+    }
+    match value {
+        ScalarValue::Boolean(Some(b)) => Some(if *b { "t" } else { "f" }.to_string()),
+        other => Some(other.to_string()),
+    }
+}
+
+/// `quote_literal`: a string literal PostgreSQL reads back as `value`.
+fn quote_literal(value: &str) -> String {
+    if value.contains('\\') {
+        format!("E'{}'", value.replace('\\', "\\\\").replace('\'', "''"))
+    } else {
+        format!("'{}'", value.replace('\'', "''"))
+    }
+}
+
+/// PostgreSQL's `format(fmt, args...)` with `%s`, `%I`, `%L` and `%%`, including
+/// explicit positions (`%2$s`). `None` when the format string is malformed or refers
+/// to a missing argument (PostgreSQL raises 22023 there).
+pub fn format(fmt: &str, args: &[ScalarValue]) -> Option<String> {
+    let mut out = String::new();
+    let mut next = 0usize;
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut position = String::new();
+        while let Some(d) = chars.peek().copied().filter(char::is_ascii_digit) {
+            position.push(d);
+            chars.next();
+        }
+        let index = if position.is_empty() {
+            next
+        } else {
+            if chars.next() != Some('$') {
+                return None;
+            }
+            position.parse::<usize>().ok()?.checked_sub(1)?
+        };
+        match chars.next()? {
+            '%' if position.is_empty() => out.push('%'),
+            kind @ ('s' | 'I' | 'L') => {
+                let value = shown(args.get(index)?);
+                next = index + 1;
+                match (kind, value) {
+                    ('s', Some(v)) => out.push_str(&v),
+                    ('s', None) => {}
+                    ('I', Some(v)) => out.push_str(&quote_ident(&v)),
+                    ('I', None) => return None,
+                    ('L', Some(v)) => out.push_str(&quote_literal(&v)),
+                    _ => out.push_str("NULL"),
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Registers the session functions on `state`, for the session of `user` on
+/// database `instance`.
+pub fn register(
+    state: &mut SessionState,
+    instance: &str,
+    user: &str,
+    settings: SharedSettings,
+) -> Result<()> {
+    let name = user.to_string();
+    let who: Arc<Body> = Arc::new(move |_| text(Some(name.clone())));
+    let database = instance.to_string();
+    let mut functions: Vec<(&str, DataType, Arc<Body>)> = vec![
+        (
+            "current_catalog",
+            DataType::Utf8,
+            Arc::new(move |_| text(Some(database.clone()))),
+        ),
+        (
+            "pg_is_in_recovery",
+            DataType::Boolean,
+            Arc::new(|_| ScalarValue::Boolean(Some(false))),
+        ),
+        (
+            "pg_is_wal_replay_paused",
+            DataType::Boolean,
+            Arc::new(|_| ScalarValue::Boolean(Some(false))),
+        ),
+        (
+            "format",
+            DataType::Utf8,
+            Arc::new(|a| match string(a.first()) {
+                Some(fmt) => text(format(fmt, &a[1..])),
+                None => text(None),
+            }),
+        ),
+    ];
+    for keyword in ["current_user", "session_user", "user", "current_role"] {
+        functions.push((keyword, DataType::Utf8, Arc::clone(&who)));
+    }
+    functions.push((
+        "current_setting",
+        DataType::Utf8,
+        Arc::new(move |a| text(string(a.first()).and_then(|n| settings.get(n)))),
+    ));
+    // `set_config(name, value, is_local)` returns the new value; the change itself is
+    // not applied (psycopg-based clients set bytea_output to its only value, hex).
+    functions.push((
+        "set_config",
+        DataType::Utf8,
+        Arc::new(|a| text(string(a.get(1)).map(String::from))),
+    ));
+    for (name, returns, body) in functions {
+        state.register_udf(Arc::new(udf(name, returns, body)))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &str) -> ScalarValue {
+        ScalarValue::Utf8(Some(v.to_string()))
+    }
+
+    #[test]
+    fn format_quotes_identifiers_and_literals_like_postgres() {
+        assert_eq!(
+            format(
+                "%I.%I = %L (%s%%)",
+                &[
+                    s("public"),
+                    s("My T"),
+                    s("it's"),
+                    ScalarValue::Int64(Some(5))
+                ]
+            ),
+            Some("public.\"My T\" = 'it''s' (5%)".to_string())
+        );
+        assert_eq!(
+            format("%2$s %1$s", &[s("a"), s("b")]),
+            Some("b a".to_string())
+        );
+        assert_eq!(
+            format("%L", &[ScalarValue::Utf8(None)]),
+            Some("NULL".into())
+        );
+        assert_eq!(format("%s %s", &[s("a")]), None);
+        assert_eq!(format("%x", &[s("a")]), None);
+    }
+}

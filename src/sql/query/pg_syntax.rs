@@ -1,0 +1,327 @@
+//! PostgreSQL query shapes DataFusion does not plan, rewritten in every query before
+//! it is planned: functions in FROM (the alias of a one-column function names its
+//! column; a scalar function is a one-row table), a column a wildcard repeats
+//! (`SELECT c.oid, c.*`), and ORDER BY keys that hold a subquery.
+
+use super::pg_compat::{last, plain};
+use sqlparser::ast::{self, Expr, Ident, Query, SetExpr, TableFactor, Value};
+use std::ops::ControlFlow;
+
+/// Table functions DataFusion has; a function call in FROM names one of these or is a
+/// scalar function.
+const TABLE_FUNCTIONS: &[&str] = &["generate_series", "range"];
+
+/// Rewrites what PostgreSQL allows of functions in FROM, in every query: the alias of
+/// a function returning one column also names that column (`generate_series(1, 3) AS
+/// g` has column `g`), and a scalar function there is a one-row table (Grafana's
+/// `string_to_array(current_setting('search_path'), ',') s`).
+pub fn rewrite(query: &mut Query) {
+    from_functions(query);
+    sort_by_subquery(query);
+    let _ = ast::visit_expressions_mut(query, |expr| {
+        if let Expr::Subquery(q) = expr {
+            sort_by_subquery(q);
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    repeated_columns(&mut query.body);
+    let _ = ast::visit_expressions_mut(query, |expr| {
+        match expr {
+            Expr::Subquery(q) | Expr::Exists { subquery: q, .. } => from_functions(q),
+            Expr::InSubquery { subquery, .. } => from_functions(subquery),
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// Marks the alias of a column the select list also names through a wildcard
+/// (DBeaver's `SELECT c.oid, c.* FROM pg_class c`): PostgreSQL returns both, DataFusion
+/// wants distinct names. The result column is named without the mark.
+pub const REPEATED: &str = "\u{1}repeated";
+
+fn repeated_columns(body: &mut SetExpr) {
+    let select = match body {
+        SetExpr::Select(select) => select,
+        SetExpr::Query(q) => return repeated_columns(&mut q.body),
+        SetExpr::SetOperation { left, right, .. } => {
+            repeated_columns(left);
+            return repeated_columns(right);
+        }
+        _ => return,
+    };
+    let mut all = false;
+    let mut qualifiers = Vec::new();
+    for item in &select.projection {
+        match item {
+            ast::SelectItem::Wildcard(_) => all = true,
+            ast::SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(name),
+                _,
+            ) => qualifiers.push(last(name)),
+            _ => {}
+        }
+    }
+    if !all && qualifiers.is_empty() {
+        return;
+    }
+    for item in &mut select.projection {
+        let ast::SelectItem::UnnamedExpr(expr) = item else {
+            continue;
+        };
+        let column = match &*expr {
+            Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+                let qualifier = parts[0].value.to_lowercase();
+                (all || qualifiers.contains(&qualifier)).then(|| crate::sql::expr::fold(&parts[1]))
+            }
+            Expr::Identifier(ident) => Some(crate::sql::expr::fold(ident)),
+            _ => None,
+        };
+        if let Some(column) = column {
+            *item = ast::SelectItem::ExprWithAlias {
+                expr: expr.clone(),
+                alias: Ident::with_quote('"', format!("{column}{REPEATED}")),
+            };
+        }
+    }
+}
+
+fn has_subquery(expr: &Expr) -> bool {
+    let mut found = false;
+    let _ = ast::visit_expressions(expr, |e| {
+        found |= matches!(
+            e,
+            Expr::Subquery(_) | Expr::InSubquery { .. } | Expr::Exists { .. }
+        );
+        ControlFlow::<()>::Continue(())
+    });
+    found
+}
+
+/// DataFusion cannot sort by an expression holding a subquery (Grafana orders its table
+/// list by `CASE WHEN table_schema IN (SELECT ...) THEN 0 ELSE 1 END`). Such a query
+/// computes its sort keys as extra columns of an inner query and sorts outside it:
+/// `SELECT c0 AS a FROM (SELECT a AS c0, <key> AS o0 FROM ...) ORDER BY o0`.
+fn sort_by_subquery(query: &mut Query) {
+    let Some(ast::OrderBy {
+        kind: ast::OrderByKind::Expressions(order),
+        ..
+    }) = &query.order_by
+    else {
+        return;
+    };
+    if !order.iter().any(|o| has_subquery(&o.expr)) {
+        return;
+    }
+    let SetExpr::Select(select) = &*query.body else {
+        return;
+    };
+    let mut inner = (**select).clone();
+    let mut outer = Vec::new();
+    inner.projection.clear();
+    for (i, item) in select.projection.iter().enumerate() {
+        let (expr, name) = match item {
+            ast::SelectItem::UnnamedExpr(e) => (e, crate::sql::select::output_name(e)),
+            ast::SelectItem::ExprWithAlias { expr, alias } => (expr, crate::sql::expr::fold(alias)),
+            _ => return,
+        };
+        inner.projection.push(ast::SelectItem::ExprWithAlias {
+            expr: expr.clone(),
+            alias: Ident::new(format!("pgwide_c{i}")),
+        });
+        outer.push(format!("pgwide_c{i} AS {}", Ident::with_quote('"', name)));
+    }
+    let mut keys = Vec::new();
+    for (j, o) in order.iter().enumerate() {
+        let positional = matches!(&o.expr, Expr::Value(v) if matches!(v.value, Value::Number(..)));
+        let key = if positional {
+            o.expr.to_string()
+        } else {
+            inner.projection.push(ast::SelectItem::ExprWithAlias {
+                expr: o.expr.clone(),
+                alias: Ident::new(format!("pgwide_o{j}")),
+            });
+            format!("pgwide_o{j}")
+        };
+        keys.push(format!("{key} {}", o.options));
+    }
+    let sql = format!(
+        "SELECT {} FROM ({inner}) AS pgwide_sorted ORDER BY {}",
+        outer.join(", "),
+        keys.join(", ")
+    );
+    let Ok(mut sorted) = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(&sql)
+        .and_then(|mut p| p.parse_query())
+    else {
+        return;
+    };
+    sorted.with = query.with.take();
+    sorted.limit_clause = query.limit_clause.take();
+    *query = *sorted;
+}
+
+fn from_functions(query: &mut Query) {
+    if let Some(with) = &mut query.with {
+        for cte in &mut with.cte_tables {
+            from_functions(&mut cte.query);
+        }
+    }
+    from_functions_in(&mut query.body);
+}
+
+fn from_functions_in(body: &mut SetExpr) {
+    match body {
+        SetExpr::Select(select) => {
+            for from in &mut select.from {
+                from_function(&mut from.relation);
+                for join in &mut from.joins {
+                    from_function(&mut join.relation);
+                }
+            }
+        }
+        SetExpr::Query(q) => from_functions(q),
+        SetExpr::SetOperation { left, right, .. } => {
+            from_functions_in(left);
+            from_functions_in(right);
+        }
+        _ => {}
+    }
+}
+
+fn from_function(factor: &mut TableFactor) {
+    // `pg_get_keywords()` is a catalog table here.
+    if let TableFactor::Table { name, args, .. } = factor {
+        if args.is_some() && last(name) == "pg_get_keywords" {
+            *args = None;
+            *name = ast::ObjectName::from(vec![
+                Ident::new(super::pg_catalog::PG_CATALOG),
+                Ident::new("pg_get_keywords"),
+            ]);
+            return;
+        }
+    }
+    match factor {
+        TableFactor::Derived { subquery, .. } => from_functions(subquery),
+        TableFactor::NestedJoin {
+            table_with_joins, ..
+        } => {
+            from_function(&mut table_with_joins.relation);
+            for join in &mut table_with_joins.joins {
+                from_function(&mut join.relation);
+            }
+        }
+        TableFactor::Table {
+            name,
+            alias,
+            args: Some(args),
+            with_ordinality: false,
+            ..
+        } => {
+            let function = last(name);
+            if TABLE_FUNCTIONS.contains(&function.as_str()) {
+                *name = plain(&function);
+                if let Some(alias) = alias.as_mut().filter(|a| a.columns.is_empty()) {
+                    alias.columns.push(ast::TableAliasColumnDef::from_name(
+                        alias.name.value.clone(),
+                    ));
+                }
+                return;
+            }
+            let column = alias.as_ref().map_or(function.clone(), |a| {
+                a.columns
+                    .first()
+                    .map_or_else(|| a.name.value.clone(), |c| c.name.value.clone())
+            });
+            let call = format!(
+                "SELECT {name}({}) AS {}",
+                args.args
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                Ident::with_quote('"', column)
+            );
+            let Ok(subquery) =
+                sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+                    .try_with_sql(&call)
+                    .and_then(|mut p| p.parse_query())
+            else {
+                return;
+            };
+            let alias = alias.clone().map(|mut a| {
+                a.columns.clear();
+                a
+            });
+            *factor = TableFactor::Derived {
+                lateral: false,
+                subquery,
+                alias: alias.or_else(|| {
+                    Some(ast::TableAlias {
+                        explicit: true,
+                        name: Ident::new(function),
+                        columns: Vec::new(),
+                        at: None,
+                    })
+                }),
+                sample: None,
+            };
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(sql: &str) -> Query {
+        match crate::sql::session::parse(sql).unwrap().pop().unwrap() {
+            ast::Statement::Query(q) => *q,
+            other => panic!("not a query: {other}"),
+        }
+    }
+
+    fn general(sql: &str) -> String {
+        let mut q = query(sql);
+        rewrite(&mut q);
+        q.to_string()
+    }
+
+    #[test]
+    fn functions_in_from_name_their_column_or_become_one_row_tables() {
+        assert_eq!(
+            general("SELECT g FROM pg_catalog.generate_series(1, 3) AS g"),
+            "SELECT g FROM generate_series(1, 3) AS g (g)"
+        );
+        assert_eq!(
+            general("SELECT s[1] FROM string_to_array('a,b', ',') s"),
+            "SELECT s[1] FROM (SELECT string_to_array('a,b', ',') AS \"s\") s"
+        );
+        assert_eq!(
+            general("SELECT r FROM generate_series(1, 2) AS s(r)"),
+            "SELECT r FROM generate_series(1, 2) AS s (r)"
+        );
+    }
+
+    #[test]
+    fn a_column_repeated_by_a_wildcard_gets_a_marked_alias() {
+        let sql = general("SELECT c.oid, c.*, d.x FROM pg_class c, t d");
+        assert_eq!(
+            sql,
+            format!("SELECT c.oid AS \"oid{REPEATED}\", c.*, d.x FROM pg_class c, t d")
+        );
+    }
+
+    #[test]
+    fn sorting_by_a_subquery_sorts_outside_an_inner_query() {
+        assert_eq!(
+            general(
+                "SELECT a AS x, b FROM t ORDER BY CASE WHEN a IN (SELECT 1) THEN 0 ELSE 1 END, 2 LIMIT 5"
+            ),
+            "SELECT pgwide_c0 AS \"x\", pgwide_c1 AS \"b\" FROM (SELECT a AS pgwide_c0, \
+             b AS pgwide_c1, CASE WHEN a IN (SELECT 1) THEN 0 ELSE 1 END AS pgwide_o0 FROM t) \
+             AS pgwide_sorted ORDER BY pgwide_o0, 2 LIMIT 5"
+        );
+    }
+}
