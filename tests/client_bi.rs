@@ -6,10 +6,9 @@
 //! parameterless queries; the table and column listings must name the test's tables
 //! and columns.
 
-#[path = "clients/server.rs"]
-mod server;
+mod server_process;
 
-use server::{clients_dir, Server};
+use server_process::{clients_dir, Pgwide};
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, Row, SimpleQueryMessage};
 
@@ -148,8 +147,8 @@ async fn replay(port: u16, tool: &str, entries: &[Entry], simple: bool, oid: &st
     failures
 }
 
-fn start() -> (Server, String) {
-    let server = Server::start();
+fn start() -> (Pgwide, String) {
+    let server = Pgwide::fresh();
     server.setup(&[
         "CREATE TABLE items (id BIGINT PRIMARY KEY, name TEXT, price DOUBLE PRECISION, data BYTEA)",
         "CREATE TABLE quad (a TEXT, b BIGINT, c TEXT, d BIGINT, v TEXT, PRIMARY KEY (c, a, d, b))",

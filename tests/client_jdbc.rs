@@ -5,10 +5,9 @@
 //! preferQueryMode=simple, executeBatch, commit/rollback, SQLSTATEs and
 //! ResultSetMetaData with base tables (`tests/clients/java/Client.java` holds the checks).
 
-#[path = "clients/server.rs"]
-mod server;
+mod server_process;
 
-use server::{assert_success, clients_dir, Server};
+use server_process::{assert_success, clients_dir, Pgwide};
 use std::process::Command;
 
 const JAR: &str = "/usr/share/java/postgresql.jar";
@@ -28,7 +27,7 @@ fn pgjdbc() {
         .output()
         .expect("javac runs (Java 17 is on the machine)");
     assert_success("javac Client.java", &javac);
-    let server = Server::start();
+    let server = Pgwide::fresh();
     server.setup(&[
         "CREATE TABLE items (id BIGINT PRIMARY KEY, b BOOLEAN, i2 SMALLINT, i4 INTEGER, \
          i8 BIGINT, f4 REAL, f8 DOUBLE PRECISION, t TEXT, bin BYTEA)",

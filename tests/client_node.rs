@@ -2,10 +2,9 @@
 //! `pgwide serve`: parameterized queries, every type's round trip, named prepared
 //! statements, transactions, SQLSTATEs and a pool (`tests/clients/node/client.js`).
 
-#[path = "clients/server.rs"]
-mod server;
+mod server_process;
 
-use server::{assert_success, clients_dir, Server};
+use server_process::{assert_success, clients_dir, Pgwide};
 
 #[test]
 fn node_postgres() {
@@ -14,7 +13,7 @@ fn node_postgres() {
         dir.join("node_modules/pg").is_dir(),
         "node-postgres is not installed in tests/clients/node: run scripts/test (it runs npm ci there)"
     );
-    let server = Server::start();
+    let server = Pgwide::fresh();
     server.setup(&[
         "CREATE TABLE things (id BIGINT PRIMARY KEY, b BOOLEAN, i2 SMALLINT, i4 INTEGER, \
          i8 BIGINT, f4 REAL, f8 DOUBLE PRECISION, t TEXT, bin BYTEA)",

@@ -4,10 +4,9 @@
 //! statements reused for every transaction). Every transaction must complete without
 //! error, and `pgwide.table_stats` must have counted the reads, writes and capacity units.
 
-#[path = "clients/server.rs"]
-mod server;
+mod server_process;
 
-use server::{assert_success, clients_dir, Server};
+use server_process::{assert_success, clients_dir, Pgwide};
 
 /// The number after `label` on its line of pgbench's report.
 fn number_after(report: &str, label: &str) -> u64 {
@@ -32,7 +31,7 @@ fn pgbench_custom_script_in_every_query_mode() {
         have.is_ok_and(|o| o.status.success()),
         "pgbench is missing: run scripts/test (it installs postgresql-15, which has it)"
     );
-    let server = Server::start();
+    let server = Pgwide::fresh();
     let rows: Vec<String> = (1..=100).map(|id| format!("({id}, 0)")).collect();
     server.setup(&[
         "CREATE TABLE accounts (id BIGINT PRIMARY KEY, balance BIGINT, note TEXT)",

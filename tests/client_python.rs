@@ -2,10 +2,9 @@
 //! binary, bytea, `inspect()`, the ORM's unit of work on pgwide tables, `read_sql`
 //! (`tests/clients/python/client.py` holds the checks; scripts/test installs the packages).
 
-#[path = "clients/server.rs"]
-mod server;
+mod server_process;
 
-use server::{assert_success, clients_dir, Server};
+use server_process::{assert_success, clients_dir, Pgwide};
 use std::process::Command;
 
 fn python() -> &'static str {
@@ -24,7 +23,7 @@ fn python() -> &'static str {
 #[test]
 fn psycopg_sqlalchemy_pandas() {
     let python = python();
-    let server = Server::start();
+    let server = Pgwide::fresh();
     server.setup(&[
         "CREATE TABLE users (id BIGINT PRIMARY KEY, name TEXT, score DOUBLE PRECISION, \
          active BOOLEAN, avatar BYTEA, small SMALLINT, big BIGINT, ratio REAL)",

@@ -4,8 +4,10 @@
 //! (VmHWM) must stay bounded. Prints throughput, p50/p99 latency and memory; the
 //! numbers are for reading, not asserted (timings are never asserted).
 
+mod server_process;
+
 use rand::{Rng, SeedableRng};
-use std::process::{Child, Command, Stdio};
+use server_process::Pgwide;
 use std::time::{Duration, Instant};
 use tokio_postgres::{Client, NoTls};
 
@@ -15,46 +17,6 @@ const PARTS: i64 = 20;
 const ROWS_PER_PART: i64 = 500;
 /// A generous bound on the server's peak resident memory.
 const MAX_RSS_KB: u64 = 1024 * 1024;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start(dir: &std::path::Path, port: u16) -> Server {
-    let child = Command::new(env!("CARGO_BIN_EXE_pgwide"))
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--max-connections",
-            "300",
-            "--data-dir",
-        ])
-        .arg(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("pgwide starts");
-    let server = Server(child);
-    let ready = (0..400).any(|_| {
-        std::thread::sleep(Duration::from_millis(25));
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    assert!(ready, "pgwide did not start listening");
-    server
-}
 
 /// A field of /proc/<pid>/status in kB.
 fn status_kb(pid: u32, field: &str) -> u64 {
@@ -164,9 +126,9 @@ fn two_hundred_clients_mixed_reads_and_writes() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(60);
     let dir = tempfile::tempdir().expect("tempdir");
-    let port = free_port();
-    let server = start(&dir.path().join("data"), port);
-    let pid = server.0.id();
+    let server = Pgwide::start(&dir.path().join("data"), &["--max-connections", "300"], &[]);
+    let port = server.port;
+    let pid = server.pid();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

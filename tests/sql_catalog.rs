@@ -240,3 +240,128 @@ async fn session_and_array_functions_answer_like_postgres() {
         "\"$user\", public"
     );
 }
+
+/// `set_config(name, value, is_local)` changes the setting as SET and SET LOCAL do,
+/// with SET's errors, as PostgreSQL 15 does; SET LOCAL lasts as long.
+#[tokio::test]
+async fn set_config_changes_settings_like_set() {
+    use common::{code, simple_rows};
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    let one = |sql: &'static str| {
+        let client = &client;
+        async move { simple_rows(client, sql).await }
+    };
+
+    // Session-wide: later statements, SHOW and current_setting see it.
+    assert_eq!(
+        one("SELECT set_config('statement_timeout', '1500', false)").await,
+        [["1500ms"]]
+    );
+    assert_eq!(one("SHOW statement_timeout").await, [["1500ms"]]);
+    let row = client
+        .query_one(
+            "SELECT set_config($1, $2, false), current_setting('application_name')",
+            &[&"application_name", &"via_set_config"],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "via_set_config");
+    assert_eq!(one("SHOW application_name").await, [["via_set_config"]]);
+    // Preparing the statement does not run it.
+    client
+        .prepare("SELECT set_config('application_name', 'prepared_only', false)")
+        .await
+        .unwrap();
+    assert_eq!(
+        one("SELECT current_setting('application_name')").await,
+        [["via_set_config"]]
+    );
+
+    // Local outside a transaction block: the statement is its own transaction.
+    assert_eq!(
+        one("SELECT set_config('myapp.scope', 'stmt', true)").await,
+        [["stmt"]]
+    );
+    assert_eq!(one("SHOW myapp.scope").await, [[""]]);
+    one("SELECT set_config('search_path', 'elsewhere', true)").await;
+    assert_eq!(one("SHOW search_path").await, [["\"$user\", public"]]);
+
+    // Local inside one: until COMMIT or ROLLBACK.
+    client.batch_execute("BEGIN").await.unwrap();
+    assert_eq!(
+        one("SELECT set_config('search_path', 'local_schema', true)").await,
+        [["local_schema"]]
+    );
+    assert_eq!(one("SHOW search_path").await, [["local_schema"]]);
+    one("SELECT set_config('statement_timeout', '2s', true)").await;
+    assert_eq!(one("SHOW statement_timeout").await, [["2s"]]);
+    client.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(one("SHOW search_path").await, [["\"$user\", public"]]);
+    assert_eq!(one("SHOW statement_timeout").await, [["1500ms"]]);
+    client.batch_execute("BEGIN").await.unwrap();
+    one("SELECT set_config('statement_timeout', '3s', true)").await;
+    client.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(one("SHOW statement_timeout").await, [["1500ms"]]);
+
+    // A NULL value resets to the default.
+    assert_eq!(
+        one("SELECT set_config('statement_timeout', NULL, false)").await,
+        [["0"]]
+    );
+
+    // Errors as SET gives them.
+    for (sql, want) in [
+        ("SELECT set_config('no_such_setting', '1', false)", "42704"),
+        (
+            "SELECT set_config('statement_timeout', 'abc', false)",
+            "22023",
+        ),
+        ("SELECT set_config('server_version', '1', false)", "55P02"),
+        ("SELECT set_config(NULL, '1', false)", "22004"),
+    ] {
+        assert_eq!(code(client.simple_query(sql).await), want, "{sql}");
+        assert_eq!(code(client.query(sql, &[]).await), want, "{sql}");
+    }
+    assert_eq!(
+        code(client.simple_query("SET statement_timeout = 'abc'").await),
+        "22023"
+    );
+    assert_eq!(one("SHOW statement_timeout").await, [["0"]]);
+
+    // SET LOCAL likewise: checked, and gone with its transaction.
+    assert_eq!(
+        code(
+            client
+                .simple_query("SET LOCAL statement_timeout = 'abc'")
+                .await
+        ),
+        "22023"
+    );
+    client
+        .batch_execute("SET LOCAL statement_timeout = '5s'")
+        .await
+        .unwrap();
+    assert_eq!(one("SHOW statement_timeout").await, [["0"]]);
+    client
+        .batch_execute("BEGIN; SET LOCAL search_path = local_schema")
+        .await
+        .unwrap();
+    assert_eq!(one("SHOW search_path").await, [["local_schema"]]);
+    client.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(one("SHOW search_path").await, [["\"$user\", public"]]);
+
+    // An error aborts the transaction block, as any error does.
+    client.batch_execute("BEGIN").await.unwrap();
+    assert_eq!(
+        code(
+            client
+                .simple_query("SELECT set_config('no_such_setting', '1', false)")
+                .await
+        ),
+        "42704"
+    );
+    assert_eq!(code(client.simple_query("SELECT 1").await), "25P02");
+    client.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(one("SELECT 1").await, [["1"]]);
+}

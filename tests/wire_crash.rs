@@ -5,9 +5,11 @@
 //! its value and version, and no multi-row statement visible in part. Then a SIGTERM
 //! shutdown must not lose anything either.
 
+mod server_process;
+
 use rand::{Rng, SeedableRng};
+use server_process::{free_port, Pgwide};
 use std::collections::HashMap;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,27 +25,6 @@ enum Expect {
 }
 
 type State = Arc<Mutex<HashMap<i64, Expect>>>;
-
-fn start(dir: &std::path::Path, port: u16) -> Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_pgwide"))
-        .args([
-            "serve",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--data-dir",
-        ])
-        .arg(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("pgwide starts");
-    let ready = (0..200).any(|_| {
-        std::thread::sleep(Duration::from_millis(25));
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    assert!(ready, "pgwide did not start listening");
-    child
-}
 
 async fn connect(port: u16) -> tokio_postgres::Client {
     let (client, connection) = tokio_postgres::connect(
@@ -193,18 +174,14 @@ async fn check(port: u16, state: &State) -> usize {
 async fn acknowledged_writes_survive_sigkill_and_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let base_version = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64
         - 3_600_000;
     let state: State = Arc::new(Mutex::new(HashMap::new()));
-    let mut server = start(&data, port);
+    let mut server = Pgwide::start_on(&data, port, &[], &[]);
     connect(port)
         .await
         .batch_execute("CREATE TABLE t (id BIGINT PRIMARY KEY, v BIGINT)")
@@ -226,8 +203,7 @@ async fn acknowledged_writes_survive_sigkill_and_sigterm() {
             })
             .collect();
         tokio::time::sleep(Duration::from_millis(rng.gen_range(100..600))).await;
-        server.kill().expect("SIGKILL");
-        let _ = server.wait();
+        server.kill();
         for w in writers {
             let _ = w.await;
         }
@@ -237,7 +213,7 @@ async fn acknowledged_writes_survive_sigkill_and_sigterm() {
             .values()
             .filter(|e| matches!(e, Expect::Is(Some(_))))
             .count();
-        server = start(&data, port);
+        server = Pgwide::start_on(&data, port, &[], &[]);
         check(port, &state).await;
     }
     assert!(
@@ -258,17 +234,12 @@ async fn acknowledged_writes_survive_sigkill_and_sigterm() {
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let status = Command::new("kill")
-        .args(["-TERM", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = server.wait().unwrap();
+    let exit = server.terminate();
     assert!(exit.success(), "SIGTERM shuts down cleanly: {exit:?}");
     for w in writers {
         let _ = w.await;
     }
-    let mut server = start(&data, port);
+    let mut server = Pgwide::start_on(&data, port, &[], &[]);
     let rows = check(port, &state).await;
     assert!(rows > 0);
     let _ = server.kill();

@@ -525,6 +525,47 @@ fn literal(
     }))
 }
 
+/// `s` with every part that reads no column evaluated once: parameters, casts of them
+/// and constant arithmetic become constants. A residual predicate is bound once per
+/// execution instead of recomputing `$1::text` for every row. A part whose evaluation
+/// fails is kept as it was, so the error still comes when (and if) a row needs it.
+pub fn bind(s: &Scalar, params: &[Datum]) -> Scalar {
+    if !s.reads_columns() {
+        return match eval(s, &[], params) {
+            Ok(value) => Scalar::Const(value),
+            Err(_) => s.clone(),
+        };
+    }
+    let bound = |inner: &Scalar| Box::new(bind(inner, params));
+    let all = |parts: &[Scalar]| parts.iter().map(|p| bind(p, params)).collect();
+    match s {
+        Scalar::Column(_) | Scalar::Const(_) | Scalar::Param(_) => s.clone(),
+        Scalar::Compare(op, l, r) => Scalar::Compare(*op, bound(l), bound(r)),
+        Scalar::And(parts) => Scalar::And(all(parts)),
+        Scalar::Or(parts) => Scalar::Or(all(parts)),
+        Scalar::Not(inner) => Scalar::Not(bound(inner)),
+        Scalar::IsNull(inner, negated) => Scalar::IsNull(bound(inner), *negated),
+        Scalar::InList(value, list, negated) => Scalar::InList(bound(value), all(list), *negated),
+        Scalar::Arith(op, l, r) => Scalar::Arith(*op, bound(l), bound(r)),
+        Scalar::Neg(inner) => Scalar::Neg(bound(inner)),
+        Scalar::Concat(l, r) => Scalar::Concat(bound(l), bound(r)),
+        Scalar::Like(l, r, negated, insensitive) => {
+            Scalar::Like(bound(l), bound(r), *negated, *insensitive)
+        }
+        Scalar::Cast(inner, ty) => Scalar::Cast(bound(inner), *ty),
+        Scalar::Function(f, args) => Scalar::Function(*f, all(args)),
+    }
+}
+
+/// A column's or constant's value without copying it; `None` for anything to compute.
+fn borrowed<'a>(s: &'a Scalar, row: &'a [Datum]) -> Option<&'a Datum> {
+    match s {
+        Scalar::Column(i) => Some(row.get(*i).unwrap_or(&Datum::Null)),
+        Scalar::Const(d) => Some(d),
+        _ => None,
+    }
+}
+
 /// Evaluates with SQL semantics: NULL propagates, comparisons with NULL are NULL.
 pub fn eval(s: &Scalar, row: &[Datum], params: &[Datum]) -> SqlResult<Datum> {
     Ok(match s {
@@ -534,19 +575,35 @@ pub fn eval(s: &Scalar, row: &[Datum], params: &[Datum]) -> SqlResult<Datum> {
             SqlError::new("08P01", format!("no value bound for parameter ${}", i + 1))
         })?,
         Scalar::Compare(op, l, r) => {
-            let (l, r) = (eval(l, row, params)?, eval(r, row, params)?);
-            if l == Datum::Null || r == Datum::Null {
+            // Columns and constants are compared in place: a residual over text keys
+            // would otherwise copy both strings for every row.
+            let (l_owned, r_owned);
+            let l = match borrowed(l, row) {
+                Some(d) => d,
+                None => {
+                    l_owned = eval(l, row, params)?;
+                    &l_owned
+                }
+            };
+            let r = match borrowed(r, row) {
+                Some(d) => d,
+                None => {
+                    r_owned = eval(r, row, params)?;
+                    &r_owned
+                }
+            };
+            if *l == Datum::Null || *r == Datum::Null {
                 return Ok(Datum::Null);
             }
-            match compare(&l, &r) {
+            match compare(l, r) {
                 Some(o) => Datum::Bool(op.holds(o)),
                 None => {
                     return Err(SqlError::new(
                         "42883",
                         format!(
                             "cannot compare {} with {}",
-                            super::values::render(&l),
-                            super::values::render(&r)
+                            super::values::render(l),
+                            super::values::render(r)
                         ),
                     ))
                 }
@@ -800,5 +857,51 @@ fn like(value: &[u8], pattern: &[u8]) -> bool {
             value.first() == Some(&rest[0]) && like(&value[1..], &rest[1..])
         }
         Some((c, rest)) => value.first() == Some(c) && like(&value[1..], rest),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binding_evaluates_what_reads_no_column_once() {
+        // seller_id >= $1::text AND n < 1 / $2
+        let predicate = Scalar::And(vec![
+            Scalar::Compare(
+                CmpOp::Ge,
+                Box::new(Scalar::Column(0)),
+                Box::new(Scalar::Cast(Box::new(Scalar::Param(0)), SqlType::Text)),
+            ),
+            Scalar::Compare(
+                CmpOp::Lt,
+                Box::new(Scalar::Column(1)),
+                Box::new(Scalar::Arith(
+                    ArithOp::Div,
+                    Box::new(Scalar::Const(Datum::Int(1))),
+                    Box::new(Scalar::Param(1)),
+                )),
+            ),
+        ]);
+        let params = [Datum::Int(100), Datum::Int(0)];
+        let Scalar::And(parts) = bind(&predicate, &params) else {
+            panic!("the conjunction stays a conjunction");
+        };
+        let Scalar::Compare(_, column, bound) = &parts[0] else {
+            panic!("a comparison stays a comparison");
+        };
+        assert!(matches!(**column, Scalar::Column(0)));
+        assert!(matches!(&**bound, Scalar::Const(Datum::Text(t)) if t == "100"));
+        // 1 / 0 fails: it is left to fail when a row needs it, as before binding.
+        let Scalar::Compare(_, _, division) = &parts[1] else {
+            panic!("a comparison stays a comparison");
+        };
+        assert!(matches!(**division, Scalar::Arith(..)));
+        let row = [Datum::Text("150".into()), Datum::Int(5)];
+        assert!(eval(&parts[1], &row, &params).is_err());
+        assert_eq!(
+            eval(&parts[0], &row, &params).expect("evaluates"),
+            Datum::Bool(true)
+        );
     }
 }

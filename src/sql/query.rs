@@ -17,12 +17,15 @@ mod pg_compat;
 mod pg_functions;
 mod pg_keywords;
 mod pg_session;
+mod pg_settings;
 mod pg_stats;
 mod pg_subqueries;
 mod pg_syntax;
 mod pg_tables;
 mod provider;
 mod scan;
+#[cfg(test)]
+mod test_sql;
 
 pub use errors::from_datafusion;
 pub use explain::{explain_fast_path, explain_query};
@@ -87,7 +90,7 @@ pub fn runtime(memory_mb: usize) -> SqlResult<Arc<RuntimeEnv>> {
 pub struct QueryEngine {
     state: SessionState,
     /// The session's settings, as `current_setting` reads them (see `sync_settings`).
-    settings: pg_session::SharedSettings,
+    settings: pg_settings::SharedSettings,
 }
 
 impl std::fmt::Debug for QueryEngine {
@@ -176,7 +179,7 @@ impl QueryEngine {
             .with_catalog_list(catalogs)
             .with_default_features()
             .build();
-        let settings = pg_session::SharedSettings::default();
+        let settings = pg_settings::SharedSettings::default();
         if let Err(e) = pg_functions::register(
             &mut state,
             Arc::clone(&engine),
@@ -189,10 +192,15 @@ impl QueryEngine {
         QueryEngine { state, settings }
     }
 
-    /// Gives `current_setting` the session's current settings; the session calls it
-    /// when it creates the engine and after every SET, RESET and DISCARD.
-    pub fn sync_settings(&self, values: Vec<(String, String)>) {
-        self.settings.replace(values);
+    /// Gives `current_setting` and `set_config` the session's current settings; the
+    /// session calls it when it creates the engine and after every change.
+    pub fn sync_settings(&self, settings: &super::settings::Settings) {
+        self.settings.replace(settings.all(), settings.defaults());
+    }
+
+    /// The changes `set_config` made since the last call, for the session to apply.
+    pub fn take_config_changes(&self) -> Vec<pg_settings::ConfigChange> {
+        self.settings.take_changes()
     }
 
     /// Plans a query. `given` holds the parameter types the client declared.

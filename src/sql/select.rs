@@ -5,7 +5,7 @@
 //! pushed into the engine's filter. Pages stream from the engine one at a time.
 
 use super::ddl::table_name;
-use super::expr::{compile, eval, fold, is_true, CmpOp, NoColumns, Params, Scalar};
+use super::expr::{bind, compile, eval, fold, is_true, CmpOp, NoColumns, Params, Scalar};
 use super::notices::Notices;
 use super::query::ReadMeter;
 use super::relation::{Relation, RelationKind, Source, VERSIONS_SCHEMA};
@@ -771,12 +771,13 @@ pub async fn read_rows(
         let notices = ctx.notices.clone();
         let plan = Arc::clone(&plan);
         let params = Arc::clone(&params);
+        let residual = plan.residual.as_ref().map(|r| bind(r, &params));
         move |row: &Row, out: &mut VecDeque<SqlResult<Vec<Datum>>>| {
             let mut rows = Vec::new();
             plan.relation
                 .materialize(row, &mut rows, notices.as_deref());
             for values in rows {
-                match &plan.residual {
+                match &residual {
                     None => out.push_back(Ok(values)),
                     Some(residual) => match eval(residual, &values, &params) {
                         Ok(d) if is_true(&d) => out.push_back(Ok(values)),

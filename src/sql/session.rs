@@ -22,6 +22,7 @@ use futures::{stream, StreamExt, TryStreamExt};
 use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A planned statement.
@@ -78,6 +79,9 @@ pub struct Session {
     deallocations: Vec<Option<String>>,
     /// The role's privileges (checked on every statement) and the role store.
     access: Access,
+    /// Set when a DataFusion query's rows end in an error (the client reads them after
+    /// `run` returned), so that an open transaction block is aborted as after any error.
+    query_failed: Arc<AtomicBool>,
 }
 
 pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
@@ -169,6 +173,7 @@ impl Session {
             notices: Arc::default(),
             deallocations: Vec::new(),
             access: Access::default(),
+            query_failed: Arc::default(),
         }
     }
 
@@ -275,7 +280,7 @@ impl Session {
             runtime,
             self.access.roles().cloned(),
         );
-        engine.sync_settings(self.settings.all());
+        engine.sync_settings(&self.settings);
         Ok(self.query_engine.get_or_init(|| engine))
     }
 
@@ -399,6 +404,7 @@ impl Session {
 
     /// Runs a plan, tracking the transaction: an error inside one marks it failed.
     async fn run(&mut self, plan: &Plan, params: Vec<Datum>) -> SqlResult<StatementResult> {
+        self.finish_query();
         let is_end = matches!(plan, Plan::Utility(s) if matches!(**s, Statement::Commit { .. } | Statement::Rollback { .. }));
         if self.transaction.as_ref().is_some_and(|t| t.failed) && !is_end {
             return Err(SqlError::new(
@@ -430,6 +436,14 @@ impl Session {
                 let ctx = self.read_context()?;
                 let columns = Arc::clone(&p.columns);
                 let rows = self.query_engine()?.execute(p, params, ctx).await?;
+                let failed = Arc::clone(&self.query_failed);
+                let rows = rows
+                    .inspect(move |row| {
+                        if row.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
+                    })
+                    .boxed();
                 Ok(StatementResult::Query { columns, rows })
             }
             Plan::Explain(inner, analyze) => {
@@ -536,7 +550,7 @@ impl Session {
                 }
                 Ok(command("BEGIN"))
             }
-            Statement::Commit { .. } => match self.transaction.take() {
+            Statement::Commit { .. } => match self.end_transaction() {
                 None => Ok(command("COMMIT")),
                 Some(t) if t.failed => Ok(command("ROLLBACK")),
                 Some(t) if t.staged.is_empty() => Ok(command("COMMIT")),
@@ -550,7 +564,7 @@ impl Session {
                 },
             },
             Statement::Rollback { savepoint: None, .. } => {
-                self.transaction = None;
+                self.end_transaction();
                 Ok(command("ROLLBACK"))
             }
             Statement::Deallocate { name, .. } => {
@@ -642,9 +656,9 @@ impl Session {
                 Ok(single_row(&name, self.settings.get(&name)?))
             }
             Statement::Discard { .. } => {
+                self.end_transaction();
                 self.settings.reset_all();
                 self.sync_query_settings();
-                self.transaction = None;
                 Ok(command("DISCARD ALL"))
             }
             other => Err(SqlError::unsupported(format!("statement not supported yet: {}", first_words(&other.to_string())))),
@@ -695,7 +709,10 @@ impl Session {
     fn set(&mut self, set: &ast::Set) -> SqlResult<StatementResult> {
         match set {
             ast::Set::SingleAssignment {
-                variable, values, ..
+                scope,
+                variable,
+                values,
+                ..
             } => {
                 let name = super::ddl::object_name(variable)?;
                 let name = match name.0 {
@@ -703,7 +720,23 @@ impl Session {
                     None => name.1,
                 };
                 let is_default = matches!(values.as_slice(), [ast::Expr::Identifier(i)] if i.value.eq_ignore_ascii_case("default"));
-                if is_default {
+                let local = matches!(scope, Some(ast::ContextModifier::Local));
+                if local {
+                    // SET LOCAL: until the transaction ends; outside a block the
+                    // statement is its own transaction, so only the check remains.
+                    let value = if is_default {
+                        None
+                    } else {
+                        Some(setting_value(values))
+                    };
+                    if let (Some(value), true) = (&value, name.eq_ignore_ascii_case("pgwide.as_of"))
+                    {
+                        query::parse_as_of(value)?;
+                    }
+                    let in_transaction = self.transaction.is_some();
+                    self.settings
+                        .set_config(&name, value.as_deref(), true, in_transaction)?;
+                } else if is_default {
                     self.settings.reset(&name)?;
                 } else if name.eq_ignore_ascii_case("pgwide.as_of") {
                     let value = setting_value(values);
@@ -727,10 +760,49 @@ impl Session {
 }
 
 impl Session {
+    /// Ends the transaction block, if any: SET LOCAL values end with it.
+    fn end_transaction(&mut self) -> Option<Transaction> {
+        self.settings.end_transaction();
+        self.sync_query_settings();
+        self.transaction.take()
+    }
+
+    /// What the last DataFusion query left once the client read its rows: the
+    /// `set_config` changes it made are applied, and an error in its rows aborts an
+    /// open transaction block.
+    fn finish_query(&mut self) {
+        if self.query_failed.swap(false, Ordering::Relaxed) {
+            if let Some(transaction) = self.transaction.as_mut() {
+                transaction.failed = true;
+            }
+        }
+        let Some(engine) = self.query_engine.get() else {
+            return;
+        };
+        let changes = engine.take_config_changes();
+        if changes.is_empty() {
+            return;
+        }
+        let in_transaction = self.transaction.is_some();
+        for change in changes {
+            // `set_config` checked the change already; only a race with a later SET
+            // could make it fail here.
+            if let Err(e) = self.settings.set_config(
+                &change.name,
+                change.value.as_deref(),
+                change.local,
+                in_transaction,
+            ) {
+                tracing::warn!(setting = %change.name, error = %e.message, "set_config change not applied");
+            }
+        }
+        self.sync_query_settings();
+    }
+
     /// Shows the session's settings to `current_setting` after they changed.
     fn sync_query_settings(&self) {
         if let Some(engine) = self.query_engine.get() {
-            engine.sync_settings(self.settings.all());
+            engine.sync_settings(&self.settings);
         }
     }
 
@@ -775,6 +847,7 @@ fn first_words(sql: &str) -> String {
 #[async_trait]
 impl SqlSession for Session {
     fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement>> {
+        self.finish_query();
         self.pending_template = None;
         let template = plan_cache::templatize(sql);
         if let Some(template) = &template {
@@ -835,6 +908,7 @@ impl SqlSession for Session {
         sql: &str,
         param_types: &[Option<SqlType>],
     ) -> SqlResult<Arc<PreparedStatement>> {
+        self.finish_query();
         let mut statements = parse(sql)?;
         if statements.len() > 1 {
             return Err(SqlError::syntax(
@@ -886,11 +960,12 @@ impl SqlSession for Session {
     }
 
     fn take_parameter_changes(&mut self) -> Vec<(String, String)> {
+        self.finish_query();
         self.settings.take_changes()
     }
 
     fn abort_transaction(&mut self) {
-        self.transaction = None;
+        self.end_transaction();
     }
 
     fn timeouts(&self) -> super::SessionTimeouts {

@@ -47,6 +47,8 @@ pub struct Settings {
     changes: Vec<(String, String)>,
     /// Names the client set in its startup packet; server defaults do not override them.
     from_startup: BTreeSet<String>,
+    /// Values before this transaction's first SET LOCAL of each name (`None`: unset).
+    saved: BTreeMap<String, Option<String>>,
 }
 
 impl Settings {
@@ -93,6 +95,7 @@ impl Settings {
             defaults,
             changes: Vec::new(),
             from_startup: BTreeSet::new(),
+            saved: BTreeMap::new(),
         }
     }
 
@@ -153,50 +156,75 @@ impl Settings {
 
     pub fn set(&mut self, name: &str, value: &str) -> SqlResult<()> {
         let name = name.to_lowercase();
-        if !self.known(&name) {
-            return Err(SqlError::new(
-                "42704",
-                format!("unrecognized configuration parameter \"{name}\""),
-            ));
+        let value = check(&name, value, self.known(&name))?;
+        // A session-wide SET outlives the transaction, overriding an earlier SET LOCAL.
+        self.saved.remove(&name);
+        self.store(name, value);
+        Ok(())
+    }
+
+    /// SET LOCAL: `value` until the transaction ends (`end_transaction`).
+    pub fn set_local(&mut self, name: &str, value: &str) -> SqlResult<()> {
+        let name = name.to_lowercase();
+        let value = check(&name, value, self.known(&name))?;
+        if !self.saved.contains_key(&name) {
+            self.saved
+                .insert(name.clone(), self.values.get(&name).cloned());
         }
-        if matches!(
-            name.as_str(),
-            "server_version"
-                | "server_version_num"
-                | "server_encoding"
-                | "integer_datetimes"
-                | "is_superuser"
-                | "max_identifier_length"
-        ) {
-            return Err(SqlError::new(
-                "55P02",
-                format!("parameter \"{name}\" cannot be changed"),
-            ));
-        }
-        if name == "client_encoding"
-            && !matches!(
-                value.to_uppercase().replace(['-', '_'], "").as_str(),
-                "UTF8" | "UNICODE"
-            )
-        {
-            return Err(SqlError::new(
-                "22023",
-                format!("client_encoding \"{value}\" is not supported; pgwide speaks UTF8"),
-            ));
-        }
-        let value = if name == "transaction_isolation" || name == "default_transaction_isolation" {
-            value.to_lowercase()
-        } else if TIMEOUTS.contains(&name.as_str()) {
-            show_ms(parse_timeout(&name, value)?)
-        } else {
-            value.to_string()
+        self.store(name, value);
+        Ok(())
+    }
+
+    /// `set_config(name, value, is_local)`: a NULL value returns the setting to its
+    /// default; a local change is dropped when no transaction is open, as it ends with
+    /// the statement.
+    pub fn set_config(
+        &mut self,
+        name: &str,
+        value: Option<&str>,
+        local: bool,
+        in_transaction: bool,
+    ) -> SqlResult<()> {
+        let lower = name.to_lowercase();
+        let value = match value {
+            Some(value) => value.to_string(),
+            None => self.default_value(&lower),
         };
+        match (local, in_transaction) {
+            (false, _) => self.set(&lower, &value),
+            (true, true) => self.set_local(&lower, &value),
+            (true, false) => {
+                check(&lower, &value, self.known(&lower))?;
+                // The statement was its own transaction; a custom setting it made
+                // stays, empty, as in PostgreSQL.
+                self.values.entry(lower).or_default();
+                Ok(())
+            }
+        }
+    }
+
+    /// What RESET gives `name`: its default, or empty for a custom setting.
+    pub fn default_value(&self, name: &str) -> String {
+        self.defaults.get(name).cloned().unwrap_or_default()
+    }
+
+    /// The end of a transaction: SET LOCAL values go back to what they were before. A
+    /// custom setting first made by SET LOCAL stays, empty, as in PostgreSQL.
+    pub fn end_transaction(&mut self) {
+        for (name, before) in std::mem::take(&mut self.saved) {
+            let before = before.unwrap_or_default();
+            if self.values.get(&name) != Some(&before) {
+                self.store(name, before);
+            }
+        }
+    }
+
+    fn store(&mut self, name: String, value: String) {
         if REPORTED.contains(&name.as_str()) {
             self.changes
                 .push((display_name(&name).to_string(), value.clone()));
         }
         self.values.insert(name, value);
-        Ok(())
     }
 
     pub fn reset(&mut self, name: &str) -> SqlResult<()> {
@@ -204,6 +232,7 @@ impl Settings {
         match self.defaults.get(&name).cloned() {
             Some(default) => self.set(&name, &default),
             None if name.contains('.') => {
+                self.saved.remove(&name);
                 self.values.remove(&name);
                 Ok(())
             }
@@ -238,9 +267,62 @@ impl Settings {
             .collect()
     }
 
+    /// What RESET returns each setting to.
+    pub fn defaults(&self) -> Vec<(String, String)> {
+        self.defaults
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
     pub fn take_changes(&mut self) -> Vec<(String, String)> {
         std::mem::take(&mut self.changes)
     }
+}
+
+/// Checks `value` for the setting `name` (lower case) as SET does and gives it as SHOW
+/// shows it. `known`: the setting exists (custom `a.b` names always do).
+pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
+    if !known {
+        return Err(SqlError::new(
+            "42704",
+            format!("unrecognized configuration parameter \"{name}\""),
+        ));
+    }
+    if matches!(
+        name,
+        "server_version"
+            | "server_version_num"
+            | "server_encoding"
+            | "integer_datetimes"
+            | "is_superuser"
+            | "max_identifier_length"
+    ) {
+        return Err(SqlError::new(
+            "55P02",
+            format!("parameter \"{name}\" cannot be changed"),
+        ));
+    }
+    if name == "client_encoding"
+        && !matches!(
+            value.to_uppercase().replace(['-', '_'], "").as_str(),
+            "UTF8" | "UNICODE"
+        )
+    {
+        return Err(SqlError::new(
+            "22023",
+            format!("client_encoding \"{value}\" is not supported; pgwide speaks UTF8"),
+        ));
+    }
+    Ok(
+        if name == "transaction_isolation" || name == "default_transaction_isolation" {
+            value.to_lowercase()
+        } else if TIMEOUTS.contains(&name) {
+            show_ms(parse_timeout(name, value)?)
+        } else {
+            value.to_string()
+        },
+    )
 }
 
 /// A time setting in milliseconds: a bare number is milliseconds, or a number with one

@@ -1,16 +1,20 @@
-//! Runs the real `pgwide` binary on a free loopback port over a temporary data
-//! directory, with extra flags and environment, for the auth and TLS tests.
+//! The one way tests run the real `pgwide serve` binary: on a free loopback port over a
+//! data directory (the test's, or a temporary one it owns), with extra flags and
+//! environment; it waits until the server accepts connections, runs psql, client
+//! programs and setup statements against it, and stops it by SIGTERM, SIGKILL or drop.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
 
 pub struct Pgwide {
     pub port: u16,
     pub dir: PathBuf,
     child: Option<Child>,
+    /// The data directory's parent when the server made it itself (`fresh`).
+    _temp: Option<tempfile::TempDir>,
 }
 
 /// A port nobody listens on right now.
@@ -40,6 +44,14 @@ impl Pgwide {
         Self::start_on(dir, port, args, env)
     }
 
+    /// A server with default flags over a new temporary data directory, removed with it.
+    pub fn fresh() -> Pgwide {
+        let temp = tempfile::tempdir().expect("temporary directory");
+        let mut server = Self::start(&temp.path().join("data"), &[], &[]);
+        server._temp = Some(temp);
+        server
+    }
+
     pub fn start_on(dir: &Path, port: u16, args: &[&str], env: &[(&str, &str)]) -> Pgwide {
         let mut child = command(dir, &format!("127.0.0.1:{port}"), args, env)
             .stdout(Stdio::null())
@@ -52,6 +64,7 @@ impl Pgwide {
                     port,
                     dir: dir.to_path_buf(),
                     child: Some(child),
+                    _temp: None,
                 };
             }
             if let Ok(Some(status)) = child.try_wait() {
@@ -63,12 +76,31 @@ impl Pgwide {
         panic!("pgwide did not start listening");
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     /// SIGTERM and wait: a clean shutdown.
     pub fn stop(mut self) {
+        self.terminate();
+    }
+
+    /// SIGTERM and wait, returning how the server exited.
+    pub fn terminate(&mut self) -> ExitStatus {
+        let mut child = self.child.take().expect("the server is running");
+        let sent = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "SIGTERM sent");
+        child.wait().expect("pgwide exits")
+    }
+
+    /// SIGKILL and wait: a crash.
+    pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let _ = Command::new("kill")
-                .args(["-TERM", &child.id().to_string()])
-                .status();
+            child.kill().expect("SIGKILL");
             let _ = child.wait();
         }
     }
@@ -88,6 +120,73 @@ impl Pgwide {
         }
         command.output().expect("psql runs")
     }
+
+    /// Runs psql as `postgres` on database `postgres` with `args` after the connection
+    /// options (`-f file`, `-c sql`, output flags).
+    pub fn psql_args(&self, args: &[&str]) -> Output {
+        Command::new("psql")
+            .args(["-X", "-h", "127.0.0.1", "-p", &self.port.to_string()])
+            .args(["-U", "postgres", "-d", "postgres"])
+            .args(args)
+            .output()
+            .expect("psql runs (the test command installs postgresql-client)")
+    }
+
+    /// Runs each statement in order over the simple protocol as `postgres`, failing on
+    /// the first error.
+    pub fn setup(&self, statements: &[&str]) {
+        let port = self.port;
+        block_on(async move {
+            let client = connect(port, "postgres", None, "postgres")
+                .await
+                .expect("connect for setup");
+            for sql in statements {
+                if let Err(e) = client.batch_execute(sql).await {
+                    panic!("setup statement failed: {sql}: {e:?}");
+                }
+            }
+        });
+    }
+
+    /// The rows of one query over the simple protocol, as text.
+    pub fn query(&self, sql: &str) -> Vec<Vec<Option<String>>> {
+        let port = self.port;
+        block_on(async move {
+            let client = connect(port, "postgres", None, "postgres")
+                .await
+                .expect("connect for a query");
+            let messages = client
+                .simple_query(sql)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+            messages
+                .into_iter()
+                .filter_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(row) => Some(
+                        (0..row.len())
+                            .map(|i| row.get(i).map(String::from))
+                            .collect(),
+                    ),
+                    _ => None,
+                })
+                .collect()
+        })
+    }
+
+    /// Runs a client program with PGHOST/PGPORT/PGUSER/PGDATABASE pointing at this server.
+    pub fn run(&self, program: &str, args: &[&str], cwd: &Path) -> Output {
+        Command::new(program)
+            .args(args)
+            .current_dir(cwd)
+            .env("PGHOST", "127.0.0.1")
+            .env("PGPORT", self.port.to_string())
+            .env("PGUSER", "postgres")
+            .env("PGDATABASE", "postgres")
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("cannot run {program} ({e}); run scripts/test to install the clients")
+            })
+    }
 }
 
 impl Drop for Pgwide {
@@ -97,6 +196,15 @@ impl Drop for Pgwide {
             let _ = child.wait();
         }
     }
+}
+
+/// Runs `future` to completion on a runtime of its own, for synchronous tests.
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+        .block_on(future)
 }
 
 /// A tokio-postgres connection as `user` with `password`.
@@ -126,4 +234,23 @@ pub fn code_of(e: &tokio_postgres::Error) -> (String, String) {
         Some(db) => (db.code().code().to_string(), db.message().to_string()),
         None => (String::new(), e.to_string()),
     }
+}
+
+/// `tests/clients/<sub>`.
+pub fn clients_dir(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/clients")
+        .join(sub)
+}
+
+/// Fails the test with the program's output unless it exited 0; its stdout.
+pub fn assert_success(what: &str, output: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        output.status
+    );
+    stdout
 }

@@ -574,19 +574,11 @@ pub fn rewrite(query: &mut Query) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_sql::query;
     use super::*;
 
-    fn query(sql: &str) -> Query {
-        match crate::sql::session::parse(sql).unwrap().pop().unwrap() {
-            ast::Statement::Query(q) => *q,
-            other => panic!("not a query: {other}"),
-        }
-    }
-
     fn rewritten(sql: &str) -> String {
-        let mut q = query(sql);
-        rewrite(&mut q);
-        q.to_string()
+        super::super::test_sql::rewritten(sql, rewrite)
     }
 
     #[test]

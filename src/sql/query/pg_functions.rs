@@ -55,34 +55,43 @@ impl ScalarUDFImpl for PgFunction {
         Ok(self.returns.clone())
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let rows = args.number_rows;
-        let scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let count = if scalar { 1 } else { rows };
-        let mut out = Vec::with_capacity(count);
-        for row in 0..count {
-            let values = arrays
-                .iter()
-                .map(|a| ScalarValue::try_from_array(a, row))
-                .collect::<Result<Vec<_>>>()?;
-            out.push((self.body)(&values));
-        }
-        if scalar {
-            let value = out
-                .pop()
-                .map_or_else(|| ScalarValue::try_from(&self.returns), Ok)?;
-            return Ok(ColumnarValue::Scalar(value));
-        }
-        if out.is_empty() {
-            return Ok(ColumnarValue::Array(
-                datafusion::arrow::array::new_empty_array(&self.returns),
-            ));
-        }
-        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+        row_by_row(args, &self.returns, |values| Ok((self.body)(values)))
     }
+}
+
+/// Computes a function one row at a time with `body`: once for scalar arguments.
+pub(super) fn row_by_row(
+    args: ScalarFunctionArgs,
+    returns: &DataType,
+    body: impl Fn(&[ScalarValue]) -> Result<ScalarValue>,
+) -> Result<ColumnarValue> {
+    let rows = args.number_rows;
+    let scalar = args
+        .args
+        .iter()
+        .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+    let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+    let count = if scalar { 1 } else { rows };
+    let mut out = Vec::with_capacity(count);
+    for row in 0..count {
+        let values = arrays
+            .iter()
+            .map(|a| ScalarValue::try_from_array(a, row))
+            .collect::<Result<Vec<_>>>()?;
+        out.push(body(&values)?);
+    }
+    if scalar {
+        let value = out
+            .pop()
+            .map_or_else(|| ScalarValue::try_from(returns), Ok)?;
+        return Ok(ColumnarValue::Scalar(value));
+    }
+    if out.is_empty() {
+        return Ok(ColumnarValue::Array(
+            datafusion::arrow::array::new_empty_array(returns),
+        ));
+    }
+    Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
 }
 
 pub(super) fn int(value: Option<&ScalarValue>) -> Option<i64> {
@@ -144,7 +153,7 @@ pub fn register(
     engine: Arc<Engine>,
     instance: &str,
     user: &str,
-    settings: super::pg_session::SharedSettings,
+    settings: super::pg_settings::SharedSettings,
 ) -> Result<()> {
     super::pg_arrays::register(state)?;
     super::pg_session::register(state, instance, user, settings)?;

@@ -1,7 +1,7 @@
 //! The session and server functions clients call while connecting: `current_user`,
 //! `session_user`, `user` and `current_catalog` (SQL keywords PostgreSQL lets a query
-//! write without parentheses), `current_setting` (the session's values), `set_config`,
-//! `pg_is_in_recovery`, `pg_is_wal_replay_paused` and `format`.
+//! write without parentheses), `pg_is_in_recovery`, `pg_is_wal_replay_paused` and
+//! `format`; `current_setting` and `set_config` come from `pg_settings`.
 
 use super::pg_functions::{quote_ident, string, text, udf, Body};
 use datafusion::arrow::datatypes::DataType;
@@ -9,25 +9,7 @@ use datafusion::common::ScalarValue;
 use datafusion::error::Result;
 use datafusion::execution::session_state::SessionState;
 use datafusion::execution::FunctionRegistry;
-use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
-
-/// A session's settings shared with its `current_setting`: the function reads them when
-/// a statement runs, so a cached plan sees a later SET too.
-#[derive(Debug, Clone, Default)]
-pub struct SharedSettings(Arc<RwLock<BTreeMap<String, String>>>);
-
-impl SharedSettings {
-    pub fn replace(&self, values: Vec<(String, String)>) {
-        let mut map = self.0.write().unwrap_or_else(|e| e.into_inner());
-        *map = values.into_iter().collect();
-    }
-
-    fn get(&self, name: &str) -> Option<String> {
-        let map = self.0.read().unwrap_or_else(|e| e.into_inner());
-        map.get(&name.to_lowercase()).cloned()
-    }
-}
+use std::sync::Arc;
 
 /// An argument as `format`'s `%s` shows it: its text form, `None` for NULL.
 fn shown(value: &ScalarValue) -> Option<String> {
@@ -103,7 +85,7 @@ pub fn register(
     state: &mut SessionState,
     instance: &str,
     user: &str,
-    settings: SharedSettings,
+    settings: super::pg_settings::SharedSettings,
 ) -> Result<()> {
     let name = user.to_string();
     let who: Arc<Body> = Arc::new(move |_| text(Some(name.clone())));
@@ -136,20 +118,11 @@ pub fn register(
     for keyword in ["current_user", "session_user", "user", "current_role"] {
         functions.push((keyword, DataType::Utf8, Arc::clone(&who)));
     }
-    functions.push((
-        "current_setting",
-        DataType::Utf8,
-        Arc::new(move |a| text(string(a.first()).and_then(|n| settings.get(n)))),
-    ));
-    // `set_config(name, value, is_local)` returns the new value; the change itself is
-    // not applied (psycopg-based clients set bytea_output to its only value, hex).
-    functions.push((
-        "set_config",
-        DataType::Utf8,
-        Arc::new(|a| text(string(a.get(1)).map(String::from))),
-    ));
     for (name, returns, body) in functions {
         state.register_udf(Arc::new(udf(name, returns, body)))?;
+    }
+    for function in super::pg_settings::functions(settings) {
+        state.register_udf(Arc::new(function))?;
     }
     Ok(())
 }

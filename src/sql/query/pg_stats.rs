@@ -8,7 +8,6 @@
 
 use super::pg_catalog::{mem_table, t, table_oid, CatalogSchema, Col, Kind, V};
 use crate::engine::{Engine, TableMeta};
-use crate::storage::{Direction, KeyRange};
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
@@ -22,7 +21,7 @@ use std::sync::Arc;
 /// Rows counted per table at most; a larger table reports this many, a lower bound.
 pub const COUNT_LIMIT: usize = 100_000;
 
-/// A table's stored rows and the bytes of their keys and values.
+/// A table's stored rows and bytes as the views show them (SQL bigints).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TableSize {
     pub rows: i64,
@@ -31,36 +30,21 @@ pub struct TableSize {
     pub exact: bool,
 }
 
-/// The key prefix of a table's rows: `0x01` and the table id, big-endian, as the
-/// engine's key codec (`engine/codec.rs`, `table_prefix`) lays them out. One key is one
-/// row (its marker and every cell version are packed into one value).
-fn row_prefix(table: &TableMeta) -> Vec<u8> {
-    let mut prefix = vec![0x01];
-    prefix.extend_from_slice(&table.id.to_be_bytes());
-    prefix
-}
-
-/// Counts `table`'s stored rows and bytes, up to [`COUNT_LIMIT`] rows. Rows whose
-/// cells all expired (TTL) count until garbage collection removes them.
+/// Counts `table`'s stored rows and bytes, up to [`COUNT_LIMIT`] rows
+/// (`Engine::table_size`). A failed count shows as zero and is logged: a statistics view
+/// should not fail a client's connect sequence.
 pub async fn table_size(engine: &Engine, table: &TableMeta) -> TableSize {
-    let mut size = TableSize::default();
-    let range = KeyRange::prefix(&row_prefix(table));
-    let mut visit = |key: &[u8], value: &[u8]| {
-        size.rows += 1;
-        size.bytes += (key.len() + value.len()) as i64;
-        true
-    };
-    let walked = engine
-        .backend()
-        .visit(&range, Direction::Forward, COUNT_LIMIT + 1, &mut visit)
-        .await;
-    if let Err(e) = walked {
-        tracing::warn!(table = %table.name, "counting a table's rows failed: {e}");
-        return TableSize::default();
+    match engine.table_size(table, COUNT_LIMIT).await {
+        Ok(size) => TableSize {
+            rows: i64::try_from(size.rows).unwrap_or(i64::MAX),
+            bytes: i64::try_from(size.bytes).unwrap_or(i64::MAX),
+            exact: size.exact,
+        },
+        Err(e) => {
+            tracing::warn!(table = %table.name, "counting a table's rows failed: {e}");
+            TableSize::default()
+        }
     }
-    size.exact = size.rows <= COUNT_LIMIT as i64;
-    size.rows = size.rows.min(COUNT_LIMIT as i64);
-    size
 }
 
 /// The views that need table sizes.

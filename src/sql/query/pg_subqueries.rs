@@ -195,15 +195,9 @@ impl<F: FnMut(&mut Query)> ast::VisitorMut for EachQuery<F> {
 #[cfg(test)]
 mod tests {
     use super::super::pg_compat::rewrite;
-    use super::*;
 
     fn rewritten(sql: &str) -> String {
-        let mut q = match crate::sql::session::parse(sql).unwrap().pop().unwrap() {
-            ast::Statement::Query(q) => *q,
-            other => panic!("not a query: {other}"),
-        };
-        rewrite(&mut q);
-        q.to_string()
+        super::super::test_sql::rewritten(sql, rewrite)
     }
 
     #[test]

@@ -275,17 +275,8 @@ fn from_function(factor: &mut TableFactor) {
 mod tests {
     use super::*;
 
-    fn query(sql: &str) -> Query {
-        match crate::sql::session::parse(sql).unwrap().pop().unwrap() {
-            ast::Statement::Query(q) => *q,
-            other => panic!("not a query: {other}"),
-        }
-    }
-
     fn general(sql: &str) -> String {
-        let mut q = query(sql);
-        rewrite(&mut q);
-        q.to_string()
+        super::super::test_sql::rewritten(sql, rewrite)
     }
 
     #[test]

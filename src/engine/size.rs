@@ -1,0 +1,44 @@
+//! How big a table is on the backend: its stored rows and the bytes of their keys and
+//! values, counted by walking the row keys up to a limit (statistics views and
+//! `pgwide.tables` show them; there is no maintained counter to go stale).
+
+use super::catalog::TableMeta;
+use super::codec::table_prefix;
+use super::error::EngineResult;
+use super::Engine;
+use crate::storage::{Direction, KeyRange};
+
+/// A table's stored rows and the bytes of their keys and values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableSize {
+    pub rows: u64,
+    pub bytes: u64,
+    /// Whether every row was counted (the table has at most the limit's rows); otherwise
+    /// both numbers are lower bounds.
+    pub exact: bool,
+}
+
+impl Engine {
+    /// Counts `table`'s stored rows and bytes, visiting at most `limit` rows. Rows whose
+    /// cells have all expired (TTL) count until garbage collection removes them.
+    pub async fn table_size(&self, table: &TableMeta, limit: usize) -> EngineResult<TableSize> {
+        let mut size = TableSize::default();
+        let range = KeyRange::prefix(&table_prefix(table.id));
+        let mut visit = |key: &[u8], value: &[u8]| {
+            size.rows += 1;
+            size.bytes += (key.len() + value.len()) as u64;
+            true
+        };
+        self.backend
+            .visit(
+                &range,
+                Direction::Forward,
+                limit.saturating_add(1),
+                &mut visit,
+            )
+            .await?;
+        size.exact = size.rows <= limit as u64;
+        size.rows = size.rows.min(limit as u64);
+        Ok(size)
+    }
+}
