@@ -182,6 +182,10 @@ pub(crate) struct Wal {
     current: Mutex<CurrentFile>,
     /// A file this large is due for a checkpoint.
     checkpoint_bytes: u64,
+    /// Set by the first failed write or sync. After it the file may end in a torn
+    /// record, and whatever followed would be unreadable, so nothing more is written and
+    /// no further write is acknowledged (PostgreSQL stops on a failed WAL sync too).
+    failed: Mutex<Option<String>>,
 }
 
 impl Wal {
@@ -201,6 +205,7 @@ impl Wal {
             pending: Mutex::new(Vec::new()),
             current: Mutex::new(current),
             checkpoint_bytes,
+            failed: Mutex::new(None),
         })
     }
 
@@ -227,13 +232,25 @@ impl Wal {
     /// Writes every queued record and syncs the file. Returns whether the file has grown
     /// enough to checkpoint.
     pub(crate) fn write_and_sync(&self) -> std::io::Result<bool> {
+        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = &*failed {
+            return Err(std::io::Error::other(format!(
+                "the write-ahead log failed earlier ({e}); restart the server"
+            )));
+        }
         let records = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
         let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
-        if !records.is_empty() {
-            current.file.write_all(&records)?;
-            current.bytes += records.len() as u64;
+        let written = if records.is_empty() {
+            Ok(())
+        } else {
+            current.file.write_all(&records)
         }
-        current.file.sync_data()?;
+        .and_then(|()| current.file.sync_data());
+        if let Err(e) = written {
+            *failed = Some(e.to_string());
+            return Err(e);
+        }
+        current.bytes += records.len() as u64;
         Ok(current.bytes >= self.checkpoint_bytes)
     }
 
