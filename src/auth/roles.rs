@@ -146,6 +146,16 @@ impl Roles {
         Ok(())
     }
 
+    /// Stores `role` and puts it in the cache (callers hold `writes`).
+    async fn save(&self, role: Role) -> SqlResult<()> {
+        self.persist(&role).await?;
+        self.cache
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(role.name.clone(), role);
+        Ok(())
+    }
+
     async fn persist(&self, role: &Role) -> SqlResult<()> {
         let value = serde_json::to_vec(role).map_err(storage_error)?;
         let mut batch = WriteBatch::default();
@@ -162,12 +172,7 @@ impl Roles {
                 format!("role \"{}\" already exists", role.name),
             ));
         }
-        self.persist(&role).await?;
-        self.cache
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(role.name.clone(), role);
-        Ok(())
+        self.save(role).await
     }
 
     /// Changes a role with `change`; 42704 if it does not exist.
@@ -179,12 +184,7 @@ impl Roles {
         let _writer = self.writes.lock().await;
         let mut role = self.get(name).ok_or_else(|| missing(name))?;
         change(&mut role)?;
-        self.persist(&role).await?;
-        self.cache
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(role.name.clone(), role);
-        Ok(())
+        self.save(role).await
     }
 
     /// Removes a role and its grants; `Ok(false)` if it did not exist.

@@ -6,7 +6,8 @@ use super::pg_catalog::{
     columns, mem_table, pk_columns, pkey_name, t, CatalogSchema, Col, INFORMATION_SCHEMA, OWNER,
     PG_CATALOG, TYPES, V,
 };
-use super::pg_stats::TableSize;
+use super::pg_stats::count;
+use crate::engine::TableSize;
 use datafusion::catalog::TableProvider;
 use datafusion::error::Result;
 use std::collections::HashMap;
@@ -230,7 +231,7 @@ impl CatalogSchema {
                 ];
                 row.extend(table.options.as_pairs().into_iter().map(|(_, v)| V::T(v)));
                 let size = sizes.get(&table.id).copied().unwrap_or_default();
-                row.extend([V::I(size.rows), V::I(size.bytes)]);
+                row.extend([count(size.rows), count(size.bytes)]);
                 row
             })
             .collect();

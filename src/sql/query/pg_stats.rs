@@ -7,7 +7,7 @@
 //! it is planned, so planning never waits on storage.
 
 use super::pg_catalog::{mem_table, t, table_oid, CatalogSchema, Col, Kind, V};
-use crate::engine::{Engine, TableMeta};
+use crate::engine::{Engine, TableMeta, TableSize};
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
@@ -21,30 +21,17 @@ use std::sync::Arc;
 /// Rows counted per table at most; a larger table reports this many, a lower bound.
 pub const COUNT_LIMIT: usize = 100_000;
 
-/// A table's stored rows and bytes as the views show them (SQL bigints).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TableSize {
-    pub rows: i64,
-    pub bytes: i64,
-    /// Whether every row was counted (the table has at most [`COUNT_LIMIT`] rows).
-    pub exact: bool,
-}
-
 /// Counts `table`'s stored rows and bytes, up to [`COUNT_LIMIT`] rows
 /// (`Engine::table_size`). A failed count shows as zero and is logged: a statistics view
 /// should not fail a client's connect sequence.
 pub async fn table_size(engine: &Engine, table: &TableMeta) -> TableSize {
-    match engine.table_size(table, COUNT_LIMIT).await {
-        Ok(size) => TableSize {
-            rows: i64::try_from(size.rows).unwrap_or(i64::MAX),
-            bytes: i64::try_from(size.bytes).unwrap_or(i64::MAX),
-            exact: size.exact,
-        },
-        Err(e) => {
+    engine
+        .table_size(table, COUNT_LIMIT)
+        .await
+        .unwrap_or_else(|e| {
             tracing::warn!(table = %table.name, "counting a table's rows failed: {e}");
             TableSize::default()
-        }
-    }
+        })
 }
 
 /// The views that need table sizes.
@@ -107,7 +94,7 @@ const STATIO_COLUMNS: &[Col] = &[
     ("tidx_blks_hit", 'i'),
 ];
 
-fn count(n: u64) -> V {
+pub(super) fn count(n: u64) -> V {
     V::I(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
@@ -231,7 +218,7 @@ impl CatalogSchema {
                     V::I(0),
                     V::I(0),
                     V::I(0),
-                    V::I(live),
+                    count(live),
                     V::I(0),
                     V::I(0),
                     V::I(0),
