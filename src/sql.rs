@@ -9,6 +9,7 @@ mod errors;
 mod expr;
 mod gateway;
 mod notices;
+mod paged_rows;
 mod plan_cache;
 mod query;
 mod relation;

@@ -88,7 +88,8 @@ impl<'a> RowScanner<'a> {
                 return Err(EngineError::Corrupt("row key longer than its PK".into()));
             }
             rows.push_back(match read {
-                Some(read) => StoredRow::decode_for_read(pk, key.to_vec(), value, read)?,
+                // A row decoded for a read is never written back, so it needs no key.
+                Some(read) => StoredRow::decode_for_read(pk, Vec::new(), value, read)?,
                 None => (
                     StoredRow::decode(pk, key.to_vec(), value)?,
                     Skipped::default(),

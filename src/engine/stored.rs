@@ -21,7 +21,8 @@ pub(crate) struct StoredCell {
 #[derive(Debug, Clone)]
 pub(crate) struct StoredRow {
     pub pk: PrimaryKey,
-    /// The table prefix and the encoded PK: the row's key.
+    /// The table prefix and the encoded PK: the row's key. Empty in rows a scan decoded
+    /// for a read (`RowScanner::for_read`), which are never written back.
     pub key: Vec<u8>,
     /// `None` when the row is not stored.
     pub marker: Option<RowMarker>,
@@ -196,44 +197,52 @@ impl StoredRow {
             }
         }
         let per_column = read.max_versions.unwrap_or(1).max(1);
-        // Which cells the read returns, decided on borrowed cells first: per column (cells
-        // of a column are adjacent), the table's visibility (`visible_cells`), then the
-        // read's version range and max versions.
-        let mut keep = Vec::with_capacity(self.cells.len());
-        let mut column: Option<&str> = None;
-        let (mut visible, mut taken) = (0i64, 0i64);
-        for c in &self.cells {
-            if column != Some(c.column.as_str()) {
-                column = Some(c.column.as_str());
-                visible = 0;
-                taken = 0;
+        let mut cells = self.cells;
+        if per_column == 1 && read.version_range.is_none() && read.as_of.is_none() {
+            // The common read: each column's newest version, if alive. Versions descend,
+            // so a column's alive versions are a prefix of it, and Max Versions (at least
+            // 1) shows the first of them. No per-cell bookkeeping needed.
+            cells.retain(|c| options.alive(c.version, now_ms));
+            cells.dedup_by(|later, first| later.column == first.column);
+        } else {
+            // Decided on borrowed cells first: per column (cells of a column are
+            // adjacent), the table's visibility (`visible_cells`), then the read's version
+            // range and max versions.
+            let mut keep = Vec::with_capacity(cells.len());
+            let mut column: Option<&str> = None;
+            let (mut visible, mut taken) = (0i64, 0i64);
+            for c in &cells {
+                if column != Some(c.column.as_str()) {
+                    column = Some(c.column.as_str());
+                    visible = 0;
+                    taken = 0;
+                }
+                if visible >= options.max_versions || !options.alive(c.version, now_ms) {
+                    keep.push(false);
+                    continue;
+                }
+                visible += 1;
+                if read
+                    .version_range
+                    .is_some_and(|(start, end)| c.version < start || c.version >= end)
+                    || read.as_of.is_some_and(|as_of| c.version > as_of)
+                {
+                    keep.push(false);
+                    continue;
+                }
+                taken += 1;
+                keep.push(taken <= per_column);
             }
-            if visible >= options.max_versions || !options.alive(c.version, now_ms) {
-                keep.push(false);
-                continue;
-            }
-            visible += 1;
-            if read
-                .version_range
-                .is_some_and(|(start, end)| c.version < start || c.version >= end)
-                || read.as_of.is_some_and(|as_of| c.version > as_of)
-            {
-                keep.push(false);
-                continue;
-            }
-            taken += 1;
-            keep.push(taken <= per_column);
+            let mut verdicts = keep.into_iter();
+            cells.retain(|_| verdicts.next().unwrap_or(false));
         }
-        let cells: Vec<Cell> = self
-            .cells
+        // Same fields, so this reuses the vector's allocation.
+        let cells: Vec<Cell> = cells
             .into_iter()
-            .zip(keep)
-            .filter_map(|(c, keep)| {
-                keep.then_some(Cell {
-                    column: c.column,
-                    version: c.version,
-                    value: c.value,
-                })
+            .map(|c| Cell {
+                column: c.column,
+                version: c.version,
+                value: c.value,
             })
             .collect();
         let mut row = Row { pk: self.pk, cells };

@@ -10,7 +10,6 @@
 use super::wire::patch_length;
 use crate::sql::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use bytes::{BufMut, BytesMut};
-use std::fmt::Write;
 
 /// Result column formats chosen by the client in Bind (simple queries are all text).
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +141,7 @@ pub(crate) fn put_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlRes
     match ty {
         SqlType::Bool => out.put_u8(if as_bool(datum, ty)? { b't' } else { b'f' }),
         SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
-            let _ = write!(out, "{}", as_int(datum, ty)?);
+            out.put_slice(itoa::Buffer::new().format(as_int(datum, ty)?).as_bytes())
         }
         SqlType::Float4 | SqlType::Float8 => {
             put_float_text(out, as_float(datum, ty)?, ty == SqlType::Float4)
@@ -245,9 +244,7 @@ fn put_natural_text(out: &mut BytesMut, datum: &Datum) {
     match datum {
         Datum::Null => {}
         Datum::Bool(b) => out.put_slice(if *b { b"true" } else { b"false" }),
-        Datum::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
+        Datum::Int(i) => out.put_slice(itoa::Buffer::new().format(*i).as_bytes()),
         Datum::Float(f) => put_float_text(out, *f, false),
         Datum::Text(s) => out.put_slice(s.as_bytes()),
         Datum::Bytes(b) => put_hex(out, b),
@@ -330,24 +327,6 @@ fn mismatch(datum: &Datum, ty: SqlType) -> SqlError {
     )
 }
 
-/// A fixed-size stack buffer for `{:e}` output: float formatting allocates nothing.
-struct StackText {
-    buf: [u8; 64],
-    len: usize,
-}
-
-impl Write for StackText {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        if end > self.buf.len() {
-            return Err(std::fmt::Error);
-        }
-        self.buf[self.len..end].copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
 /// Appends a float as PostgreSQL 12+ prints it (`extra_float_digits` > 0): the
 /// shortest text that reads back to the same value, in fixed notation for decimal
 /// exponents in [-4, 15) (float8) or [-4, 6) (float4), otherwise as `1.5e+20`, with
@@ -363,75 +342,99 @@ pub(crate) fn put_float_text(out: &mut BytesMut, value: f64, single: bool) {
             b"-Infinity"
         });
     }
-    // Rust's `{:e}` is already the shortest round-trip digits: `-1.2345e-5`.
-    let mut s = StackText {
-        buf: [0; 64],
-        len: 0,
-    };
-    let formatted = if single {
-        write!(s, "{:e}", value as f32)
+    // ryu finds the shortest round-trip digits (as PostgreSQL does, with its own copy
+    // of Ryū); only the layout differs, so the digits are taken out of ryu's text.
+    let mut buffer = ryu::Buffer::new();
+    let text = if single {
+        buffer.format_finite(value as f32)
     } else {
-        write!(s, "{value:e}")
+        buffer.format_finite(value)
     };
-    let text = match (formatted, std::str::from_utf8(&s.buf[..s.len])) {
-        (Ok(()), Ok(text)) => text,
-        _ => {
-            let _ = write!(out, "{value}");
-            return;
-        }
-    };
-    let (negative, text) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let (mantissa, exponent) = text.split_once('e').unwrap_or((text, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let (lead, rest) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    // `lead` is one digit; `digits` are all significant digits, without the point.
-    let digits_len = lead.len() + rest.len();
-    let digit = |i: usize| -> u8 {
-        if i < lead.len() {
-            lead.as_bytes()[i]
-        } else {
-            rest.as_bytes()[i - lead.len()]
-        }
-    };
+    let (negative, digits, exponent) = shortest_digits(text);
     if negative {
         out.put_u8(b'-');
     }
+    let digits = digits.as_slice();
+    if digits.is_empty() {
+        return out.put_u8(b'0');
+    }
     let fixed_limit = if single { 6 } else { 15 };
     if exponent < -4 || exponent >= fixed_limit {
-        out.put_slice(lead.as_bytes());
-        if !rest.is_empty() {
+        out.put_u8(digits[0]);
+        if digits.len() > 1 {
             out.put_u8(b'.');
-            out.put_slice(rest.as_bytes());
+            out.put_slice(&digits[1..]);
         }
-        let _ = write!(
-            out,
-            "e{}{:02}",
-            if exponent < 0 { '-' } else { '+' },
-            exponent.unsigned_abs()
+        out.put_slice(if exponent < 0 { b"e-" } else { b"e+" });
+        if exponent.unsigned_abs() < 10 {
+            out.put_u8(b'0');
+        }
+        out.put_slice(
+            itoa::Buffer::new()
+                .format(exponent.unsigned_abs())
+                .as_bytes(),
         );
     } else if exponent >= 0 {
         let int_len = exponent as usize + 1;
         for i in 0..int_len {
-            out.put_u8(if i < digits_len { digit(i) } else { b'0' });
+            out.put_u8(digits.get(i).copied().unwrap_or(b'0'));
         }
-        if digits_len > int_len {
+        if digits.len() > int_len {
             out.put_u8(b'.');
-            for i in int_len..digits_len {
-                out.put_u8(digit(i));
-            }
+            out.put_slice(&digits[int_len..]);
         }
     } else {
         out.put_slice(b"0.");
         for _ in 0..(-exponent - 1) {
             out.put_u8(b'0');
         }
-        for i in 0..digits_len {
-            out.put_u8(digit(i));
+        out.put_slice(digits);
+    }
+}
+
+/// Significant decimal digits, at most 17 for a double.
+struct Digits {
+    buf: [u8; 24],
+    len: usize,
+}
+
+impl Digits {
+    fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// Splits ryu's text (`-12.5`, `0.00012`, `1.5e-7`, `1e30`) into its sign, its
+/// significant digits without leading or trailing zeros (none for zero), and the
+/// decimal exponent of the first of them.
+fn shortest_digits(text: &str) -> (bool, Digits, i32) {
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, power) = match text.split_once('e') {
+        Some((m, p)) => (m, p.parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits = Digits {
+        buf: [0; 24],
+        len: 0,
+    };
+    let mut leading_zeros = 0i32;
+    for &d in whole.as_bytes().iter().chain(fraction.as_bytes()) {
+        if digits.len == 0 && d == b'0' {
+            leading_zeros += 1;
+        } else if digits.len < digits.buf.len() {
+            digits.buf[digits.len] = d;
+            digits.len += 1;
         }
     }
+    while digits.len > 0 && digits.buf[digits.len - 1] == b'0' {
+        digits.len -= 1;
+    }
+    let exponent = whole.len() as i32 - leading_zeros - 1 + power;
+    (negative, digits, exponent)
 }
 
 #[cfg(test)]
@@ -488,6 +491,13 @@ mod tests {
             (f64::NEG_INFINITY, "-Infinity"),
             (f64::NAN, "NaN"),
             (std::f64::consts::PI, "3.141592653589793"),
+            (123.456, "123.456"),
+            (-0.00012, "-0.00012"),
+            (1e22, "1e+22"),
+            (1e100, "1e+100"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (999999999999999.9, "999999999999999.9"),
         ];
         for (v, expected) in cases {
             assert_eq!(float(*v, false), *expected, "float8 {v:e}");
@@ -496,6 +506,22 @@ mod tests {
         assert_eq!(float(123456.0, true), "123456");
         assert_eq!(float(1e6, true), "1e+06");
         assert_eq!(float(f64::from(1.1f32), true), "1.1");
+        assert_eq!(float(f64::from(-3.4028235e38f32), true), "-3.4028235e+38");
+        assert_eq!(float(f64::from(1e-5f32), true), "1e-05");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn floats_read_back_exactly(bits in proptest::prelude::any::<u64>()) {
+            let v = f64::from_bits(bits);
+            proptest::prop_assume!(v.is_finite());
+            let text = float(v, false);
+            proptest::prop_assert_eq!(text.parse::<f64>().unwrap().to_bits(), v.to_bits(), "{}", text);
+            let single = f32::from_bits(bits as u32);
+            proptest::prop_assume!(single.is_finite());
+            let text = float(f64::from(single), true);
+            proptest::prop_assert_eq!(text.parse::<f32>().unwrap().to_bits(), single.to_bits(), "{}", text);
+        }
     }
 
     #[test]

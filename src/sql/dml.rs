@@ -773,7 +773,8 @@ fn returning_rows(
     let mut out = Vec::new();
     for row in rows {
         let mut materialized = Vec::new();
-        r.relation.materialize(row, &mut materialized, None);
+        r.relation
+            .materialize(row.clone(), None, |values| materialized.push(values));
         for values in materialized {
             out.push(
                 r.items

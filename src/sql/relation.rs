@@ -6,8 +6,10 @@ use super::ddl::ROWID;
 use super::expr::Scope;
 use super::notices::Notices;
 use super::types::{Datum, SqlError, SqlResult, SqlType};
-use super::values::{coerce_for_output, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum};
-use crate::engine::{Row, TableMeta, Value};
+use super::values::{
+    coerce_for_output, pk_into_datum, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum,
+};
+use crate::engine::{PkValue, Row, TableMeta, Value};
 use std::sync::Arc;
 
 /// The schema holding the versions relations.
@@ -143,39 +145,39 @@ impl Relation {
             .collect()
     }
 
-    /// SQL rows of one engine row: one for a table, one per cell version for versions.
-    /// A cell whose stored type cannot be shown losslessly in its column is NULL, and
-    /// reported to `notices` with its row and column.
-    pub fn materialize(&self, row: &Row, out: &mut Vec<Vec<Datum>>, notices: Option<&Notices>) {
+    /// SQL rows of one engine row, each handed to `emit`: one for a table, one per cell
+    /// version for versions. A cell whose stored type cannot be shown losslessly in its
+    /// column is NULL, and reported to `notices` with its row and column. The row is
+    /// taken by value so its key values move into the SQL row instead of being copied.
+    pub fn materialize(
+        &self,
+        mut row: Row,
+        notices: Option<&Notices>,
+        mut emit: impl FnMut(Vec<Datum>),
+    ) {
         match self.kind {
             RelationKind::Table => {
-                let values = self
+                // Attributes first: an odd cell's notice quotes the row's key, whose
+                // values then move into the SQL row (each key column has one relation
+                // column, so each is taken once).
+                let mut values: Vec<Datum> = self
                     .needed
                     .iter()
-                    .map(|&i| {
-                        let column = &self.columns[i];
-                        match &column.source {
-                            Source::Pk(k) => row.pk.get(*k).map_or(Datum::Null, pk_to_datum),
-                            Source::Attr(name) => row.latest(name).map_or(Datum::Null, |cell| {
-                                let shown =
-                                    coerce_for_output(value_to_datum(&cell.value), column.ty);
-                                if shown == Datum::Null {
-                                    if let Some(notices) = notices {
-                                        notices.push(self.odd_cell_notice(
-                                            row,
-                                            name,
-                                            &cell.value,
-                                            column.ty,
-                                        ));
-                                    }
-                                }
-                                shown
-                            }),
-                            _ => Datum::Null,
+                    .map(|&i| match &self.columns[i].source {
+                        Source::Attr(name) => {
+                            self.attribute(&row, name, self.columns[i].ty, notices)
                         }
+                        _ => Datum::Null,
                     })
                     .collect();
-                out.push(values);
+                for (slot, &i) in self.needed.iter().enumerate() {
+                    if let Source::Pk(k) = self.columns[i].source {
+                        if let Some(v) = row.pk.get_mut(k) {
+                            values[slot] = pk_into_datum(std::mem::replace(v, PkValue::Integer(0)));
+                        }
+                    }
+                }
+                emit(values);
             }
             RelationKind::Versions => {
                 for cell in &row.cells {
@@ -191,10 +193,24 @@ impl Relation {
                             Source::Attr(_) => Datum::Null,
                         })
                         .collect();
-                    out.push(values);
+                    emit(values);
                 }
             }
         }
+    }
+
+    /// The newest value of attribute `name` in `row` as a `ty` datum (see `materialize`).
+    /// Called before any key value has moved out of `row`, as notices quote the key.
+    fn attribute(&self, row: &Row, name: &str, ty: SqlType, notices: Option<&Notices>) -> Datum {
+        row.latest(name).map_or(Datum::Null, |cell| {
+            let shown = coerce_for_output(value_to_datum(&cell.value), ty);
+            if shown == Datum::Null {
+                if let Some(notices) = notices {
+                    notices.push(self.odd_cell_notice(row, name, &cell.value, ty));
+                }
+            }
+            shown
+        })
     }
 
     /// Says which cell is shown as NULL and why.

@@ -7,6 +7,7 @@
 use super::ddl::table_name;
 use super::expr::{bind, compile, eval, fold, is_true, CmpOp, NoColumns, Params, Scalar};
 use super::notices::Notices;
+use super::paged_rows::{PagedRows, Shape};
 use super::query::ReadMeter;
 use super::relation::{Relation, RelationKind, Source, VERSIONS_SCHEMA};
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult};
@@ -767,26 +768,22 @@ pub async fn read_rows(
         .filter(|s| s.iter().any(|(t, _)| t.id == table.id))
         .cloned();
     let engine = Arc::clone(&ctx.engine);
-    let keep = {
+    let shape: Shape = {
         let notices = ctx.notices.clone();
         let plan = Arc::clone(&plan);
         let params = Arc::clone(&params);
         let residual = plan.residual.as_ref().map(|r| bind(r, &params));
-        move |row: &Row, out: &mut VecDeque<SqlResult<Vec<Datum>>>| {
-            let mut rows = Vec::new();
+        Arc::new(move |row: Row, out: &mut VecDeque<SqlResult<Vec<Datum>>>| {
             plan.relation
-                .materialize(row, &mut rows, notices.as_deref());
-            for values in rows {
-                match &residual {
+                .materialize(row, notices.as_deref(), |values| match &residual {
                     None => out.push_back(Ok(values)),
                     Some(residual) => match eval(residual, &values, &params) {
                         Ok(d) if is_true(&d) => out.push_back(Ok(values)),
                         Ok(_) => {}
                         Err(e) => out.push_back(Err(e)),
                     },
-                }
-            }
-        }
+                });
+        })
     };
     if let Access::Keys(_) = plan.access {
         let keys = plan.keys(&params)?;
@@ -805,7 +802,9 @@ pub async fn read_rows(
                     got.rows
                 }
             };
-            rows.iter().flatten().for_each(|row| keep(row, &mut out));
+            rows.into_iter()
+                .flatten()
+                .for_each(|row| shape(row, &mut out));
         }
         return Ok(stream::iter(out).boxed());
     }
@@ -816,46 +815,27 @@ pub async fn read_rows(
         let rows = engine.preview_range(&staged, &table, &request).await?;
         meter.record(rows.len() as u64, 0);
         let mut out = VecDeque::new();
-        rows.iter().for_each(|row| keep(row, &mut out));
+        rows.into_iter().for_each(|row| shape(row, &mut out));
         return Ok(stream::iter(out).boxed());
     }
     // Without a residual every engine row is a result row, so LIMIT goes to the engine.
     if plan.residual.is_none() && plan.relation.kind == RelationKind::Table {
         request.limit = want;
     }
-    let state: (Option<RangeRequest>, VecDeque<SqlResult<Vec<Datum>>>) =
-        (Some(request), VecDeque::new());
-    Ok(stream::try_unfold(state, move |(mut request, mut buffer)| {
-        let engine = Arc::clone(&engine);
-        let table = Arc::clone(&table);
-        let keep = keep.clone();
-        let meter = Arc::clone(&meter);
-        async move {
-            loop {
-                if let Some(next) = buffer.pop_front() {
-                    return next.map(|row| Some((row, (request, buffer))));
-                }
-                let Some(current) = request.take() else {
-                    return Ok(None);
-                };
-                let page = engine.get_range(&table, &current).await?;
-                meter.record(page.rows_scanned, page.capacity.read);
-                page.rows.iter().for_each(|row| keep(row, &mut buffer));
-                if let Some(next) = page.next_start {
-                    let mut following = current;
-                    following.start = next.into_iter().map(PkBound::Value).collect();
-                    if let Some(limit) = following.limit {
-                        following.limit = Some(limit.saturating_sub(page.rows.len()));
-                        if following.limit == Some(0) {
-                            continue;
-                        }
-                    }
-                    request = Some(following);
-                }
-            }
+    Ok(PagedRows::new(engine, table, meter, shape, request).boxed())
+}
+
+/// The slots a projection of plain column references reads, when each is read once: its
+/// values can then move from the relation row instead of being copied.
+fn slot_moves(projection: &[Scalar]) -> Option<Vec<usize>> {
+    let mut slots = Vec::with_capacity(projection.len());
+    for s in projection {
+        match s {
+            Scalar::Column(i) if !slots.contains(i) => slots.push(*i),
+            _ => return None,
         }
-    })
-    .boxed())
+    }
+    Some(slots)
 }
 
 /// Runs a planned SELECT.
@@ -919,12 +899,20 @@ pub async fn execute_select(
         rows = stream::iter(all.into_iter().map(|(_, row)| Ok(row))).boxed();
     }
     let projection = plan.projection.clone();
+    let moves = slot_moves(&projection);
     let projected: RowStream = rows
         .skip(offset)
         .take(limit.unwrap_or(usize::MAX))
         .map(move |row| {
-            let row = row?;
-            projection.iter().map(|s| eval(s, &row, &params)).collect()
+            let mut row = row?;
+            match &moves {
+                Some(slots) if slots.iter().copied().eq(0..row.len()) => Ok(row),
+                Some(slots) => Ok(slots
+                    .iter()
+                    .map(|&i| row.get_mut(i).map_or(Datum::Null, std::mem::take))
+                    .collect()),
+                None => projection.iter().map(|s| eval(s, &row, &params)).collect(),
+            }
         })
         .boxed();
     Ok(StatementResult::Query {

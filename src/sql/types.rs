@@ -69,8 +69,9 @@ impl SqlType {
 
 /// One SQL value. Integers of every width travel as `Int`, floats as `Float`; the
 /// column's `SqlType` says how to put them on the wire.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum Datum {
+    #[default]
     Null,
     Bool(bool),
     Int(i64),

@@ -41,6 +41,15 @@ pub fn pk_to_datum(value: &PkValue) -> Datum {
     }
 }
 
+/// [`pk_to_datum`] of a key value the caller no longer needs: strings move, not copy.
+pub fn pk_into_datum(value: PkValue) -> Datum {
+    match value {
+        PkValue::Integer(i) => Datum::Int(i),
+        PkValue::String(s) => Datum::Text(s),
+        PkValue::Binary(b) => Datum::Bytes(b),
+    }
+}
+
 pub fn value_to_datum(value: &Value) -> Datum {
     match value {
         Value::Integer(i) => Datum::Int(*i),
