@@ -2023,6 +2023,66 @@ async fn concurrent_increments_on_a_new_row() {
     concurrent_increments(Arc::new(engine)).await;
 }
 
+/// A PutRow expecting no row is first tried without reading the row (the commit's check
+/// insists on an absent key); a row that is stored after all is read on the retry, so
+/// a live row still fails the condition, an expired one is replaced, and a key written
+/// twice in one atomic batch fails on its second write.
+#[tokio::test]
+async fn puts_expecting_no_row_see_stored_and_expired_rows() {
+    let env = env().await;
+    let t = table(&env, "t", &[("ttl", 100)]).await;
+    let insert = |key: &str, column: &str, v: i64| {
+        conditional(
+            &[s(key)],
+            RowChange::Put(vec![put(column, int(v))]),
+            Condition::row(RowExistence::ExpectNotExist),
+        )
+    };
+    put_row(&env, &t, &[s("live")], vec![put("a", int(1))]).await;
+    let result = env
+        .engine
+        .put_row(&t, insert("live", "a", 2))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.first_failure(),
+        Some((0, ConditionFailure::RowExists))
+    );
+    put_row(
+        &env,
+        &t,
+        &[s("old")],
+        vec![put("a", int(1)), put("b", int(1))],
+    )
+    .await;
+    env.clock.advance(101_000);
+    let result = env.engine.put_row(&t, insert("old", "c", 3)).await.unwrap();
+    assert_eq!(result.applied(), 1, "an expired row does not exist");
+    let row = get(&env, &t, &[s("old")], &all_versions()).await.unwrap();
+    let columns: Vec<&str> = row.cells.iter().map(|c| c.column.as_str()).collect();
+    assert_eq!(columns, ["c"]);
+    let before = snapshot(&env.engine).await;
+    let result = env
+        .engine
+        .write_rows(
+            vec![
+                (Arc::clone(&t), insert("twice", "a", 1)),
+                (Arc::clone(&t), insert("twice", "a", 2)),
+            ],
+            BatchMode::Atomic,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        result.first_failure(),
+        Some((1, ConditionFailure::RowExists))
+    );
+    assert!(
+        snapshot(&env.engine).await == before,
+        "the atomic batch left nothing"
+    );
+}
+
 #[tokio::test]
 async fn a_data_directory_of_an_older_row_format_is_refused_with_an_explanation() {
     use pgwide::storage::{Backend, WriteBatch};

@@ -7,7 +7,7 @@
 use super::capacity::Capacity;
 use super::catalog::{AttrColumn, TableMeta};
 use super::codec::row_prefix;
-use super::condition::{Condition, ConditionFailure};
+use super::condition::{Condition, ConditionFailure, RowExistence};
 use super::error::{EngineError, EngineResult};
 use super::row_format::RowMarker;
 use super::stored::{StoredCell, StoredRow};
@@ -139,6 +139,12 @@ enum Sync {
 pub(crate) struct WorkingSet {
     now: i64,
     rows: HashMap<Vec<u8>, WorkingRow>,
+    /// Take the row of a PutRow that expects none as absent, without reading it (see
+    /// `apply`). Only for a batch that commits through the backend's checks.
+    assume_new_rows: bool,
+    /// Some row was taken as absent unread: outcomes hold only if the commit's checks
+    /// confirm it.
+    assumed: bool,
 }
 
 impl WorkingSet {
@@ -146,7 +152,25 @@ impl WorkingSet {
         WorkingSet {
             now,
             rows: HashMap::new(),
+            assume_new_rows: false,
+            assumed: false,
         }
+    }
+
+    /// A working set that takes the rows of PutRows expecting no row as absent: a bulk
+    /// load or INSERT then costs one backend read per row (the commit's check) instead
+    /// of two. A row that exists after all fails that check, and the write's retry,
+    /// made without this, reads it and reports the condition failure. An attempt that
+    /// ends without those checks (a failed condition in an atomic batch, or nothing to
+    /// store) proves nothing, so it is retried the same way (`unconfirmed`).
+    fn assuming_new_rows(mut self, assume: bool) -> Self {
+        self.assume_new_rows = assume;
+        self
+    }
+
+    /// Whether the outcomes so far rest on a row taken as absent without a read.
+    fn unconfirmed(&self) -> bool {
+        self.assumed
     }
 
     /// The working copy of a row, read from the backend on first touch.
@@ -175,7 +199,24 @@ impl WorkingSet {
         write: &RowWrite,
     ) -> EngineResult<(WriteOutcome, Capacity)> {
         let now = self.now;
-        let row = self.row(engine, table, &write.pk).await?;
+        let blind = self.assume_new_rows
+            && matches!(write.change, RowChange::Put(_))
+            && write.condition.row == RowExistence::ExpectNotExist
+            && write.condition.column.is_none();
+        let row = if blind {
+            self.assumed = true;
+            let key = row_prefix(table.id, &write.pk);
+            &mut self
+                .rows
+                .entry(key.clone())
+                .or_insert_with(|| WorkingRow {
+                    original: None,
+                    row: StoredRow::absent(write.pk.clone(), key),
+                })
+                .row
+        } else {
+            self.row(engine, table, &write.pk).await?
+        };
         let before = row.current(&table.options, now);
         let mut cost = Capacity::default();
         if write.condition.reads_row() || has_increment(&write.change) {
@@ -198,6 +239,7 @@ impl WorkingSet {
     /// `None` when one did. With `Sync::Wait` the rows are durable on return; with
     /// `Sync::Later` the ticket says what to wait for.
     async fn commit(self, engine: &Engine, sync: Sync) -> EngineResult<Option<SyncTicket>> {
+        let unconfirmed = self.unconfirmed();
         let mut checks = Vec::with_capacity(self.rows.len());
         let mut batch = WriteBatch::default();
         for (key, working) in self.rows {
@@ -214,6 +256,9 @@ impl WorkingSet {
             });
         }
         if batch.is_empty() {
+            if unconfirmed {
+                return Ok(None);
+            }
             return Ok(Some(SyncTicket::default()));
         }
         Ok(match sync {
@@ -303,7 +348,9 @@ impl Engine {
             if attempt > 0 {
                 back_off(attempt).await;
             }
-            if let Some((result, ticket)) = self.try_write(&writes, mode, sync).await? {
+            if let Some((result, ticket)) =
+                self.try_write(&writes, mode, sync, attempt == 0).await?
+            {
                 self.learn_written_columns(&writes, &result).await?;
                 return Ok((result, ticket));
             }
@@ -317,16 +364,27 @@ impl Engine {
         writes: &[(Arc<TableMeta>, RowWrite)],
         mode: BatchMode,
         sync: Sync,
+        first_attempt: bool,
     ) -> EngineResult<Option<(WriteResult, SyncTicket)>> {
-        let mut set = WorkingSet::new(self.now_ms());
+        let mut set = WorkingSet::new(self.now_ms()).assuming_new_rows(first_attempt);
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
         let mut per_table: HashMap<u32, Capacity> = HashMap::new();
         for (index, (table, write)) in writes.iter().enumerate() {
-            let (outcome, cost) = set.apply(self, table, write).await?;
+            let (outcome, cost) = match set.apply(self, table, write).await {
+                Ok(applied) => applied,
+                // A later write of the batch may have failed only because of a row taken
+                // as absent unread (an increment of a column the row really has): the
+                // retry, with reads, finds out.
+                Err(_) if set.unconfirmed() => return Ok(None),
+                Err(e) => return Err(e),
+            };
             capacity += cost;
             *per_table.entry(table.id).or_default() += cost;
             if mode == BatchMode::Atomic && matches!(outcome, WriteOutcome::ConditionFailed(_)) {
+                if set.unconfirmed() {
+                    return Ok(None);
+                }
                 let mut outcomes = vec![WriteOutcome::NotApplied; writes.len()];
                 outcomes[index] = outcome;
                 let result = WriteResult {
