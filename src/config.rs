@@ -18,6 +18,9 @@ pub struct Config {
     pub max_connections: usize,
     /// Threads of the async runtime. Few threads suit few cores: fewer context switches.
     pub worker_threads: usize,
+    /// Threads that serve client connections, each with its own single-threaded
+    /// runtime (`server::ConnectionThreads`); 0 = connections run on the worker threads.
+    pub connection_threads: usize,
     /// Seconds shutdown waits for running statements before closing connections.
     pub shutdown_grace_secs: u64,
     /// Sync every acknowledged write to disk (group commit). Turn off only for
@@ -68,6 +71,7 @@ impl Default for Config {
             data_dir: PathBuf::from("./pgwide-data"),
             max_connections: 100,
             worker_threads: 2,
+            connection_threads: 2,
             shutdown_grace_secs: 10,
             durable: true,
             gc_interval_secs: 60,

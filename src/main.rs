@@ -38,7 +38,7 @@ struct ServeArgs {
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
     /// TOML configuration file (keys: listen, data_dir, max_connections,
-    /// worker_threads, shutdown_grace_secs)
+    /// worker_threads, connection_threads, shutdown_grace_secs)
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Maximum concurrent client sessions [default: 100]
@@ -47,6 +47,10 @@ struct ServeArgs {
     /// Async runtime worker threads [default: 2]
     #[arg(long, value_name = "N")]
     worker_threads: Option<usize>,
+    /// Threads that serve client connections, each with its own single-threaded
+    /// runtime; 0 = connections run on the worker threads [default: 2]
+    #[arg(long, value_name = "N")]
+    connection_threads: Option<usize>,
     /// Longest client message in bytes (a query, a Bind, a COPY chunk); longer ones end
     /// the connection with SQLSTATE 54000 [default: 5242880]
     #[arg(long, value_name = "BYTES")]
@@ -120,7 +124,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(config)) {
+    let connection_threads =
+        match pgwide::server::ConnectionThreads::start(config.connection_threads) {
+            Ok(threads) => threads,
+            Err(e) => {
+                eprintln!("pgwide: cannot start the connection threads: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+    let served = runtime.block_on(serve(config, connection_threads.handles()));
+    connection_threads.stop();
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             tracing::error!("{message}");
@@ -146,6 +160,9 @@ fn build_config(args: ServeArgs) -> Result<Config, String> {
     }
     if let Some(n) = args.worker_threads {
         config.worker_threads = n;
+    }
+    if let Some(n) = args.connection_threads {
+        config.connection_threads = n;
     }
     if let Some(n) = args.max_message_bytes {
         config.max_message_bytes = n;
@@ -186,7 +203,10 @@ fn build_config(args: ServeArgs) -> Result<Config, String> {
     Ok(config)
 }
 
-async fn serve(config: Config) -> Result<(), String> {
+async fn serve(
+    config: Config,
+    connection_runtimes: Vec<tokio::runtime::Handle>,
+) -> Result<(), String> {
     let addr: SocketAddr = config
         .listen
         .parse()
@@ -222,6 +242,7 @@ async fn serve(config: Config) -> Result<(), String> {
     options.auth = auth;
     options.require_tls = config.require_tls;
     options.tls = tls;
+    options.connection_runtimes = connection_runtimes;
     let served = pgwide::server::serve_with(listener, factory, options, shutdown_signal()).await;
     gateway.shutdown().await;
     tracing::info!("pgwide stopped");

@@ -16,12 +16,14 @@ mod encode;
 mod extended;
 mod params;
 mod startup;
+mod threads;
 mod tls;
 mod wire;
 
 #[cfg(test)]
 mod tests;
 
+pub use threads::ConnectionThreads;
 pub use tls::Tls;
 
 use crate::auth::AuthOptions;
@@ -51,6 +53,9 @@ pub struct ServerOptions {
     pub tls: Option<Tls>,
     /// Refuse clients that did not negotiate TLS (FATAL 28000).
     pub require_tls: bool,
+    /// Runtimes to serve connections on, round robin ([`ConnectionThreads`]); empty =
+    /// the runtime `serve_with` runs on.
+    pub connection_runtimes: Vec<tokio::runtime::Handle>,
 }
 
 impl Default for ServerOptions {
@@ -63,6 +68,7 @@ impl Default for ServerOptions {
             auth: AuthOptions::default(),
             tls: None,
             require_tls: false,
+            connection_runtimes: Vec::new(),
         }
     }
 }
@@ -128,6 +134,8 @@ pub async fn serve_with(
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
     let shutdown_grace = options.shutdown_grace;
+    let runtimes = options.connection_runtimes.clone();
+    let mut next_runtime = runtimes.iter().cycle();
     let shared = Arc::new(Shared::new(factory, options));
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
@@ -138,7 +146,13 @@ pub async fn serve_with(
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
                     tracing::debug!(%peer, "connection accepted");
-                    tasks.spawn(connection::run(stream, Arc::clone(&shared), stop_rx.clone()));
+                    let (shared, stop) = (Arc::clone(&shared), stop_rx.clone());
+                    match next_runtime.next() {
+                        None => {
+                            tasks.spawn(connection::run(stream, shared, stop));
+                        }
+                        Some(runtime) => spawn_on(&mut tasks, runtime, stream, shared, stop),
+                    }
                 }
                 Err(e) => {
                     // Usually out of file descriptors: back off rather than spin.
@@ -167,6 +181,33 @@ pub async fn serve_with(
         while tasks.join_next().await.is_some() {}
     }
     Ok(())
+}
+
+/// Serves `stream` on `runtime`: the socket moves to that runtime's event loop, so its
+/// readiness wakes the thread that serves it.
+fn spawn_on(
+    tasks: &mut JoinSet<()>,
+    runtime: &tokio::runtime::Handle,
+    stream: tokio::net::TcpStream,
+    shared: Arc<Shared>,
+    stop: watch::Receiver<bool>,
+) {
+    let stream = match stream.into_std() {
+        Ok(stream) => stream,
+        Err(e) => {
+            tracing::warn!(error = %e, "could not hand a connection to its thread");
+            return;
+        }
+    };
+    tasks.spawn_on(
+        async move {
+            match tokio::net::TcpStream::from_std(stream) {
+                Ok(stream) => connection::run(stream, shared, stop).await,
+                Err(e) => tracing::warn!(error = %e, "could not register a connection"),
+            }
+        },
+        runtime,
+    );
 }
 
 fn log_task_end(done: Result<(), tokio::task::JoinError>) {

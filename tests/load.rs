@@ -238,3 +238,50 @@ fn two_hundred_clients_mixed_reads_and_writes() {
     });
     drop(server);
 }
+
+/// Connections share the connection threads (`--connection-threads`, 2 by default). A
+/// statement that runs for a long time must not hold up the connections on its thread,
+/// and a CancelRequest, which arrives on a new connection that may land on that same
+/// thread, must still stop it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_statement_leaves_its_thread_to_others_and_can_be_canceled() {
+    let server = Pgwide::fresh();
+    let long = connect(server.port).await;
+    let others = futures::future::join_all((0..4).map(|_| connect(server.port))).await;
+    let cancel = long.cancel_token();
+    let running = tokio::spawn(async move {
+        long.simple_query("SELECT count(*) FROM generate_series(1, 10000000000)")
+            .await
+    });
+    // Each of the other connections (on both threads) is served while it runs; were a
+    // thread held, its query would wait for ten billion rows.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    for client in &others {
+        let answer = tokio::time::timeout(Duration::from_secs(30), client.simple_query("SELECT 1"))
+            .await
+            .expect("served while the long statement runs")
+            .expect("SELECT 1");
+        let values: Vec<Option<&str>> = answer
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(row) => Some(row.get(0)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(values, [Some("1")]);
+    }
+    cancel
+        .cancel_query(NoTls)
+        .await
+        .expect("send CancelRequest");
+    let ended = tokio::time::timeout(Duration::from_secs(60), running)
+        .await
+        .expect("the canceled statement ends")
+        .expect("task");
+    let err = ended.expect_err("the statement was canceled");
+    assert_eq!(
+        err.as_db_error().map(|e| e.code().code()),
+        Some("57014"),
+        "{err}"
+    );
+}

@@ -31,6 +31,8 @@ pub(crate) struct PagedRows {
     next: Option<RangeRequest>,
     /// The page being fetched.
     fetching: Option<PageFetch>,
+    /// Pages fetched so far.
+    pages: u64,
 }
 
 impl PagedRows {
@@ -49,6 +51,7 @@ impl PagedRows {
             buffer: VecDeque::new(),
             next: Some(request),
             fetching: None,
+            pages: 0,
         }
     }
 
@@ -101,7 +104,16 @@ impl Stream for PagedRows {
                 return Poll::Ready(None);
             };
             let (engine, table) = (Arc::clone(&this.engine), Arc::clone(&this.table));
+            let later_page = this.pages > 0;
+            this.pages += 1;
             this.fetching = Some(Box::pin(async move {
+                // The engine's reads complete without waiting, so a long scan (a
+                // `count(*)` through DataFusion) would never give its thread back. A
+                // connection thread serves other connections too, a CancelRequest among
+                // them: yield between pages (a 100-row range has one page, and no yield).
+                if later_page {
+                    tokio::task::yield_now().await;
+                }
                 let page = engine.get_range(&table, &request).await;
                 (request, page)
             }));
