@@ -209,7 +209,17 @@ mod tests {
         let config = Config::from_toml("listen = \"0.0.0.0:6000\"\nworker_threads = 4\n").unwrap();
         assert_eq!(config.listen, "0.0.0.0:6000");
         assert_eq!(config.worker_threads, 4);
+        assert_eq!(
+            config.connection_threads, 2,
+            "connections get their own threads"
+        );
         assert_eq!(config.data_dir, PathBuf::from("./pgwide-data"));
+        let pooled = Config::from_toml("connection_threads = 0\n").unwrap();
+        assert_eq!(pooled.connection_threads, 0);
+        assert!(
+            pooled.validate().is_ok(),
+            "0 = connections on the worker pool"
+        );
         assert!(Config::from_toml("listne = \"x\"").is_err());
         assert!(Config::from_toml("").unwrap().validate().is_ok());
         let zero = Config {
