@@ -144,7 +144,7 @@ pub(crate) struct WorkingSet {
     assume_new_rows: bool,
     /// Some row was taken as absent unread: outcomes hold only if the commit's checks
     /// confirm it.
-    assumed: bool,
+    unconfirmed: bool,
 }
 
 impl WorkingSet {
@@ -153,7 +153,7 @@ impl WorkingSet {
             now,
             rows: HashMap::new(),
             assume_new_rows: false,
-            assumed: false,
+            unconfirmed: false,
         }
     }
 
@@ -162,15 +162,10 @@ impl WorkingSet {
     /// of two. A row that exists after all fails that check, and the write's retry,
     /// made without this, reads it and reports the condition failure. An attempt that
     /// ends without those checks (a failed condition in an atomic batch, or nothing to
-    /// store) proves nothing, so it is retried the same way (`unconfirmed`).
+    /// store) proves nothing, so it is retried with reads (`unconfirmed`).
     fn assuming_new_rows(mut self, assume: bool) -> Self {
         self.assume_new_rows = assume;
         self
-    }
-
-    /// Whether the outcomes so far rest on a row taken as absent without a read.
-    fn unconfirmed(&self) -> bool {
-        self.assumed
     }
 
     /// The working copy of a row, read from the backend on first touch.
@@ -180,9 +175,26 @@ impl WorkingSet {
         table: &TableMeta,
         pk: &[super::types::PkValue],
     ) -> EngineResult<&mut StoredRow> {
+        self.working_row(engine, table, pk, false).await
+    }
+
+    /// [`WorkingSet::row`], or with `assume_absent` taken as absent without a read on
+    /// first touch (see `assuming_new_rows`).
+    async fn working_row(
+        &mut self,
+        engine: &Engine,
+        table: &TableMeta,
+        pk: &[super::types::PkValue],
+        assume_absent: bool,
+    ) -> EngineResult<&mut StoredRow> {
         let key = row_prefix(table.id, pk);
         if !self.rows.contains_key(&key) {
-            let (row, original) = engine.load_row(table, pk).await?;
+            let (row, original) = if assume_absent {
+                self.unconfirmed = true;
+                (StoredRow::absent(pk.to_vec(), key.clone()), None)
+            } else {
+                engine.load_row(table, pk).await?
+            };
             self.rows.insert(key.clone(), WorkingRow { original, row });
         }
         self.rows
@@ -203,20 +215,7 @@ impl WorkingSet {
             && matches!(write.change, RowChange::Put(_))
             && write.condition.row == RowExistence::ExpectNotExist
             && write.condition.column.is_none();
-        let row = if blind {
-            self.assumed = true;
-            let key = row_prefix(table.id, &write.pk);
-            &mut self
-                .rows
-                .entry(key.clone())
-                .or_insert_with(|| WorkingRow {
-                    original: None,
-                    row: StoredRow::absent(write.pk.clone(), key),
-                })
-                .row
-        } else {
-            self.row(engine, table, &write.pk).await?
-        };
+        let row = self.working_row(engine, table, &write.pk, blind).await?;
         let before = row.current(&table.options, now);
         let mut cost = Capacity::default();
         if write.condition.reads_row() || has_increment(&write.change) {
@@ -239,7 +238,7 @@ impl WorkingSet {
     /// `None` when one did. With `Sync::Wait` the rows are durable on return; with
     /// `Sync::Later` the ticket says what to wait for.
     async fn commit(self, engine: &Engine, sync: Sync) -> EngineResult<Option<SyncTicket>> {
-        let unconfirmed = self.unconfirmed();
+        let unconfirmed = self.unconfirmed;
         let mut checks = Vec::with_capacity(self.rows.len());
         let mut batch = WriteBatch::default();
         for (key, working) in self.rows {
@@ -376,13 +375,13 @@ impl Engine {
                 // A later write of the batch may have failed only because of a row taken
                 // as absent unread (an increment of a column the row really has): the
                 // retry, with reads, finds out.
-                Err(_) if set.unconfirmed() => return Ok(None),
+                Err(_) if set.unconfirmed => return Ok(None),
                 Err(e) => return Err(e),
             };
             capacity += cost;
             *per_table.entry(table.id).or_default() += cost;
             if mode == BatchMode::Atomic && matches!(outcome, WriteOutcome::ConditionFailed(_)) {
-                if set.unconfirmed() {
+                if set.unconfirmed {
                     return Ok(None);
                 }
                 let mut outcomes = vec![WriteOutcome::NotApplied; writes.len()];

@@ -825,17 +825,32 @@ pub async fn read_rows(
     Ok(PagedRows::new(engine, table, meter, shape, request).boxed())
 }
 
-/// The slots a projection of plain column references reads, when each is read once: its
-/// values can then move from the relation row instead of being copied.
-fn slot_moves(projection: &[Scalar]) -> Option<Vec<usize>> {
-    let mut slots = Vec::with_capacity(projection.len());
-    for s in projection {
-        match s {
-            Scalar::Column(i) if !slots.contains(i) => slots.push(*i),
-            _ => return None,
+/// How a SELECT list turns a relation row (slot values) into a result row, decided once
+/// per statement.
+enum Projector {
+    /// The list is the slots in order: the row is the result.
+    Whole,
+    /// Plain column references, each slot read once: values move out of the row.
+    Move(Vec<usize>),
+    /// Anything else is evaluated.
+    Evaluate,
+}
+
+impl Projector {
+    fn new(projection: &[Scalar], width: usize) -> Self {
+        let mut slots = Vec::with_capacity(projection.len());
+        for s in projection {
+            match s {
+                Scalar::Column(i) if !slots.contains(i) => slots.push(*i),
+                _ => return Projector::Evaluate,
+            }
+        }
+        if slots.iter().copied().eq(0..width) {
+            Projector::Whole
+        } else {
+            Projector::Move(slots)
         }
     }
-    Some(slots)
 }
 
 /// Runs a planned SELECT.
@@ -899,19 +914,20 @@ pub async fn execute_select(
         rows = stream::iter(all.into_iter().map(|(_, row)| Ok(row))).boxed();
     }
     let projection = plan.projection.clone();
-    let moves = slot_moves(&projection);
+    // A relation row holds one value per needed column.
+    let projector = Projector::new(&projection, read.relation.needed.len());
     let projected: RowStream = rows
         .skip(offset)
         .take(limit.unwrap_or(usize::MAX))
         .map(move |row| {
             let mut row = row?;
-            match &moves {
-                Some(slots) if slots.iter().copied().eq(0..row.len()) => Ok(row),
-                Some(slots) => Ok(slots
+            match &projector {
+                Projector::Whole => Ok(row),
+                Projector::Move(slots) => Ok(slots
                     .iter()
                     .map(|&i| row.get_mut(i).map_or(Datum::Null, std::mem::take))
                     .collect()),
-                None => projection.iter().map(|s| eval(s, &row, &params)).collect(),
+                Projector::Evaluate => projection.iter().map(|s| eval(s, &row, &params)).collect(),
             }
         })
         .boxed();
