@@ -65,11 +65,10 @@ impl SledBackend {
     /// Opens (or creates) the database in `dir`, replaying the write-ahead log.
     pub fn open(dir: &Path, options: SledOptions) -> StorageResult<Self> {
         std::fs::create_dir_all(dir).map_err(io_err)?;
-        let db = sled::Config::new()
+        let config = sled::Config::new()
             .path(dir)
-            .cache_capacity(options.cache_capacity)
-            .open()
-            .map_err(io_err)?;
+            .cache_capacity(options.cache_capacity);
+        let db = open_when_unlocked(&config).map_err(io_err)?;
         let sled_syncer = Arc::new(SledSyncer {
             db: db.clone(),
             log: File::open(dir.join("db")).map_err(io_err)?,
@@ -155,6 +154,29 @@ impl SledBackend {
             return Ok(None);
         }
         self.db.get(key).map_err(io_err)
+    }
+}
+
+/// How long an open waits for a lock that a just-closed database may still hold.
+const LOCK_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Opens sled, waiting briefly for its file lock. Dropping the last handle of a sled
+/// database does not release the lock at once: sled's background flusher thread holds
+/// it until that thread ends (sled issue #1289), so a reopen right after a close (a
+/// restart in the same process, the reopen tests under load) can find it still held.
+/// A lock held by another live process still fails, after the wait.
+fn open_when_unlocked(config: &sled::Config) -> sled::Result<sled::Db> {
+    let deadline = std::time::Instant::now() + LOCK_RELEASE_WAIT;
+    loop {
+        match config.open() {
+            Err(sled::Error::Io(e))
+                if e.to_string().contains("could not acquire lock")
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            opened => return opened,
+        }
     }
 }
 
