@@ -56,6 +56,7 @@ pub struct Engine {
     limits: Limits,
     catalog: Catalog,
     stats: StatsRegistry,
+    swept: gc::SweptTables,
 }
 
 impl Engine {
@@ -72,6 +73,7 @@ impl Engine {
             limits,
             catalog,
             stats: StatsRegistry::default(),
+            swept: gc::SweptTables::default(),
         };
         if engine.catalog.instance(DEFAULT_INSTANCE).is_err() {
             engine

@@ -6,7 +6,7 @@
 
 use pgwide::engine::{
     AttrColumn, BatchMode, Capacity, ColumnCondition, ColumnOp, CompareOp, Condition,
-    ConditionFailure, Direction, Engine, EngineError, EngineResult, Limits, ManualClock,
+    ConditionFailure, Direction, Engine, EngineError, EngineResult, GcReport, Limits, ManualClock,
     OptionValue, PkBound, PkColumn, PkType, PkValue, RangeRequest, ReadOptions, Row, RowChange,
     RowExistence, RowWrite, TableMeta, TableSpec, Value, ValueType, WriteOutcome, DEFAULT_INSTANCE,
 };
@@ -1596,6 +1596,66 @@ async fn raising_options_reveals_uncollected_data_until_gc() {
         data.iter().all(|(k, _)| k[0] == 0),
         "only catalog keys are left"
     );
+}
+
+#[tokio::test]
+async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
+    let env = env().await;
+    let t = table(&env, "t", &[("max_versions", 1)]).await;
+    let t_now = || env.engine.table(DB, "t").unwrap();
+    let three_versions = |key: &'static str| {
+        let t = &t;
+        let env = &env;
+        async move {
+            for (i, v) in [NOW - 3000, NOW - 2000, NOW - 1000].iter().enumerate() {
+                update(env, t, &[s(key)], vec![put_at("a", int(i as i64), *v)]).await;
+            }
+        }
+    };
+    three_versions("k").await;
+    let first = env.engine.gc_all().await.unwrap();
+    assert_eq!((first.rows_examined, first.versions_removed), (1, 2));
+    let idle = env.engine.gc_all().await.unwrap();
+    assert_eq!(
+        idle,
+        GcReport::default(),
+        "no writes, no TTL: the table is skipped"
+    );
+
+    three_versions("l").await;
+    let after_writes = env.engine.gc_all().await.unwrap();
+    assert_eq!(
+        (after_writes.rows_examined, after_writes.versions_removed),
+        (2, 2)
+    );
+
+    // Raising and lowering Max Versions again is a change a pass must look at, and
+    // a TTL means rows expire with time alone, so such a table is never skipped.
+    let engine = &env.engine;
+    let alter = |name: &'static str, value: i64| async move {
+        engine
+            .alter_table_options(DB, "t", &[(name.to_string(), OptionValue::Integer(value))])
+            .await
+            .unwrap()
+    };
+    alter("max_versions", 3).await;
+    update(
+        &env,
+        &t_now(),
+        &[s("k")],
+        vec![put_at("a", int(9), NOW - 500)],
+    )
+    .await;
+    assert_eq!(env.engine.gc_all().await.unwrap().versions_removed, 0);
+    alter("max_versions", 1).await;
+    let lowered = env.engine.gc_all().await.unwrap();
+    assert_eq!((lowered.rows_examined, lowered.versions_removed), (2, 1));
+    alter("ttl", 86400).await;
+    assert_eq!(env.engine.gc_all().await.unwrap().rows_examined, 2);
+    assert_eq!(env.engine.gc_all().await.unwrap().rows_examined, 2);
+    env.clock.set(NOW + 86_401_000);
+    let expired = env.engine.gc_all().await.unwrap();
+    assert_eq!((expired.rows_examined, expired.rows_removed), (2, 2));
 }
 
 #[tokio::test]

@@ -1,6 +1,11 @@
 //! Background garbage collection: removes cell versions no read can see any more (past
 //! Max Versions or the TTL) and rows that have expired entirely, reclaiming space.
 //! Visibility never depends on GC having run; it only makes removal real.
+//!
+//! The background sweep skips a table whose rows cannot hold anything new to collect:
+//! one without a TTL (nothing expires with time) that has not been written to, nor had
+//! its Max Versions changed, since its last pass began. Without that, every minute
+//! would decode every row of every read-mostly table.
 
 use super::catalog::TableMeta;
 use super::codec::table_prefix;
@@ -8,7 +13,8 @@ use super::error::EngineResult;
 use super::scan::RowScanner;
 use super::Engine;
 use crate::storage::{Check, Direction, KeyRange, WriteBatch};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// What one GC pass removed.
@@ -17,6 +23,35 @@ pub struct GcReport {
     pub rows_examined: u64,
     pub versions_removed: u64,
     pub rows_removed: u64,
+}
+
+/// A table as it was when a background pass over it began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SweptState {
+    /// The table's count of committed row writes.
+    writes: u64,
+    max_versions: i64,
+}
+
+/// The tables a background pass found nothing more to collect in, by table id.
+#[derive(Default)]
+pub(super) struct SweptTables(Mutex<HashMap<u32, SweptState>>);
+
+impl SweptTables {
+    fn get(&self, table: u32) -> Option<SweptState> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&table)
+            .copied()
+    }
+
+    fn set(&self, table: u32, state: SweptState) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(table, state);
+    }
 }
 
 impl Engine {
@@ -66,12 +101,25 @@ impl Engine {
         Ok(report)
     }
 
-    /// One pass over every table of every instance.
+    /// One pass over every table of every instance that may hold something to collect.
     pub async fn gc_all(&self) -> EngineResult<GcReport> {
         let mut total = GcReport::default();
         for instance in self.instances() {
             for table in self.tables(&instance.name)? {
+                // Taken before the pass: a write that lands during it counts as new, so
+                // the next pass looks again even if this one missed the row.
+                let state = SweptState {
+                    writes: self.stats.table(table.id).snapshot().writes,
+                    max_versions: table.options.max_versions,
+                };
+                let expires = table.options.ttl >= 0;
+                if !expires && self.swept.get(table.id) == Some(state) {
+                    continue;
+                }
                 let report = self.gc_table(&table).await?;
+                if !expires {
+                    self.swept.set(table.id, state);
+                }
                 total.rows_examined += report.rows_examined;
                 total.versions_removed += report.versions_removed;
                 total.rows_removed += report.rows_removed;
