@@ -126,6 +126,36 @@ async fn a_bad_line_is_reported_and_nothing_stays() {
         simple_rows(&client, "SELECT id FROM c").await,
         vec![vec!["1000"]]
     );
+    // Chunks of 200 rows go to the engine while later lines are parsed: a bad line or a
+    // duplicate key after chunks have been handed over still leaves nothing behind.
+    let mut long = String::new();
+    for i in 0..450 {
+        long.push_str(&format!("{i}\tr{i}\t{i}\n"));
+    }
+    let bad_late = long.replacen("420\tr420\t420", "420\tr420\tx", 1);
+    let err = copy_in(&client, "COPY c FROM STDIN", &bad_late)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().map(|c| c.code()), Some("22P02"));
+    assert!(
+        err.as_db_error()
+            .is_some_and(|e| e.message().contains("line 421")),
+        "{err:?}"
+    );
+    let duplicate_early = long.replacen("10\tr10\t10", "1000\tr10\t10", 1);
+    let err = copy_in(&client, "COPY c FROM STDIN", &duplicate_early)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code().map(|c| c.code()), Some("23505"));
+    assert!(
+        err.as_db_error()
+            .is_some_and(|e| e.message().contains("line 11")),
+        "{err:?}"
+    );
+    assert_eq!(
+        simple_rows(&client, "SELECT id FROM c").await,
+        vec![vec!["1000"]]
+    );
     // The connection is fine afterwards, and a good load of the same rows works.
     data.truncate(data.len() - "1000\tdup\t0\n".len());
     assert_eq!(

@@ -18,6 +18,7 @@ async fn conformance(backend: Arc<dyn Backend>) {
     paging_with_resume_after(backend.as_ref()).await;
     atomic_batches(backend.as_ref()).await;
     conditional_writes(backend.as_ref()).await;
+    many_absence_checks(backend.as_ref()).await;
     compare_and_swap(backend.as_ref()).await;
     concurrent_cas_increments(Arc::clone(&backend)).await;
     concurrent_disjoint_writers(Arc::clone(&backend)).await;
@@ -378,6 +379,60 @@ async fn conditional_writes(b: &dyn Backend) {
         .await
         .unwrap());
     assert!(everything(b, b"c/").await.is_empty());
+}
+
+/// A bulk load's many "this key is absent" checks: keys present around them do not
+/// matter, one present among them fails the whole batch.
+async fn many_absence_checks(b: &dyn Backend) {
+    let absent = |keys: &[&[u8]]| -> Vec<Check> {
+        keys.iter()
+            .map(|k| Check {
+                key: k.to_vec(),
+                expected: None,
+            })
+            .collect()
+    };
+    let load = |keys: &[&[u8]]| {
+        let mut batch = WriteBatch::default();
+        for k in keys {
+            batch.put(k.to_vec(), b"new".to_vec());
+        }
+        batch
+    };
+    b.write(put(b"m/a", b"old")).await.unwrap();
+    b.write(put(b"m/m", b"old")).await.unwrap();
+    b.write(put(b"m/z", b"old")).await.unwrap();
+    let before = everything(b, b"m/").await;
+    // Unsorted, with an existing key between the smallest and the largest.
+    for keys in [
+        &[&b"m/x"[..], b"m/m", b"m/b"][..],
+        &[b"m/n", b"m/c", b"m/z"],
+        &[b"m/a", b"m/b"],
+    ] {
+        assert!(
+            !b.write_if(&absent(keys), load(keys)).await.unwrap(),
+            "{keys:?} holds a present key"
+        );
+        assert_eq!(everything(b, b"m/").await, before);
+    }
+    // Present keys between them, none of them checked: an other check that fails
+    // still fails the batch, and without it the batch applies.
+    let keys: &[&[u8]] = &[b"m/y", b"m/b", b"m/n"];
+    let mut checks = absent(keys);
+    checks.push(Check {
+        key: b"m/m".to_vec(),
+        expected: Some(b"wrong".to_vec()),
+    });
+    assert!(!b.write_if(&checks, load(keys)).await.unwrap());
+    checks.pop();
+    assert!(b.write_if(&checks, load(keys)).await.unwrap());
+    // No key between them at all.
+    let keys: &[&[u8]] = &[b"m/e", b"m/d", b"m/f"];
+    assert!(b.write_if(&absent(keys), load(keys)).await.unwrap());
+    assert_eq!(everything(b, b"m/").await.len(), 9);
+    for (k, _) in everything(b, b"m/").await {
+        b.write(delete(&k)).await.unwrap();
+    }
 }
 
 async fn compare_and_swap(b: &dyn Backend) {

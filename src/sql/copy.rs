@@ -1,7 +1,8 @@
 //! COPY: `COPY t [(cols)] FROM STDIN` loads rows in text or CSV format through the
 //! engine in BatchWriteRow-sized atomic chunks (each row a PutRow EXPECT_NOT_EXIST, so an
 //! existing key is 23505). The chunks do not wait for their own sync: COPY completes once
-//! the last one is durable. A bad line is reported with its line number and the rows
+//! the last one is durable. One chunk is in flight while the next is parsed: the backend
+//! applies it on another thread (see `InFlight`). A bad line is reported with its line number and the rows
 //! already written by that COPY are deleted again, so nothing of it stays. `COPY ... TO
 //! STDOUT` runs a SELECT whose rows the server formats.
 
@@ -10,10 +11,13 @@ use super::expr::fold;
 use super::types::{CopyFormat, CopySink, Datum, SqlError, SqlResult};
 use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value};
 use crate::engine::{
-    BatchMode, ColumnOp, Condition, ConditionFailure, Engine, PkValue, PrimaryKey, RowChange,
-    RowExistence, RowWrite, SyncTicket, TableMeta, ValueType, WriteOutcome,
+    BatchMode, ColumnOp, Condition, ConditionFailure, Engine, EngineResult, PkValue, PrimaryKey,
+    RowChange, RowExistence, RowWrite, SyncTicket, TableMeta, ValueType, WriteOutcome,
+    WriteResult,
 };
 use async_trait::async_trait;
+use futures::future::BoxFuture;
+use futures::FutureExt;
 use sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, CopyOption, Ident, ObjectName};
 use std::sync::Arc;
 
@@ -166,6 +170,7 @@ pub fn copy_from(
             pending: Vec::new(),
             pending_bytes: 0,
             written: Vec::new(),
+            in_flight: None,
             written_up_to: SyncTicket::default(),
             rows: 0,
         }),
@@ -204,10 +209,23 @@ struct CopyFrom {
     pending_bytes: usize,
     /// Keys this COPY wrote, to delete again if it fails.
     written: Vec<PrimaryKey>,
+    /// The chunk handed to the engine whose outcome is not known yet.
+    in_flight: Option<InFlight>,
     /// The newest batch written: COPY waits for it to be durable once, at the end,
     /// instead of once per batch.
     written_up_to: SyncTicket,
     rows: u64,
+}
+
+/// A chunk being written. The engine prepares it on the connection's thread as soon as
+/// it is started, then the backend applies it on a blocking thread (bulk loads write
+/// unsynced), so the connection parses the next chunk meanwhile. Its outcome is taken
+/// (`CopyFrom::settle`) before the next chunk starts, so chunks apply in order and a
+/// failure names the right line.
+struct InFlight {
+    lines: Vec<u64>,
+    keys: Vec<PrimaryKey>,
+    write: BoxFuture<'static, EngineResult<(WriteResult, SyncTicket)>>,
 }
 
 fn at_line(line: u64, e: SqlError) -> SqlError {
@@ -357,6 +375,7 @@ impl CopyFrom {
         })
     }
 
+    /// Starts writing the parsed rows, once the chunk before them has been written.
     async fn write_pending(&mut self) -> SqlResult<()> {
         if self.pending.is_empty() {
             return Ok(());
@@ -378,10 +397,26 @@ impl CopyFrom {
             .map(|(_, w)| (Arc::clone(&self.table), w))
             .collect();
         let keys: Vec<PrimaryKey> = writes.iter().map(|(_, w)| w.pk.clone()).collect();
-        let (result, ticket) = self
-            .engine
-            .write_rows_unsynced(writes, BatchMode::Atomic)
-            .await?;
+        self.settle().await?;
+        let engine = Arc::clone(&self.engine);
+        let mut write =
+            async move { engine.write_rows_unsynced(writes, BatchMode::Atomic).await }.boxed();
+        // Polled once now, so the engine prepares the chunk and hands it to the backend
+        // before the next one is parsed; a chunk done at once keeps its result.
+        if let Some(done) = (&mut write).now_or_never() {
+            write = futures::future::ready(done).boxed();
+        }
+        self.in_flight = Some(InFlight { lines, keys, write });
+        Ok(())
+    }
+
+    /// Waits for the chunk in flight and takes its outcome: its rows count as written,
+    /// or its failure becomes the COPY's error.
+    async fn settle(&mut self) -> SqlResult<()> {
+        let Some(InFlight { lines, keys, write }) = self.in_flight.take() else {
+            return Ok(());
+        };
+        let (result, ticket) = write.await?;
         self.written_up_to = self.written_up_to.max(ticket);
         if let Some((index, failure)) = result.first_failure() {
             let what = match failure {
@@ -408,6 +443,10 @@ impl CopyFrom {
 
     /// Deletes every row this COPY wrote.
     async fn undo(&mut self) {
+        // The chunk in flight may have been written; its failure is not this error.
+        if let Err(e) = self.settle().await {
+            tracing::debug!("the last chunk of a failed COPY was not written: {e}");
+        }
         let chunk = self.engine.limits().max_batch_write_rows.max(1);
         for keys in self.written.chunks(chunk) {
             let deletes = keys
@@ -447,6 +486,7 @@ impl CopySink for CopyFrom {
         let result = async {
             self.take_records(true).await?;
             self.write_pending().await?;
+            self.settle().await?;
             // Acknowledged only once every written row is durable.
             Ok(self.engine.wait_durable(self.written_up_to).await?)
         }

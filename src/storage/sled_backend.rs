@@ -49,12 +49,19 @@ impl Default for SledOptions {
 
 /// sled behind the `Backend` trait.
 pub struct SledBackend {
+    writer: Writer,
+    sled_syncer: Arc<SledSyncer>,
+}
+
+/// What applying a batch needs; cheap to clone, so a batch can be applied on another
+/// thread (`write_if_unsynced`).
+#[derive(Clone)]
+struct Writer {
     db: sled::Db,
     /// Held while a batch is checked and applied; holds the last record's sequence number.
     write_lock: Arc<Mutex<u64>>,
     /// The write-ahead log and the sync thread that writes it, when durable.
     durability: Option<(Arc<Wal>, Arc<GroupCommit>)>,
-    sled_syncer: Arc<SledSyncer>,
 }
 
 fn io_err(e: impl std::fmt::Display) -> StorageError {
@@ -98,9 +105,11 @@ impl SledBackend {
             None
         };
         Ok(SledBackend {
-            db,
-            write_lock,
-            durability,
+            writer: Writer {
+                db,
+                write_lock,
+                durability,
+            },
             sled_syncer,
         })
     }
@@ -108,15 +117,17 @@ impl SledBackend {
     /// Makes everything written durable in sled itself, stops the sync thread and
     /// deletes the log files sled now covers.
     pub fn close(&self) -> StorageResult<()> {
-        if let Some((wal, commit)) = &self.durability {
+        if let Some((wal, commit)) = &self.writer.durability {
             commit.shutdown();
-            checkpoint(wal, &self.sled_syncer, &self.write_lock).map_err(io_err)?;
+            checkpoint(wal, &self.sled_syncer, &self.writer.write_lock).map_err(io_err)?;
         } else {
             self.sled_syncer.sync().map_err(io_err)?;
         }
         Ok(())
     }
+}
 
+impl Writer {
     /// Checks and applies a batch; returns its group-commit number (0 when not durable),
     /// or `None` when a check failed.
     fn apply(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<Option<u64>> {
@@ -126,11 +137,8 @@ impl SledBackend {
             return Err(StorageError::Io("the empty key is reserved".into()));
         }
         let mut last = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
-        for check in checks {
-            let current = self.get_user(&check.key)?;
-            if current.as_deref() != check.expected.as_deref() {
-                return Ok(None);
-            }
+        if !self.checks_hold(checks)? {
+            return Ok(None);
         }
         let sequence = *last + 1;
         let mut record = Vec::new();
@@ -146,6 +154,37 @@ impl SledBackend {
             }
             None => 0,
         }))
+    }
+
+    /// Whether every check holds. Called under the write lock.
+    ///
+    /// Checks that a key is absent come many at a time from bulk loads (every row of a
+    /// COPY chunk is new). When no key at all lies between the smallest and the largest
+    /// of them, one range probe proves them all, instead of one lookup each; otherwise
+    /// they are looked up one by one.
+    fn checks_hold(&self, checks: &[Check]) -> StorageResult<bool> {
+        let mut absent = checks.iter().filter(|c| c.expected.is_none()).map(|c| &c.key[..]);
+        let proven_absent = match (absent.next(), absent.next()) {
+            (Some(first), Some(second)) => {
+                let (low, high) = absent.fold(
+                    (first.min(second), first.max(second)),
+                    |(low, high), key| (low.min(key), high.max(key)),
+                );
+                let mut between = self.db.range::<&[u8], _>(low..=high);
+                between.next().transpose().map_err(io_err)?.is_none()
+            }
+            _ => false,
+        };
+        for check in checks {
+            if proven_absent && check.expected.is_none() {
+                continue;
+            }
+            let current = self.get_user(&check.key)?;
+            if current.as_deref() != check.expected.as_deref() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// A value by key, with the reserved key hidden.
@@ -275,7 +314,7 @@ impl SledBackend {
     ) -> StorageResult<()> {
         let mut tail: std::collections::VecDeque<(sled::IVec, sled::IVec)> =
             std::collections::VecDeque::with_capacity(limit.min(1024));
-        for item in self.db.range::<&[u8], _>((start, end)) {
+        for item in self.writer.db.range::<&[u8], _>((start, end)) {
             if tail.len() == limit {
                 tail.pop_front();
             }
@@ -292,7 +331,7 @@ impl SledBackend {
 
 impl Drop for SledBackend {
     fn drop(&mut self) {
-        if let Some((_, commit)) = &self.durability {
+        if let Some((_, commit)) = &self.writer.durability {
             commit.shutdown();
         }
     }
@@ -301,7 +340,7 @@ impl Drop for SledBackend {
 #[async_trait]
 impl Backend for SledBackend {
     async fn get(&self, key: &[u8]) -> StorageResult<Option<Vec<u8>>> {
-        Ok(self.get_user(key)?.map(|v| v.to_vec()))
+        Ok(self.writer.get_user(key)?.map(|v| v.to_vec()))
     }
 
     async fn scan(
@@ -314,7 +353,7 @@ impl Backend for SledBackend {
             return Ok(Vec::new());
         }
         let start = user_start(bound_ref(&range.start));
-        let iter = self.db.range::<&[u8], _>((start, bound_ref(&range.end)));
+        let iter = self.writer.db.range::<&[u8], _>((start, bound_ref(&range.end)));
         // Point reads scan with an unbounded limit; do not reserve for it.
         let mut out = Vec::with_capacity(limit.min(64));
         let mut push = |item: sled::Result<(sled::IVec, sled::IVec)>| -> StorageResult<bool> {
@@ -350,7 +389,7 @@ impl Backend for SledBackend {
             return Ok(());
         }
         let start = user_start(bound_ref(&range.start));
-        let iter = self.db.range::<&[u8], _>((start, bound_ref(&range.end)));
+        let iter = self.writer.db.range::<&[u8], _>((start, bound_ref(&range.end)));
         let mut seen = 0;
         let mut each = |item: sled::Result<(sled::IVec, sled::IVec)>| -> StorageResult<bool> {
             let (k, v) = item.map_err(io_err)?;
@@ -375,10 +414,10 @@ impl Backend for SledBackend {
     }
 
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool> {
-        let Some(seq) = self.apply(checks, batch)? else {
+        let Some(seq) = self.writer.apply(checks, batch)? else {
             return Ok(false);
         };
-        if let Some((_, commit)) = &self.durability {
+        if let Some((_, commit)) = &self.writer.durability {
             commit.wait_durable(seq).await.map_err(StorageError::Io)?;
         }
         Ok(true)
@@ -389,11 +428,19 @@ impl Backend for SledBackend {
         checks: &[Check],
         batch: WriteBatch,
     ) -> StorageResult<Option<SyncTicket>> {
-        Ok(self.apply(checks, batch)?.map(SyncTicket))
+        // Only bulk loads write unsynced, a batch of many rows at a time: applied on a
+        // blocking thread, it leaves the caller's thread free to prepare the next batch
+        // (COPY keeps one batch in flight) and to serve other connections.
+        let writer = self.writer.clone();
+        let checks = checks.to_vec();
+        let applied = tokio::task::spawn_blocking(move || writer.apply(&checks, batch))
+            .await
+            .map_err(|e| StorageError::Io(format!("applying a batch failed: {e}")))??;
+        Ok(applied.map(SyncTicket))
     }
 
     async fn wait_durable(&self, ticket: SyncTicket) -> StorageResult<()> {
-        match &self.durability {
+        match &self.writer.durability {
             Some((_, commit)) => commit
                 .wait_durable(ticket.0)
                 .await
@@ -403,7 +450,7 @@ impl Backend for SledBackend {
     }
 
     fn size_on_disk(&self) -> u64 {
-        self.db.size_on_disk().unwrap_or(0)
+        self.writer.db.size_on_disk().unwrap_or(0)
     }
 }
 
