@@ -59,8 +59,9 @@ impl Engine {
     pub async fn gc_table(&self, table: &TableMeta) -> EngineResult<GcReport> {
         let mut report = GcReport::default();
         let range = KeyRange::prefix(&table_prefix(table.id));
-        let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, Direction::Forward);
         // The scanner decodes whole rows (no `for_read`): GC writes them back.
+        let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, Direction::Forward)
+            .only_collectable(&table.options, self.now_ms());
         while let Some((mut row, _)) = scanner.next_row().await? {
             report.rows_examined += 1;
             let now = self.now_ms();
@@ -98,6 +99,7 @@ impl Engine {
                 }
             }
         }
+        report.rows_examined += scanner.passed_over();
         Ok(report)
     }
 

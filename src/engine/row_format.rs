@@ -73,6 +73,8 @@ pub fn encode_row(marker: &RowMarker, cells: &[StoredCell]) -> Vec<u8> {
 pub struct Skipped {
     pub newest: Option<i64>,
     pub oldest: Option<i64>,
+    /// The most versions any skipped column has.
+    pub most_versions: usize,
 }
 
 /// Decodes a row value into its marker and cells (in stored order).
@@ -113,6 +115,9 @@ pub fn decode_columns(
             return Err(corrupt("column without versions"));
         }
         let wanted = keep(name);
+        if !wanted {
+            skipped.most_versions = skipped.most_versions.max(versions);
+        }
         let mut newer: Option<i64> = None;
         for _ in 0..versions {
             let version = i64::from_be_bytes(input.fixed()?);

@@ -6,8 +6,9 @@
 use super::catalog::TableMeta;
 use super::codec::decode_pk;
 use super::error::{EngineError, EngineResult};
+use super::options::TableOptions;
 use super::row_format::Skipped;
-use super::stored::{ReadOptions, StoredRow};
+use super::stored::{collectable, ReadOptions, StoredRow};
 use super::types::{PkType, PrimaryKey};
 use crate::storage::{Backend, Direction, KeyRange};
 use std::collections::VecDeque;
@@ -28,6 +29,10 @@ pub(crate) struct RowScanner<'a> {
     rows: VecDeque<(StoredRow, Skipped)>,
     /// Set by `for_read`: rows are decoded for that read only.
     read: Option<ReadOptions>,
+    /// Set by `only_collectable`: the table's options and the time GC judges by.
+    collect: Option<(TableOptions, i64)>,
+    /// Rows `only_collectable` passed over without decoding them.
+    passed_over: u64,
     exhausted: bool,
     /// Rows to fetch with the next backend call; grows towards `CHUNK_ROWS`.
     chunk: usize,
@@ -48,6 +53,8 @@ impl<'a> RowScanner<'a> {
             direction,
             rows: VecDeque::new(),
             read: None,
+            collect: None,
+            passed_over: 0,
             exhausted: false,
             chunk: CHUNK_ROWS,
         }
@@ -67,19 +74,39 @@ impl<'a> RowScanner<'a> {
         self
     }
 
+    /// Returns only rows GC has something to remove from at `now_ms` (`collectable`);
+    /// the others are counted (`passed_over`) but not decoded.
+    pub fn only_collectable(mut self, options: &TableOptions, now_ms: i64) -> Self {
+        self.collect = Some((options.clone(), now_ms));
+        self
+    }
+
+    /// How many rows `only_collectable` passed over so far.
+    pub fn passed_over(&self) -> u64 {
+        self.passed_over
+    }
+
     /// Fetches one more chunk of rows.
     async fn fill(&mut self) -> EngineResult<()> {
         let mut seen = 0usize;
         let mut last_key: Option<Vec<u8>> = None;
         let mut failed: Option<EngineError> = None;
         let chunk = self.chunk;
-        let (pk_types, table_prefix_len, rows, read) = (
+        let (pk_types, table_prefix_len, rows, read, collect, passed_over) = (
             &self.pk_types,
             self.table_prefix_len,
             &mut self.rows,
             self.read.as_ref(),
+            self.collect.as_ref(),
+            &mut self.passed_over,
         );
         let mut add = |key: &[u8], value: &[u8]| -> EngineResult<()> {
+            if let Some((options, now_ms)) = collect {
+                if !collectable(value, options, *now_ms)? {
+                    *passed_over += 1;
+                    return Ok(());
+                }
+            }
             let rest = key
                 .get(table_prefix_len..)
                 .ok_or_else(|| EngineError::Corrupt("short row key".into()))?;

@@ -46,6 +46,20 @@ pub struct ReadOptions {
     pub as_of: Option<i64>,
 }
 
+/// Whether GC has anything to remove from the row stored as `value`: a column with more
+/// versions than Max Versions, a version past the TTL, or an expired row without cells.
+/// Looks at versions only, never decoding a value, so a GC pass passes over a row with
+/// nothing to remove at little cost.
+pub(crate) fn collectable(value: &[u8], options: &TableOptions, now_ms: i64) -> EngineResult<bool> {
+    let (marker, _, skipped) = decode_columns(value, |_| false)?;
+    // Versions descend in time, and `alive` is monotonic: the oldest decides.
+    let expired = match skipped.oldest {
+        Some(oldest) => !options.alive(oldest, now_ms),
+        None => !options.alive(marker.last_write_ms, now_ms),
+    };
+    Ok(expired || skipped.most_versions as i64 > options.max_versions)
+}
+
 impl StoredRow {
     /// A row that is not stored (no marker, no cells) under `key`.
     pub fn absent(pk: PrimaryKey, key: Vec<u8>) -> Self {

@@ -12,8 +12,7 @@ use super::types::{CopyFormat, CopySink, Datum, SqlError, SqlResult};
 use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value};
 use crate::engine::{
     BatchMode, ColumnOp, Condition, ConditionFailure, Engine, EngineResult, PkValue, PrimaryKey,
-    RowChange, RowExistence, RowWrite, SyncTicket, TableMeta, ValueType, WriteOutcome,
-    WriteResult,
+    RowChange, RowExistence, RowWrite, SyncTicket, TableMeta, ValueType, WriteOutcome, WriteResult,
 };
 use async_trait::async_trait;
 use futures::future::BoxFuture;

@@ -163,7 +163,10 @@ impl Writer {
     /// of them, one range probe proves them all, instead of one lookup each; otherwise
     /// they are looked up one by one.
     fn checks_hold(&self, checks: &[Check]) -> StorageResult<bool> {
-        let mut absent = checks.iter().filter(|c| c.expected.is_none()).map(|c| &c.key[..]);
+        let mut absent = checks
+            .iter()
+            .filter(|c| c.expected.is_none())
+            .map(|c| &c.key[..]);
         let proven_absent = match (absent.next(), absent.next()) {
             (Some(first), Some(second)) => {
                 let (low, high) = absent.fold(
@@ -353,7 +356,10 @@ impl Backend for SledBackend {
             return Ok(Vec::new());
         }
         let start = user_start(bound_ref(&range.start));
-        let iter = self.writer.db.range::<&[u8], _>((start, bound_ref(&range.end)));
+        let iter = self
+            .writer
+            .db
+            .range::<&[u8], _>((start, bound_ref(&range.end)));
         // Point reads scan with an unbounded limit; do not reserve for it.
         let mut out = Vec::with_capacity(limit.min(64));
         let mut push = |item: sled::Result<(sled::IVec, sled::IVec)>| -> StorageResult<bool> {
@@ -389,7 +395,10 @@ impl Backend for SledBackend {
             return Ok(());
         }
         let start = user_start(bound_ref(&range.start));
-        let iter = self.writer.db.range::<&[u8], _>((start, bound_ref(&range.end)));
+        let iter = self
+            .writer
+            .db
+            .range::<&[u8], _>((start, bound_ref(&range.end)));
         let mut seen = 0;
         let mut each = |item: sled::Result<(sled::IVec, sled::IVec)>| -> StorageResult<bool> {
             let (k, v) = item.map_err(io_err)?;
