@@ -275,6 +275,16 @@ async fn statement_timeout_cancels_the_statement_and_aborts_its_transaction() {
         "57014"
     );
 
+    // A statement that keeps streaming rows is stopped too, not only one that waits.
+    assert_eq!(
+        code(
+            client
+                .query("SELECT * FROM generate_series(1, 10000000000)", &[])
+                .await
+        ),
+        "57014"
+    );
+
     // In a transaction block the timeout aborts the transaction, as any error does.
     client
         .batch_execute("CREATE TABLE t (k INT PRIMARY KEY, v TEXT)")

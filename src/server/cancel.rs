@@ -23,6 +23,9 @@ pub(crate) struct CancelHandle {
     pub pid: i32,
     pub secret: i32,
     running: AtomicBool,
+    /// Set by a cancel of the running statement, for work that checks instead of
+    /// awaiting (`Scope::interrupted`); cleared when a statement starts.
+    requested: AtomicBool,
     notify: Notify,
     /// The session's `statement_timeout` in milliseconds (0 = none), read when a
     /// statement starts; the connection updates it before each message.
@@ -33,6 +36,7 @@ impl CancelHandle {
     /// Interrupts the running statement, if any.
     fn cancel(&self) {
         if self.running.load(Ordering::Acquire) {
+            self.requested.store(true, Ordering::Release);
             self.notify.notify_waiters();
         }
     }
@@ -56,6 +60,7 @@ impl CancelHandle {
         mut notified: Pin<&'a mut Notified<'b>>,
     ) -> Scope<'a, 'b> {
         notified.as_mut().enable();
+        self.requested.store(false, Ordering::Release);
         self.running.store(true, Ordering::Release);
         let ms = self.statement_timeout_ms.load(Ordering::Relaxed);
         let deadline = (ms > 0).then(|| Instant::now() + Duration::from_millis(ms));
@@ -99,6 +104,23 @@ impl Scope<'_, '_> {
     }
 }
 
+impl Scope<'_, '_> {
+    /// The error to stop with if a cancel or the statement timeout has come, for work
+    /// that goes on without awaiting (rows that are ready at once).
+    pub(crate) fn interrupted(&self) -> Option<SqlError> {
+        if self.handle.requested.load(Ordering::Acquire) {
+            return Some(canceled());
+        }
+        if self
+            .deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
+            return Some(timed_out());
+        }
+        None
+    }
+}
+
 impl Drop for Scope<'_, '_> {
     fn drop(&mut self) {
         self.handle.running.store(false, Ordering::Release);
@@ -132,6 +154,7 @@ impl CancelRegistry {
             pid,
             secret: self.secret_key(pid),
             running: AtomicBool::new(false),
+            requested: AtomicBool::new(false),
             notify: Notify::new(),
             statement_timeout_ms: AtomicU64::new(0),
         });

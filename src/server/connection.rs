@@ -19,7 +19,7 @@ use crate::sql::{
     OutputColumn, RowStream, SessionTimeouts, SqlError, SqlSession, StatementResult,
     TransactionStatus,
 };
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use pgwire::messages::response::EmptyQueryResponse;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -27,6 +27,10 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
+
+/// A statement streaming rows that are ready at once looks for a cancel or its timeout
+/// every this many rows.
+const INTERRUPT_CHECK_ROWS: u64 = 32;
 
 /// Why a handler stopped: a SQL error for the client, a dead socket, or a message
 /// that ends the connection (protocol violation, message too large).
@@ -397,7 +401,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
             if limit > 0 && sent as usize >= limit {
                 return Ok((sent, false));
             }
-            let next = scope.run(async { Ok(rows.next().await) }).await?;
+            // A row that is ready at once (most are: engine pages, DataFusion batches)
+            // is taken without racing it against a cancel; cancel and timeout are then
+            // looked at every few rows instead.
+            let next = match rows.next().now_or_never() {
+                Some(next) => {
+                    if sent % INTERRUPT_CHECK_ROWS == 0 {
+                        if let Some(e) = scope.interrupted() {
+                            return Err(e.into());
+                        }
+                    }
+                    next
+                }
+                None => scope.run(async { Ok(rows.next().await) }).await?,
+            };
             let Some(row) = next else {
                 self.put_notices();
                 return Ok((sent, true));
