@@ -2,9 +2,9 @@
 //! engine in BatchWriteRow-sized atomic chunks (each row a PutRow EXPECT_NOT_EXIST, so an
 //! existing key is 23505). The chunks do not wait for their own sync: COPY completes once
 //! the last one is durable. One chunk is in flight while the next is parsed: the backend
-//! applies it on another thread (see `InFlight`). A bad line is reported with its line number and the rows
-//! already written by that COPY are deleted again, so nothing of it stays. `COPY ... TO
-//! STDOUT` runs a SELECT whose rows the server formats.
+//! applies it on another thread (see `InFlight`). A bad line is reported with its line
+//! number and the rows already written by that COPY are deleted again, so nothing of it
+//! stays. `COPY ... TO STDOUT` runs a SELECT whose rows the server formats.
 
 use super::ddl::{object_name, table_name, ROWID};
 use super::expr::fold;
