@@ -199,6 +199,9 @@ impl Writer {
     }
 }
 
+/// Unsynced batches with at least this many mutations are applied on a blocking thread.
+const BULK_BATCH_MUTATIONS: usize = 16;
+
 /// How long an open waits for a lock that a just-closed database may still hold.
 const LOCK_RELEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -437,9 +440,13 @@ impl Backend for SledBackend {
         checks: &[Check],
         batch: WriteBatch,
     ) -> StorageResult<Option<SyncTicket>> {
-        // Only bulk loads write unsynced, a batch of many rows at a time: applied on a
-        // blocking thread, it leaves the caller's thread free to prepare the next batch
-        // (COPY keeps one batch in flight) and to serve other connections.
+        // A bulk load's batch of many rows is applied on a blocking thread: that leaves
+        // the caller's thread free to prepare the next batch (COPY keeps one batch in
+        // flight) and to serve other connections. A small batch (GC's rewrite of one
+        // row) costs less than the hand-over and is applied here.
+        if batch.mutations.len() < BULK_BATCH_MUTATIONS {
+            return Ok(self.writer.apply(checks, batch)?.map(SyncTicket));
+        }
         let writer = self.writer.clone();
         let checks = checks.to_vec();
         let applied = tokio::task::spawn_blocking(move || writer.apply(&checks, batch))
