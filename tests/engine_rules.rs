@@ -44,6 +44,22 @@ async fn env() -> Env {
     env_with(Limits::default()).await
 }
 
+/// An engine over the durable sled backend in `dir`, for tests that reopen it.
+async fn durable_engine(dir: &std::path::Path, clock: ManualClock) -> Engine {
+    let backend = SledBackend::open(
+        dir,
+        SledOptions {
+            durable: true,
+            cache_capacity: 16 * 1024 * 1024,
+            ..SledOptions::default()
+        },
+    )
+    .unwrap();
+    Engine::open(Arc::new(backend), Arc::new(clock), Limits::default())
+        .await
+        .unwrap()
+}
+
 fn pk_col(name: &str, ty: PkType) -> PkColumn {
     PkColumn {
         name: name.into(),
@@ -1664,23 +1680,8 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
 async fn gc_removals_on_sled_are_made_durable_by_later_writes() {
     let dir = tempfile::tempdir().unwrap();
     let open = || async {
-        let backend = SledBackend::open(
-            dir.path(),
-            SledOptions {
-                durable: true,
-                cache_capacity: 16 * 1024 * 1024,
-                ..SledOptions::default()
-            },
-        )
-        .unwrap();
         let clock = ManualClock::new(NOW);
-        let engine = Engine::open(
-            Arc::new(backend),
-            Arc::new(clock.clone()),
-            Limits::default(),
-        )
-        .await
-        .unwrap();
+        let engine = durable_engine(dir.path(), clock.clone()).await;
         Env { engine, clock }
     };
     {
@@ -1981,24 +1982,7 @@ async fn drop_table_removes_data() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn catalog_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
-    let open = || async {
-        let backend = SledBackend::open(
-            dir.path(),
-            SledOptions {
-                durable: true,
-                cache_capacity: 16 * 1024 * 1024,
-                ..SledOptions::default()
-            },
-        )
-        .unwrap();
-        Engine::open(
-            Arc::new(backend),
-            Arc::new(ManualClock::new(NOW)),
-            Limits::default(),
-        )
-        .await
-        .unwrap()
-    };
+    let open = || durable_engine(dir.path(), ManualClock::new(NOW));
     let (id, options) = {
         let engine = open().await;
         engine.create_instance("shop").await.unwrap();
