@@ -99,7 +99,10 @@ impl StoredRow {
             filter.columns(&mut filtered);
         }
         let (marker, cells, skipped) = decode_columns(value, |name| {
-            columns.iter().chain(&filtered).any(|wanted| wanted == name)
+            columns
+                .iter()
+                .chain(&filtered)
+                .any(|wanted| wanted.as_bytes() == name)
         })?;
         let row = StoredRow {
             pk,

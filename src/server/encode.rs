@@ -345,11 +345,26 @@ pub(crate) fn put_float_text(out: &mut BytesMut, value: f64, single: bool) {
     // ryu finds the shortest round-trip digits (as PostgreSQL does, with its own copy
     // of Ryū); only the layout differs, so the digits are taken out of ryu's text.
     let mut buffer = ryu::Buffer::new();
-    let text = if single {
-        buffer.format_finite(value as f32)
+    let (text, fixed) = if single {
+        let value = value as f32;
+        let magnitude = value.abs();
+        let fixed = magnitude == 0.0 || (1e-4..1e6).contains(&magnitude);
+        (buffer.format_finite(value), fixed)
     } else {
-        buffer.format_finite(value)
+        let magnitude = value.abs();
+        let fixed = magnitude == 0.0 || (1e-4..1e15).contains(&magnitude);
+        (buffer.format_finite(value), fixed)
     };
+    if fixed {
+        // Both print these magnitudes in fixed notation, where ryu's text differs from
+        // PostgreSQL's only in a trailing ".0" on whole numbers (`100.0`, `-0.0`).
+        return out.put_slice(text.strip_suffix(".0").unwrap_or(text).as_bytes());
+    }
+    put_shortest_laid_out(out, text, single);
+}
+
+/// Lays ryu's `text` out as PostgreSQL does, for any magnitude.
+fn put_shortest_laid_out(out: &mut BytesMut, text: &str, single: bool) {
     let (negative, digits, exponent) = shortest_digits(text);
     if negative {
         out.put_u8(b'-');
@@ -521,6 +536,26 @@ mod tests {
             proptest::prop_assume!(single.is_finite());
             let text = float(f64::from(single), true);
             proptest::prop_assert_eq!(text.parse::<f32>().unwrap().to_bits(), single.to_bits(), "{}", text);
+        }
+
+        /// The fixed-notation shortcut prints what the general layout prints, including
+        /// at the edges of the fixed range (1e-4 and 1e15 for float8, 1e6 for float4).
+        #[test]
+        fn fixed_notation_shortcut_matches_the_general_layout(
+            bits in proptest::prelude::any::<u64>(),
+            scale in -6i32..17,
+        ) {
+            // A value in [1, 2) times a power of ten, either sign.
+            let unit = f64::from_bits((bits & ((1 << 52) - 1)) | (1023 << 52));
+            let sign = if bits >> 63 == 1 { -1.0 } else { 1.0 };
+            let v = sign * unit * 10f64.powi(scale);
+            let mut general = BytesMut::new();
+            put_shortest_laid_out(&mut general, ryu::Buffer::new().format_finite(v), false);
+            proptest::prop_assert_eq!(float(v, false), String::from_utf8(general.to_vec()).unwrap(), "float8 {:e}", v);
+            let single = v as f32;
+            let mut general = BytesMut::new();
+            put_shortest_laid_out(&mut general, ryu::Buffer::new().format_finite(single), true);
+            proptest::prop_assert_eq!(float(v, true), String::from_utf8(general.to_vec()).unwrap(), "float4 {:e}", single);
         }
     }
 
