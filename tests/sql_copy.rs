@@ -111,26 +111,26 @@ async fn a_bad_line_is_reported_and_nothing_stays() {
     .await
     .unwrap_err();
     assert_fails_at_line(&err, "22P02", 2);
-    // 450 good rows are written in several chunks before line 451 collides with 1000:
-    // the COPY fails with 23505 and the rows it wrote are gone again.
-    let good: String = (0..450).map(|i| format!("{i}\tr{i}\t{i}\n")).collect();
+    // 2,250 good rows (keys 2000 and up) are written in several chunks before line 2251
+    // collides with 1000: the COPY fails with 23505 and the rows it wrote are gone again.
+    let good: String = (2000..4250).map(|i| format!("{i}\tr{i}\t{i}\n")).collect();
     let data = format!("{good}1000\tdup\t0\n");
     let err = copy_in(&client, "COPY c FROM STDIN", &data)
         .await
         .unwrap_err();
-    assert_fails_at_line(&err, "23505", 451);
+    assert_fails_at_line(&err, "23505", 2251);
     assert_eq!(
         simple_rows(&client, "SELECT id FROM c").await,
         vec![vec!["1000"]]
     );
-    // Chunks of 200 rows go to the engine while later lines are parsed: a bad line or a
-    // duplicate key after chunks have been handed over still leaves nothing behind.
-    let bad_late = good.replacen("420\tr420\t420", "420\tr420\tx", 1);
+    // Chunks of 1,000 rows go to the engine while later lines are parsed: a bad line or
+    // a duplicate key after chunks have been handed over still leaves nothing behind.
+    let bad_late = good.replacen("4100\tr4100\t4100", "4100\tr4100\tx", 1);
     let err = copy_in(&client, "COPY c FROM STDIN", &bad_late)
         .await
         .unwrap_err();
-    assert_fails_at_line(&err, "22P02", 421);
-    let duplicate_early = good.replacen("10\tr10\t10", "1000\tr10\t10", 1);
+    assert_fails_at_line(&err, "22P02", 2101);
+    let duplicate_early = good.replacen("2010\tr2010\t2010", "1000\tr2010\t2010", 1);
     let err = copy_in(&client, "COPY c FROM STDIN", &duplicate_early)
         .await
         .unwrap_err();
@@ -142,11 +142,11 @@ async fn a_bad_line_is_reported_and_nothing_stays() {
     // The connection is fine afterwards, and a good load of the same rows works.
     assert_eq!(
         copy_in(&client, "COPY c FROM STDIN", &good).await.unwrap(),
-        450
+        2250
     );
     assert_eq!(
         client.query("SELECT id FROM c", &[]).await.unwrap().len(),
-        451
+        2251
     );
     assert_eq!(
         code(client.batch_execute("COPY c FROM '/etc/passwd'").await),
