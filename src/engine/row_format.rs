@@ -77,18 +77,30 @@ pub struct Skipped {
     pub most_versions: usize,
 }
 
+/// Which versions of a kept column a projected decode returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeptVersions {
+    All,
+    /// Only the newest, for a read of each column's newest visible value. Versions
+    /// descend and expiry is monotonic, so an older version is never visible where the
+    /// newest is not, and where the newest is, it hides the older ones. Until GC removes
+    /// them, every UPDATE leaves such older versions behind.
+    Newest,
+}
+
 /// Decodes a row value into its marker and cells (in stored order).
 pub fn decode_row(bytes: &[u8]) -> EngineResult<(RowMarker, Vec<StoredCell>)> {
-    let (marker, cells, _) = decode_columns(bytes, |_| true)?;
+    let (marker, cells, _) = decode_columns(bytes, |_| true, KeptVersions::All)?;
     Ok((marker, cells))
 }
 
-/// Decodes the marker and the cells of the columns `keep` accepts. The other columns are
-/// stepped over without allocating (still bounds-checked), which is most of the cost of a
-/// read that wants a few columns of a wide row.
+/// Decodes the marker and the cells of the columns `keep` accepts (all their versions,
+/// or the newest). The rest is stepped over without allocating (still bounds-checked),
+/// which is most of the cost of a read that wants a few columns of a wide row.
 pub fn decode_columns(
     bytes: &[u8],
     mut keep: impl FnMut(&[u8]) -> bool,
+    kept_versions: KeptVersions,
 ) -> EngineResult<(RowMarker, Vec<StoredCell>, Skipped)> {
     let mut input = Reader { bytes, at: 0 };
     if input.byte()? != FORMAT {
@@ -129,8 +141,11 @@ pub fn decode_columns(
             if newer.is_some_and(|n| n <= version) {
                 return Err(corrupt("versions out of order"));
             }
+            let older_than_kept = newer.is_some() && kept_versions == KeptVersions::Newest;
             newer = Some(version);
-            if let Some(name) = wanted {
+            if wanted.is_some() && older_than_kept {
+                input.skip_value()?;
+            } else if let Some(name) = wanted {
                 cells.push(StoredCell {
                     column: name.to_owned(),
                     version,
@@ -386,14 +401,27 @@ mod tests {
         #[test]
         fn a_projected_decode_keeps_the_wanted_columns_and_summarises_the_rest(
             cells in cells(),
-            wanted in proptest::collection::btree_set("[a-z_]{1,8}", 0..4),
+            mask in any::<u8>(),
+            absent in "[a-z_]{1,8}",
         ) {
+            // The columns picked by `mask`, and a name that is probably not in the row.
+            let mut columns: Vec<&str> = cells.iter().map(|c| c.column.as_str()).collect();
+            columns.dedup();
+            let mut wanted: std::collections::BTreeSet<String> = columns
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, c)| c.to_string())
+                .collect();
+            wanted.insert(absent);
             let marker = RowMarker { revision: 3, last_write_ms: 4 };
             let bytes = encode_row(&marker, &cells);
             let (decoded_marker, kept, skipped) =
-                decode_columns(&bytes, |name| {
-                    std::str::from_utf8(name).is_ok_and(|name| wanted.contains(name))
-                })
+                decode_columns(
+                    &bytes,
+                    |name| std::str::from_utf8(name).is_ok_and(|name| wanted.contains(name)),
+                    KeptVersions::All,
+                )
                 .expect("decodes");
             prop_assert_eq!(decoded_marker, marker);
             let expected: Vec<StoredCell> =
@@ -402,6 +430,18 @@ mod tests {
             let rest = cells.iter().filter(|c| !wanted.contains(&c.column)).map(|c| c.version);
             prop_assert_eq!(skipped.newest, rest.clone().max());
             prop_assert_eq!(skipped.oldest, rest.min());
+            // Newest only: the first (newest) cell of each kept column, the same summary.
+            let (_, newest, newest_skipped) =
+                decode_columns(
+                    &bytes,
+                    |name| std::str::from_utf8(name).is_ok_and(|name| wanted.contains(name)),
+                    KeptVersions::Newest,
+                )
+                .expect("decodes");
+            let mut expected_newest = expected;
+            expected_newest.dedup_by(|later, first| later.column == first.column);
+            prop_assert!(same(&newest, &expected_newest));
+            prop_assert_eq!(newest_skipped, skipped);
         }
 
         #[test]

@@ -6,7 +6,7 @@
 use super::condition::ColumnCondition;
 use super::error::EngineResult;
 use super::options::TableOptions;
-use super::row_format::{decode_columns, decode_row, encode_row, RowMarker, Skipped};
+use super::row_format::{decode_columns, decode_row, encode_row, KeptVersions, RowMarker, Skipped};
 use super::types::{Cell, PrimaryKey, Row, Value};
 
 /// One stored version of one cell.
@@ -51,7 +51,7 @@ pub struct ReadOptions {
 /// Looks at versions only, never decoding a value, so a GC pass passes over a row with
 /// nothing to remove at little cost.
 pub(crate) fn collectable(value: &[u8], options: &TableOptions, now_ms: i64) -> EngineResult<bool> {
-    let (marker, _, skipped) = decode_columns(value, |_| false)?;
+    let (marker, _, skipped) = decode_columns(value, |_| false, KeptVersions::All)?;
     // Versions descend in time, and `alive` is monotonic: the oldest decides.
     let expired = match skipped.oldest {
         Some(oldest) => !options.alive(oldest, now_ms),
@@ -98,12 +98,22 @@ impl StoredRow {
         if let Some(filter) = &read.filter {
             filter.columns(&mut filtered);
         }
-        let (marker, cells, skipped) = decode_columns(value, |name| {
+        // The common read (see `into_read_with`) shows each column's newest version.
+        let kept_versions = if read.max_versions.unwrap_or(1) <= 1
+            && read.version_range.is_none()
+            && read.as_of.is_none()
+        {
+            KeptVersions::Newest
+        } else {
+            KeptVersions::All
+        };
+        let wanted = |name: &[u8]| {
             columns
                 .iter()
                 .chain(&filtered)
                 .any(|wanted| wanted.as_bytes() == name)
-        })?;
+        };
+        let (marker, cells, skipped) = decode_columns(value, wanted, kept_versions)?;
         let row = StoredRow {
             pk,
             key,
