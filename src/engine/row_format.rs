@@ -141,20 +141,23 @@ pub fn decode_columns(
             if newer.is_some_and(|n| n <= version) {
                 return Err(corrupt("versions out of order"));
             }
-            let older_than_kept = newer.is_some() && kept_versions == KeptVersions::Newest;
+            let newest = newer.is_none();
             newer = Some(version);
-            if wanted.is_some() && older_than_kept {
-                input.skip_value()?;
-            } else if let Some(name) = wanted {
-                cells.push(StoredCell {
-                    column: name.to_owned(),
-                    version,
-                    value: input.value()?,
-                });
-            } else {
-                input.skip_value()?;
-                skipped.newest = skipped.newest.max(Some(version));
-                skipped.oldest = Some(skipped.oldest.map_or(version, |o| o.min(version)));
+            match wanted {
+                Some(name) if newest || kept_versions == KeptVersions::All => {
+                    cells.push(StoredCell {
+                        column: name.to_owned(),
+                        version,
+                        value: input.value()?,
+                    })
+                }
+                // An older version of a kept column, with `KeptVersions::Newest`.
+                Some(_) => input.skip_value()?,
+                None => {
+                    input.skip_value()?;
+                    skipped.newest = skipped.newest.max(Some(version));
+                    skipped.oldest = Some(skipped.oldest.map_or(version, |o| o.min(version)));
+                }
             }
         }
     }
