@@ -419,13 +419,15 @@ mod tests {
             wanted.insert(absent);
             let marker = RowMarker { revision: 3, last_write_ms: 4 };
             let bytes = encode_row(&marker, &cells);
-            let (decoded_marker, kept, skipped) =
+            let decode = |versions| {
                 decode_columns(
                     &bytes,
                     |name| std::str::from_utf8(name).is_ok_and(|name| wanted.contains(name)),
-                    KeptVersions::All,
+                    versions,
                 )
-                .expect("decodes");
+                .expect("decodes")
+            };
+            let (decoded_marker, kept, skipped) = decode(KeptVersions::All);
             prop_assert_eq!(decoded_marker, marker);
             let expected: Vec<StoredCell> =
                 cells.iter().filter(|c| wanted.contains(&c.column)).cloned().collect();
@@ -434,13 +436,7 @@ mod tests {
             prop_assert_eq!(skipped.newest, rest.clone().max());
             prop_assert_eq!(skipped.oldest, rest.min());
             // Newest only: the first (newest) cell of each kept column, the same summary.
-            let (_, newest, newest_skipped) =
-                decode_columns(
-                    &bytes,
-                    |name| std::str::from_utf8(name).is_ok_and(|name| wanted.contains(name)),
-                    KeptVersions::Newest,
-                )
-                .expect("decodes");
+            let (_, newest, newest_skipped) = decode(KeptVersions::Newest);
             let mut expected_newest = expected;
             expected_newest.dedup_by(|later, first| later.column == first.column);
             prop_assert!(same(&newest, &expected_newest));
