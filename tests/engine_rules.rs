@@ -1638,11 +1638,28 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
         "no writes, no TTL: the table is skipped"
     );
 
+    // New rows, and new columns of a row, leave no hidden version: a table that only
+    // grows is not read again.
+    put_row(&env, &t, &[s("new")], vec![put("a", int(1))]).await;
+    update(&env, &t, &[s("k")], vec![put("b", int(1))]).await;
+    assert_eq!(
+        env.engine.gc_all().await.unwrap(),
+        GcReport::default(),
+        "only new rows and columns: the table is skipped"
+    );
+
     three_versions("l").await;
     let after_writes = env.engine.gc_all().await.unwrap();
     assert_eq!(
         (after_writes.rows_examined, after_writes.versions_removed),
-        (2, 2)
+        (3, 2)
+    );
+    // One overwrite past Max Versions is enough for the next pass to look.
+    update(&env, &t, &[s("new")], vec![put_at("a", int(2), NOW + 1000)]).await;
+    let overwritten = env.engine.gc_all().await.unwrap();
+    assert_eq!(
+        (overwritten.rows_examined, overwritten.versions_removed),
+        (3, 1)
     );
 
     // Raising and lowering Max Versions again is a change a pass must look at, and
@@ -1665,13 +1682,13 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
     assert_eq!(env.engine.gc_all().await.unwrap().versions_removed, 0);
     alter("max_versions", 1).await;
     let lowered = env.engine.gc_all().await.unwrap();
-    assert_eq!((lowered.rows_examined, lowered.versions_removed), (2, 1));
+    assert_eq!((lowered.rows_examined, lowered.versions_removed), (3, 1));
     alter("ttl", 86400).await;
-    assert_eq!(env.engine.gc_all().await.unwrap().rows_examined, 2);
-    assert_eq!(env.engine.gc_all().await.unwrap().rows_examined, 2);
+    assert_eq!(env.engine.gc_all().await.unwrap().rows_examined, 3);
+    assert_eq!(env.engine.gc_all().await.unwrap().rows_examined, 3);
     env.clock.set(NOW + 86_401_000);
     let expired = env.engine.gc_all().await.unwrap();
-    assert_eq!((expired.rows_examined, expired.rows_removed), (2, 2));
+    assert_eq!((expired.rows_examined, expired.rows_removed), (3, 3));
 }
 
 /// GC's rewrites on the durable sled backend do not wait for a sync of their own; the

@@ -51,6 +51,9 @@ pub struct TableStats {
     pub reads: AtomicU64,
     pub writes: AtomicU64,
     pub rows_scanned: AtomicU64,
+    /// Write batches that left a cell version no read can see (past Max Versions or
+    /// the TTL): what background GC has to look for (see `gc_all`).
+    collectable_writes: AtomicU64,
 }
 
 /// A point-in-time copy of [`TableStats`].
@@ -75,6 +78,14 @@ impl TableStats {
         self.read_cu.fetch_add(cu.read, Ordering::Relaxed);
         self.write_cu.fetch_add(cu.write, Ordering::Relaxed);
         self.writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn record_collectable_write(&self) {
+        self.collectable_writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn collectable_writes(&self) -> u64 {
+        self.collectable_writes.load(Ordering::Relaxed)
     }
 
     pub fn snapshot(&self) -> TableStatsSnapshot {

@@ -3,9 +3,10 @@
 //! Visibility never depends on GC having run; it only makes removal real.
 //!
 //! The background sweep skips a table whose rows cannot hold anything new to collect:
-//! one without a TTL (nothing expires with time) that has not been written to, nor had
-//! its Max Versions changed, since its last pass began. Without that, every minute
-//! would decode every row of every read-mostly table.
+//! one without a TTL (nothing expires with time) that has had no write leaving a hidden
+//! version (an overwrite past Max Versions), nor a change of its Max Versions, since its
+//! last pass began. Without that, every minute would decode every row of every
+//! read-mostly table, and of every table that only grows (bulk loads, inserts).
 
 use super::catalog::TableMeta;
 use super::codec::table_prefix;
@@ -28,8 +29,8 @@ pub struct GcReport {
 /// A table as it was when a background pass over it began.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct SweptState {
-    /// The table's count of committed row writes.
-    writes: u64,
+    /// The table's count of committed writes that left a hidden version.
+    collectable_writes: u64,
     max_versions: i64,
 }
 
@@ -119,7 +120,7 @@ impl Engine {
                 // Taken before the pass: a write that lands during it counts as new, so
                 // the next pass looks again even if this one missed the row.
                 let state = SweptState {
-                    writes: self.stats.table(table.id).snapshot().writes,
+                    collectable_writes: self.stats.table(table.id).collectable_writes(),
                     max_versions: table.options.max_versions,
                 };
                 let expires = table.options.ttl >= 0;

@@ -15,7 +15,7 @@ use super::types::{PrimaryKey, Row, Value};
 use super::validate::{check_name, check_value};
 use super::Engine;
 use crate::storage::{Check, SyncTicket, WriteBatch};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// How many times a batch is retried when a row it read changed before it committed.
@@ -145,6 +145,8 @@ pub(crate) struct WorkingSet {
     /// Some row was taken as absent unread: outcomes hold only if the commit's checks
     /// confirm it.
     unconfirmed: bool,
+    /// Tables where a write left a row holding a version no read can see.
+    left_collectable: HashSet<u32>,
 }
 
 impl WorkingSet {
@@ -154,6 +156,7 @@ impl WorkingSet {
             rows: HashMap::new(),
             assume_new_rows: false,
             unconfirmed: false,
+            left_collectable: HashSet::new(),
         }
     }
 
@@ -225,12 +228,19 @@ impl WorkingSet {
             return Ok((WriteOutcome::ConditionFailed(failure), cost));
         }
         apply_change(row, table, &write.change, now)?;
+        // An overwritten version past Max Versions, or a write of several versions at
+        // once, leaves something for GC; a new row of single versions (every bulk load)
+        // does not, and should not make GC read the whole table again.
+        let hides_a_version = row.visible_cells(&table.options, now).count() < row.cells.len();
         cost += Capacity::write(write_size(write));
         let after = if write.return_row {
             row.current(&table.options, now)
         } else {
             None
         };
+        if hides_a_version {
+            self.left_collectable.insert(table.id);
+        }
         Ok((WriteOutcome::Applied(after), cost))
     }
 
@@ -394,11 +404,16 @@ impl Engine {
             }
             outcomes.push(outcome);
         }
+        let left_collectable = std::mem::take(&mut set.left_collectable);
         let Some(ticket) = set.commit(self, sync).await? else {
             return Ok(None);
         };
         for (id, cost) in per_table {
-            self.stats.table(id).record_write(cost);
+            let stats = self.stats.table(id);
+            stats.record_write(cost);
+            if left_collectable.contains(&id) {
+                stats.record_collectable_write();
+            }
         }
         Ok(Some((WriteResult { outcomes, capacity }, ticket)))
     }
