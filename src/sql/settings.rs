@@ -49,6 +49,9 @@ pub struct Settings {
     from_startup: BTreeSet<String>,
     /// Values before this transaction's first SET LOCAL of each name (`None`: unset).
     saved: BTreeMap<String, Option<String>>,
+    /// The timeouts as parsed from `values`, kept current by `value_changed`: the
+    /// connection asks for them before every message it reads.
+    timeouts: SessionTimeouts,
 }
 
 impl Settings {
@@ -96,6 +99,7 @@ impl Settings {
             changes: Vec::new(),
             from_startup: BTreeSet::new(),
             saved: BTreeMap::new(),
+            timeouts: SessionTimeouts::default(),
         }
     }
 
@@ -113,7 +117,10 @@ impl Settings {
                 value.to_string()
             };
             self.from_startup.insert(name.clone());
-            self.values.insert(name, value);
+            // As in PostgreSQL, a startup option is also what RESET returns to.
+            self.defaults.insert(name.clone(), value.clone());
+            self.values.insert(name.clone(), value);
+            self.value_changed(&name);
         }
     }
 
@@ -128,13 +135,24 @@ impl Settings {
         };
         if !self.from_startup.contains(&name) {
             self.values.insert(name.clone(), value.clone());
+            self.value_changed(&name);
+            self.defaults.insert(name, value);
         }
-        self.defaults.insert(name, value);
         Ok(())
     }
 
     /// The timeouts the server enforces for this session.
     pub fn timeouts(&self) -> SessionTimeouts {
+        self.timeouts
+    }
+
+    /// Re-parses the timeouts after `name` got a new value. Every change of `values`
+    /// that can touch a timeout (`startup`, `set_default`, `store`) calls it; `reset`
+    /// and `set_config` touch only custom names, which are never timeouts.
+    fn value_changed(&mut self, name: &str) {
+        if !TIMEOUTS.contains(&name) {
+            return;
+        }
         let get = |name: &str| {
             self.values
                 .get(name)
@@ -142,11 +160,11 @@ impl Settings {
                 .filter(|ms| *ms > 0)
                 .map(Duration::from_millis)
         };
-        SessionTimeouts {
+        self.timeouts = SessionTimeouts {
             statement: get("statement_timeout"),
             idle_in_transaction: get("idle_in_transaction_session_timeout"),
             idle_session: get("idle_session_timeout"),
-        }
+        };
     }
 
     fn known(&self, name: &str) -> bool {
@@ -224,7 +242,8 @@ impl Settings {
             self.changes
                 .push((display_name(&name).to_string(), value.clone()));
         }
-        self.values.insert(name, value);
+        self.values.insert(name.clone(), value);
+        self.value_changed(&name);
     }
 
     pub fn reset(&mut self, name: &str) -> SqlResult<()> {
@@ -413,15 +432,48 @@ mod tests {
     }
 
     #[test]
-    fn server_defaults_yield_to_startup_parameters_and_reset_to_them() {
+    fn server_defaults_yield_to_startup_parameters_and_reset_returns_to_either() {
         let mut s = Settings::new("u");
         s.startup("statement_timeout", "250");
         s.set_default("statement_timeout", "1000").unwrap();
         s.set_default("idle_session_timeout", "60000").unwrap();
         assert_eq!(s.get("statement_timeout").unwrap(), "250ms");
         assert_eq!(s.get("idle_session_timeout").unwrap(), "1min");
-        s.reset("statement_timeout").unwrap();
-        assert_eq!(s.get("statement_timeout").unwrap(), "1s");
+        s.set("statement_timeout", "5s").unwrap();
+        s.set("idle_session_timeout", "0").unwrap();
+        s.reset_all();
+        // PostgreSQL's RESET: the client's startup option, else the server's default.
+        assert_eq!(s.get("statement_timeout").unwrap(), "250ms");
+        assert_eq!(s.get("idle_session_timeout").unwrap(), "1min");
         assert!(s.set_default("statement_timeout", "soon").is_err());
+    }
+
+    #[test]
+    fn enforced_timeouts_follow_every_way_a_setting_changes() {
+        let ms = |n| Some(Duration::from_millis(n));
+        let mut s = Settings::new("u");
+        assert_eq!(s.timeouts(), SessionTimeouts::default());
+        s.startup("statement_timeout", "250");
+        s.set_default("idle_session_timeout", "60000").unwrap();
+        s.set_default("idle_in_transaction_session_timeout", "5s")
+            .unwrap();
+        let configured = SessionTimeouts {
+            statement: ms(250),
+            idle_in_transaction: ms(5000),
+            idle_session: ms(60_000),
+        };
+        assert_eq!(s.timeouts(), configured);
+        s.set_local("statement_timeout", "10ms").unwrap();
+        s.set_config("idle_session_timeout", Some("0"), true, true)
+            .unwrap();
+        assert_eq!(s.timeouts().statement, ms(10));
+        assert_eq!(s.timeouts().idle_session, None);
+        s.end_transaction();
+        assert_eq!(s.timeouts(), configured);
+        s.set("idle_in_transaction_session_timeout", "0").unwrap();
+        assert_eq!(s.timeouts().idle_in_transaction, None);
+        s.set("statement_timeout", "0").unwrap();
+        s.reset_all();
+        assert_eq!(s.timeouts(), configured);
     }
 }
