@@ -276,7 +276,7 @@ impl Generator {
     /// One comparison on t1 (columns qualified with `q`).
     fn atom(&mut self, q: &str) -> String {
         let op = ["=", "<>", "<", "<=", ">", ">="][self.rng.gen_range(0..6)];
-        match self.rng.gen_range(0..16) {
+        match self.rng.gen_range(0..17) {
             0 => format!("{q}k1 = {}", self.k1()),
             1 => {
                 let (x, y) = (self.k1(), self.k1());
@@ -306,6 +306,13 @@ impl Generator {
             ),
             13 => format!("{q}a + {q}k1 {op} {}", self.rng.gen_range(-60..60)),
             14 => format!("NOT ({q}a {op} {})", self.rng.gen_range(-60..60)),
+            // A key prefix and a range on the next column: a GetRange whose bounds are
+            // exact except, read backward, just below a String.
+            15 => format!(
+                "{q}k1 = {} AND {q}k2 {op} {}",
+                self.k1(),
+                quote(K2S[self.rng.gen_range(0..K2S.len())])
+            ),
             _ => format!(
                 "{q}k1 = {} AND {q}k2 = {}",
                 self.k1(),

@@ -13,8 +13,8 @@ use super::relation::{Relation, RelationKind, Source, VERSIONS_SCHEMA};
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{compare, datum_to_pk, datum_to_value};
 use crate::engine::{
-    ColumnCondition, Direction, Engine, PkBound, PkValue, PrimaryKey, RangeRequest, ReadOptions,
-    Row, StagedWrites, TableMeta,
+    ColumnCondition, Direction, Engine, PkBound, PkType, PkValue, PrimaryKey, RangeRequest,
+    ReadOptions, Row, StagedWrites, TableMeta,
 };
 use futures::stream::{self, StreamExt};
 use sqlparser::ast::{self, Expr, Query, SelectItem, SetExpr, TableFactor};
@@ -70,7 +70,8 @@ impl ReadPlan {
 /// A planned SELECT.
 #[derive(Debug, Clone)]
 pub struct SelectPlan {
-    pub read: Option<ReadPlan>,
+    /// Shared with every execution's row stream, which outlives the call.
+    pub read: Option<Arc<ReadPlan>>,
     pub projection: Vec<Scalar>,
     pub columns: Arc<Vec<OutputColumn>>,
     /// ORDER BY not served by the PK order: sort keys over the relation's slots.
@@ -199,6 +200,7 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
     } else if fixed.iter().all(|candidates| candidates.len() == 1) {
         let k = fixed.len();
         let (mut lower, mut upper) = (None, None);
+        let (mut lower_part, mut upper_part) = (None, None);
         for (i, part) in parts.iter().enumerate() {
             if used[i] {
                 continue;
@@ -209,17 +211,33 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
                 }
                 match op {
                     CmpOp::Gt | CmpOp::Ge if lower.is_none() => {
-                        lower = Some((operand.clone(), op == CmpOp::Ge))
+                        lower = Some((operand.clone(), op == CmpOp::Ge));
+                        lower_part = Some(i);
                     }
                     CmpOp::Lt | CmpOp::Le if upper.is_none() => {
-                        upper = Some((operand.clone(), op == CmpOp::Le))
+                        upper = Some((operand.clone(), op == CmpOp::Le));
+                        upper_part = Some(i);
                     }
                     _ => {}
                 }
             }
         }
-        // Range conjuncts stay in the residual: bounds are exact for most types, and
-        // where they are not (a String predecessor does not exist) the residual is.
+        // A bound the range enforces exactly leaves the residual, as equality on the
+        // prefix does (and a read without residual can hand its LIMIT to the engine).
+        // Only a backward read's bound that needs the predecessor of a String or Binary
+        // on the last key column is not exact (no such value exists; see
+        // `predecessor`), and stays.
+        let inexact_predecessor = direction == Direction::Backward
+            && k + 1 == pk_count
+            && relation.table.pk[k].ty != PkType::Integer;
+        if let Some(i) = lower_part {
+            let inclusive = lower.as_ref().is_some_and(|(_, inclusive)| *inclusive);
+            used[i] = !(inexact_predecessor && inclusive);
+        }
+        if let Some(i) = upper_part {
+            let inclusive = upper.as_ref().is_some_and(|(_, inclusive)| *inclusive);
+            used[i] = !(inexact_predecessor && !inclusive);
+        }
         Access::Range {
             prefix: fixed.into_iter().flatten().collect(),
             lower,
@@ -408,12 +426,12 @@ pub fn plan_select(
         }
     }
     let read = match relation {
-        Some(rel) => Some(plan_read(
+        Some(rel) => Some(Arc::new(plan_read(
             rel,
             select.selection.as_ref(),
             params,
             direction,
-        )?),
+        )?)),
         None => {
             if select.selection.is_some() {
                 return Err(SqlError::unsupported("WHERE without FROM is not supported"));
@@ -497,9 +515,18 @@ pub struct ReadContext {
     pub notices: Option<Arc<Notices>>,
 }
 
-fn operand_pk(s: &Scalar, params: &[Datum], table: &TableMeta, k: usize) -> SqlResult<PkValue> {
+/// An operand compared with PK column `k`, as that column's value; `None` if it is NULL.
+fn operand_pk_or_null(
+    s: &Scalar,
+    params: &[Datum],
+    table: &TableMeta,
+    k: usize,
+) -> SqlResult<Option<PkValue>> {
     let column = &table.pk[k];
-    datum_to_pk(&eval(s, &[], params)?, column.ty, &column.name)
+    match eval(s, &[], params)? {
+        Datum::Null => Ok(None),
+        d => datum_to_pk(&d, column.ty, &column.name).map(Some),
+    }
 }
 
 impl ReadPlan {
@@ -575,7 +602,8 @@ impl ReadPlan {
         Ok(Some((start, end.max(start))))
     }
 
-    /// The GetRange request for a Range access.
+    /// The GetRange request for a Range access; `None` when an operand is NULL, as no
+    /// row then matches (a comparison with NULL is never true).
     pub(crate) fn range_request(
         &self,
         params: &[Datum],
@@ -587,24 +615,33 @@ impl ReadPlan {
             upper,
         } = &self.access
         else {
-            return Ok(None);
+            return Err(SqlError::internal("a range request of a keyed read"));
         };
         let table = &self.relation.table;
         let mut start = Vec::new();
         let mut end = Vec::new();
         for (k, operand) in prefix.iter().enumerate() {
-            let v = operand_pk(operand, params, table, k)?;
+            let Some(v) = operand_pk_or_null(operand, params, table, k)? else {
+                return Ok(None);
+            };
             start.push(PkBound::Value(v.clone()));
             end.push(PkBound::Value(v));
         }
         let k = prefix.len();
         let last = k + 1 == table.pk.len();
-        let bound = |b: &Option<(Scalar, bool)>| -> SqlResult<Option<(PkValue, bool)>> {
-            b.as_ref()
-                .map(|(s, inclusive)| Ok((operand_pk(s, params, table, k)?, *inclusive)))
-                .transpose()
+        let mut null_bound = false;
+        let mut bound = |b: &Option<(Scalar, bool)>| -> SqlResult<Option<(PkValue, bool)>> {
+            let Some((s, inclusive)) = b else {
+                return Ok(None);
+            };
+            let v = operand_pk_or_null(s, params, table, k)?;
+            null_bound |= v.is_none();
+            Ok(v.map(|v| (v, *inclusive)))
         };
         let (lower, upper) = (bound(lower)?, bound(upper)?);
+        if null_bound {
+            return Ok(None);
+        }
         let forward = self.direction == Direction::Forward;
         if k < table.pk.len() {
             // Forward reads [low, high); backward from high (inclusive) down to low
@@ -621,7 +658,12 @@ impl ReadPlan {
                         match (forward, inclusive) {
                             (true, true) | (false, false) => (PkBound::Value(v), pad),
                             (true, false) => successor(v),
-                            (false, true) => predecessor(v),
+                            // Down to just below `v`, or to the prefix's start
+                            // (more than asked; the residual keeps the result exact).
+                            (false, true) => (
+                                predecessor(&v).map_or(PkBound::InfMin, PkBound::Value),
+                                PkBound::InfMin,
+                            ),
                         }
                     } else {
                         (PkBound::Value(v), pad)
@@ -640,7 +682,17 @@ impl ReadPlan {
                         match (forward, inclusive) {
                             (true, false) | (false, true) => (PkBound::Value(v), pad),
                             (true, true) => successor(v),
-                            (false, false) => predecessor(v),
+                            // From just below `v`. Without a predecessor: from `v`
+                            // itself for a String or Binary (the residual drops it),
+                            // and from nothing for i64::MIN (no row is below it).
+                            (false, false) => {
+                                let start = match predecessor(&v) {
+                                    Some(below) => PkBound::Value(below),
+                                    None if matches!(v, PkValue::Integer(_)) => PkBound::InfMin,
+                                    None => PkBound::Value(v),
+                                };
+                                (start, PkBound::InfMin)
+                            }
                         }
                     } else {
                         (PkBound::Value(v), pad)
@@ -720,16 +772,13 @@ fn successor(v: PkValue) -> (PkBound, PkBound) {
     (bound, PkBound::InfMin)
 }
 
-/// The largest value below `v` where one exists; else INF_MIN (the residual then keeps
-/// the result exact).
-fn predecessor(v: PkValue) -> (PkBound, PkBound) {
-    let bound = match v {
-        PkValue::Integer(i) => i
-            .checked_sub(1)
-            .map_or(PkBound::InfMin, |n| PkBound::Value(PkValue::Integer(n))),
-        _ => PkBound::InfMin,
-    };
-    (bound, PkBound::InfMin)
+/// The largest value below `v`: none below i64::MIN, and none for a String or Binary
+/// (below "b" are "a", "az", "azz", ... without a largest).
+fn predecessor(v: &PkValue) -> Option<PkValue> {
+    match v {
+        PkValue::Integer(i) => i.checked_sub(1).map(PkValue::Integer),
+        PkValue::String(_) | PkValue::Binary(_) => None,
+    }
 }
 
 fn count_operand(s: &Option<Scalar>, params: &[Datum], what: &str) -> SqlResult<Option<usize>> {
@@ -809,7 +858,7 @@ pub async fn read_rows(
         return Ok(stream::iter(out).boxed());
     }
     let Some(mut request) = plan.range_request(&params, read)? else {
-        return Err(SqlError::internal("range access without a range"));
+        return Ok(stream::empty().boxed());
     };
     if let Some(staged) = staged {
         let rows = engine.preview_range(&staged, &table, &request).await?;
@@ -884,7 +933,7 @@ pub async fn execute_select(
     } else {
         limit.map(|l| l + offset)
     };
-    let mut rows = read_rows(ctx, Arc::new(read.clone()), Arc::clone(&params), want).await?;
+    let mut rows = read_rows(ctx, Arc::clone(read), Arc::clone(&params), want).await?;
     if let Some(keys) = &plan.sort {
         let mut all = Vec::new();
         while let Some(row) = rows.next().await {
@@ -913,9 +962,9 @@ pub async fn execute_select(
         });
         rows = stream::iter(all.into_iter().map(|(_, row)| Ok(row))).boxed();
     }
-    let projection = plan.projection.clone();
     // A relation row holds one value per needed column.
-    let projector = Projector::new(&projection, read.relation.needed.len());
+    let projector = Projector::new(&plan.projection, read.relation.needed.len());
+    let plan = Arc::clone(&plan);
     let projected: RowStream = rows
         .skip(offset)
         .take(limit.unwrap_or(usize::MAX))
@@ -927,7 +976,11 @@ pub async fn execute_select(
                     .iter()
                     .map(|&i| row.get_mut(i).map_or(Datum::Null, std::mem::take))
                     .collect()),
-                Projector::Evaluate => projection.iter().map(|s| eval(s, &row, &params)).collect(),
+                Projector::Evaluate => plan
+                    .projection
+                    .iter()
+                    .map(|s| eval(s, &row, &params))
+                    .collect(),
             }
         })
         .boxed();

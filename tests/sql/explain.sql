@@ -6,6 +6,20 @@ EXPLAIN SELECT v FROM t WHERE k = 1 AND s = 'a';
 EXPLAIN SELECT v FROM t WHERE k IN (1, 2) AND s = 'a';
 EXPLAIN SELECT v FROM t WHERE k = 1 AND s >= 'a' AND s < 'c' LIMIT 5;
 EXPLAIN SELECT v FROM t WHERE k = 1 ORDER BY k DESC, s DESC LIMIT 1;
+-- The range enforces its bounds, so they leave the filter and LIMIT reaches the engine,
+-- except a backward read's bound that needs a String's predecessor (none exists).
+EXPLAIN SELECT v FROM t WHERE k = 1 AND s > 'a' ORDER BY k DESC, s DESC LIMIT 1;
+EXPLAIN SELECT v FROM t WHERE k = 1 AND s < 'c' ORDER BY k DESC, s DESC LIMIT 1;
+EXPLAIN SELECT v FROM t WHERE k >= 2 AND k < 3 AND v > 0;
+-- A comparison with NULL matches no row, on any key column.
+SELECT v FROM t WHERE k = 1 AND s > NULL;
+SELECT v FROM t WHERE k = NULL;
+SELECT v FROM t WHERE k = 1 AND s = 'a' AND v = NULL;
+-- Backward from just below a String, which has no predecessor: from the value itself,
+-- which the filter then drops.
+SELECT v FROM t WHERE k = 1 AND s <= 'b' ORDER BY k DESC, s DESC;
+SELECT v FROM t WHERE k = 1 AND s < 'b' ORDER BY k DESC, s DESC;
+SELECT v FROM t WHERE k = 1 AND s >= 'b' ORDER BY k DESC, s DESC;
 EXPLAIN SELECT k, s FROM t WHERE v > 15;
 EXPLAIN SELECT k FROM t ORDER BY v;
 
