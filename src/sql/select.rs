@@ -725,6 +725,17 @@ impl ReadPlan {
             return Ok(Vec::new());
         };
         let table = &self.relation.table;
+        if candidates.iter().all(|options| options.len() == 1) {
+            // One key (a point get): built directly, without the product's copies.
+            let mut key = Vec::with_capacity(candidates.len());
+            for (k, options) in candidates.iter().enumerate() {
+                match operand_pk_or_null(&options[0], params, table, k)? {
+                    Some(v) => key.push(v),
+                    None => return Ok(Vec::new()),
+                }
+            }
+            return Ok(vec![key]);
+        }
         let mut keys: Vec<PrimaryKey> = vec![Vec::new()];
         for (k, options) in candidates.iter().enumerate() {
             let mut values = Vec::with_capacity(options.len());

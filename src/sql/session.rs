@@ -286,9 +286,9 @@ impl Session {
 
     /// What reads of this session see: its staged writes and `pgwide.as_of`.
     fn read_context(&self) -> SqlResult<ReadContext> {
-        let as_of = match self.settings.get("pgwide.as_of") {
-            Ok(value) => Some(query::parse_as_of(&value)?),
-            Err(_) => None,
+        let as_of = match self.settings.value("pgwide.as_of") {
+            Some(value) => Some(query::parse_as_of(value)?),
+            None => None,
         };
         Ok(ReadContext {
             engine: Arc::clone(&self.engine),

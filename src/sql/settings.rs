@@ -269,6 +269,12 @@ impl Settings {
         }
     }
 
+    /// The value of `name`, given in lower case, if it is set; without the copies and
+    /// the error `get` makes, for what every statement looks up.
+    pub fn value(&self, lower_case_name: &str) -> Option<&str> {
+        self.values.get(lower_case_name).map(String::as_str)
+    }
+
     pub fn get(&self, name: &str) -> SqlResult<String> {
         let name = name.to_lowercase();
         self.values.get(&name).cloned().ok_or_else(|| {
