@@ -7,11 +7,6 @@
 //! version (an overwrite past Max Versions), nor a change of its Max Versions, since its
 //! last pass began. Without that, every minute would decode every row of every
 //! read-mostly table, and of every table that only grows (bulk loads, inserts).
-//!
-//! A pass is paced to a share of one core (`Pacer`), as PostgreSQL's autovacuum is by
-//! its cost delay: collecting after a burst of updates rewrites most rows of a table,
-//! and at full speed that took a core from the queries for seconds, which showed as
-//! their p99 latency. A paced pass takes longer; nothing waits for it.
 
 use super::catalog::TableMeta;
 use super::codec::table_prefix;
@@ -21,41 +16,7 @@ use super::Engine;
 use crate::storage::{Check, Direction, KeyRange, WriteBatch};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tokio::time::MissedTickBehavior;
-
-/// The share of one core a background pass may use.
-const GC_CORE_SHARE: f64 = 0.25;
-/// How long a pass works before it pauses; short, so a query that shares its thread
-/// or core waits at most this long behind it.
-const GC_SLICE: Duration = Duration::from_millis(2);
-
-/// Keeps a pass to `GC_CORE_SHARE` of a core: after each slice of work it sleeps long
-/// enough that work / (work + sleep) is that share.
-struct Pacer {
-    slice_start: Instant,
-}
-
-impl Pacer {
-    fn new() -> Self {
-        Pacer {
-            slice_start: Instant::now(),
-        }
-    }
-
-    /// The pause owed after `busy` of work: none until a slice is used up.
-    fn pause_after(busy: Duration) -> Option<Duration> {
-        (busy >= GC_SLICE).then(|| busy.mul_f64((1.0 - GC_CORE_SHARE) / GC_CORE_SHARE))
-    }
-
-    /// Sleeps if the current slice is used up; called between units of work.
-    async fn pace(&mut self) {
-        if let Some(pause) = Self::pause_after(self.slice_start.elapsed()) {
-            tokio::time::sleep(pause).await;
-            self.slice_start = Instant::now();
-        }
-    }
-}
+use std::time::Duration;
 
 /// What one GC pass removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -102,12 +63,7 @@ impl Engine {
         // The scanner decodes whole rows (no `for_read`): GC writes them back.
         let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, Direction::Forward)
             .only_collectable(&table.options, self.now_ms());
-        let mut pacer = Pacer::new();
-        loop {
-            pacer.pace().await;
-            let Some((mut row, _)) = scanner.next_row().await? else {
-                break;
-            };
+        while let Some((mut row, _)) = scanner.next_row().await? {
             report.rows_examined += 1;
             let now = self.now_ms();
             let row_dead = row.marker.is_some() && !row.exists(&table.options, now);
@@ -188,9 +144,6 @@ impl Engine {
         let weak = Arc::downgrade(self);
         tokio::spawn(async move {
             let mut ticker = tokio::time::interval(interval);
-            // A paced pass can outlast the interval: the next one then starts a whole
-            // interval after it ends, not at once to catch up.
-            ticker.set_missed_tick_behavior(MissedTickBehavior::Delay);
             ticker.tick().await;
             loop {
                 ticker.tick().await;
@@ -204,25 +157,5 @@ impl Engine {
                 }
             }
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_pass_pauses_three_times_its_work_once_a_slice_is_used_up() {
-        assert_eq!(Pacer::pause_after(Duration::ZERO), None);
-        assert_eq!(Pacer::pause_after(Duration::from_micros(1999)), None);
-        assert_eq!(
-            Pacer::pause_after(Duration::from_millis(2)),
-            Some(Duration::from_millis(6))
-        );
-        // A slice overrun (a large row, a slow page read) is paid back in full.
-        assert_eq!(
-            Pacer::pause_after(Duration::from_millis(10)),
-            Some(Duration::from_millis(30))
-        );
     }
 }
