@@ -144,6 +144,9 @@ impl Engine {
         let weak = Arc::downgrade(self);
         tokio::spawn(async move {
             let mut ticker = tokio::time::interval(interval);
+            // A pass over a large table can outlast the interval: the next one then
+            // starts a whole interval after it ends, not at once to catch up.
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             ticker.tick().await;
             loop {
                 ticker.tick().await;
