@@ -199,8 +199,15 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
         Access::Keys(fixed)
     } else if fixed.iter().all(|candidates| candidates.len() == 1) {
         let k = fixed.len();
+        // A bound the range enforces exactly leaves the residual, as equality on the
+        // prefix does (and a read without residual can hand its LIMIT to the engine).
+        // Only a backward read's bound that needs the predecessor of a String or Binary
+        // on the last key column is not exact (no such value exists; see
+        // `predecessor`), and stays.
+        let no_predecessor = direction == Direction::Backward
+            && k + 1 == pk_count
+            && relation.table.pk[k].ty != PkType::Integer;
         let (mut lower, mut upper) = (None, None);
-        let (mut lower_part, mut upper_part) = (None, None);
         for (i, part) in parts.iter().enumerate() {
             if used[i] {
                 continue;
@@ -211,32 +218,18 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
                 }
                 match op {
                     CmpOp::Gt | CmpOp::Ge if lower.is_none() => {
-                        lower = Some((operand.clone(), op == CmpOp::Ge));
-                        lower_part = Some(i);
+                        let inclusive = op == CmpOp::Ge;
+                        lower = Some((operand.clone(), inclusive));
+                        used[i] = !(no_predecessor && inclusive);
                     }
                     CmpOp::Lt | CmpOp::Le if upper.is_none() => {
-                        upper = Some((operand.clone(), op == CmpOp::Le));
-                        upper_part = Some(i);
+                        let inclusive = op == CmpOp::Le;
+                        upper = Some((operand.clone(), inclusive));
+                        used[i] = !(no_predecessor && !inclusive);
                     }
                     _ => {}
                 }
             }
-        }
-        // A bound the range enforces exactly leaves the residual, as equality on the
-        // prefix does (and a read without residual can hand its LIMIT to the engine).
-        // Only a backward read's bound that needs the predecessor of a String or Binary
-        // on the last key column is not exact (no such value exists; see
-        // `predecessor`), and stays.
-        let inexact_predecessor = direction == Direction::Backward
-            && k + 1 == pk_count
-            && relation.table.pk[k].ty != PkType::Integer;
-        if let Some(i) = lower_part {
-            let inclusive = lower.as_ref().is_some_and(|(_, inclusive)| *inclusive);
-            used[i] = !(inexact_predecessor && inclusive);
-        }
-        if let Some(i) = upper_part {
-            let inclusive = upper.as_ref().is_some_and(|(_, inclusive)| *inclusive);
-            used[i] = !(inexact_predecessor && !inclusive);
         }
         Access::Range {
             prefix: fixed.into_iter().flatten().collect(),

@@ -146,9 +146,10 @@ impl Settings {
         self.timeouts
     }
 
-    /// Re-parses the timeouts after `name` got a new value. Every change of `values`
-    /// that can touch a timeout (`startup`, `set_default`, `store`) calls it; `reset`
-    /// and `set_config` touch only custom names, which are never timeouts.
+    /// Re-parses the timeouts after `name` got a new value. `startup`, `set_default`
+    /// and `store` call it; every other change of a timeout goes through `store`
+    /// (`set`, `set_local`, `reset`, `end_transaction`). The rest only add or remove
+    /// custom names, which are never timeouts.
     fn value_changed(&mut self, name: &str) {
         if !TIMEOUTS.contains(&name) {
             return;
