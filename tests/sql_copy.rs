@@ -211,3 +211,119 @@ async fn psql_copy_in_and_out() {
         "7,seven,7.5\n8,eight,8.5\n"
     );
 }
+
+/// The ids in `c`, as `client` sees them.
+async fn ids(client: &tokio_postgres::Client) -> Vec<i64> {
+    client
+        .query("SELECT id FROM c ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+#[tokio::test]
+async fn copy_inside_a_transaction_block_is_staged_until_commit() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    let other = server.connect().await;
+    table(&client).await;
+    let rows = |range: std::ops::Range<i64>| -> String {
+        range.map(|i| format!("{i}\tr{i}\t{i}\n")).collect()
+    };
+
+    // 2,500 rows, more than one chunk, after an INSERT of the same block: the block
+    // sees all of them, another session none until COMMIT.
+    client
+        .batch_execute("BEGIN; INSERT INTO c (id) VALUES (0)")
+        .await
+        .unwrap();
+    assert_eq!(
+        copy_in(&client, "COPY c FROM STDIN", &rows(1..2501))
+            .await
+            .unwrap(),
+        2500
+    );
+    assert_eq!(ids(&client).await, (0..2501).collect::<Vec<_>>());
+    assert_eq!(
+        simple_rows(&client, "SELECT name, v FROM c WHERE id = 2500").await,
+        vec![vec!["r2500", "2500"]]
+    );
+    assert!(ids(&other).await.is_empty());
+    client.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(ids(&other).await.len(), 2501);
+
+    // A key the block itself staged, a stored key, a key twice in the COPY: 23505 at
+    // its line, the block is aborted, and ROLLBACK leaves the table as it was.
+    let failing = [
+        (
+            "BEGIN; INSERT INTO c (id) VALUES (9000)",
+            format!("{}9000\tx\t0\n", rows(5000..5010)),
+            11,
+        ),
+        ("BEGIN", format!("{}7\tx\t0\n", rows(5000..5100)), 101),
+        ("BEGIN", format!("{}5003\tx\t0\n", rows(5000..5005)), 6),
+    ];
+    for (begin, data, line) in failing {
+        client.batch_execute(begin).await.unwrap();
+        let err = copy_in(&client, "COPY c FROM STDIN", &data)
+            .await
+            .unwrap_err();
+        assert_fails_at_line(&err, "23505", line);
+        assert_eq!(code(client.batch_execute("SELECT 1").await), "25P02");
+        client.batch_execute("ROLLBACK").await.unwrap();
+        assert_eq!(ids(&client).await.len(), 2501);
+    }
+    // A bad value aborts the block too; nothing of the block is committed.
+    client
+        .batch_execute("BEGIN; DELETE FROM c WHERE id = 0")
+        .await
+        .unwrap();
+    let err = copy_in(
+        &client,
+        "COPY c FROM STDIN",
+        "6000\ta\t1\n6001\tb\tnan-ish\n",
+    )
+    .await
+    .unwrap_err();
+    assert_fails_at_line(&err, "22P02", 2);
+    client.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(ids(&other).await.first(), Some(&0));
+
+    // ROLLBACK and ROLLBACK TO SAVEPOINT drop what the COPY staged; a COPY after a
+    // savepoint that stays is committed with the rest of the block.
+    client.batch_execute("BEGIN").await.unwrap();
+    copy_in(&client, "COPY c FROM STDIN", &rows(7000..7010))
+        .await
+        .unwrap();
+    client.batch_execute("SAVEPOINT s").await.unwrap();
+    copy_in(&client, "COPY c FROM STDIN", &rows(8000..8010))
+        .await
+        .unwrap();
+    client
+        .batch_execute("ROLLBACK TO SAVEPOINT s")
+        .await
+        .unwrap();
+    assert_eq!(ids(&client).await.len(), 2511);
+    client.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(ids(&other).await.len(), 2511);
+    client.batch_execute("BEGIN").await.unwrap();
+    copy_in(&client, "COPY c FROM STDIN", &rows(8000..8010))
+        .await
+        .unwrap();
+    client.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(ids(&other).await.len(), 2511);
+
+    // A row another session writes meanwhile makes COMMIT fail, as for INSERT.
+    client.batch_execute("BEGIN").await.unwrap();
+    copy_in(&client, "COPY c FROM STDIN", &rows(9100..9102))
+        .await
+        .unwrap();
+    other
+        .batch_execute("INSERT INTO c (id) VALUES (9101)")
+        .await
+        .unwrap();
+    assert_eq!(code(client.batch_execute("COMMIT").await), "40001");
+    assert_eq!(ids(&other).await.len(), 2512);
+}

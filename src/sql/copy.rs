@@ -4,7 +4,9 @@
 //! the last one is durable. One chunk is in flight while the next is parsed: the backend
 //! applies it on another thread (see `InFlight`). A bad line is reported with its line
 //! number and the rows already written by that COPY are deleted again, so nothing of it
-//! stays. `COPY ... TO STDOUT` runs a SELECT whose rows the server formats.
+//! stays. Inside a transaction block the rows are kept instead, checked against the
+//! transaction's writes at CopyDone and staged with them (see [`CopyDestination`]).
+//! `COPY ... TO STDOUT` runs a SELECT whose rows the server formats.
 
 use super::ddl::{object_name, table_name, ROWID};
 use super::expr::fold;
@@ -12,13 +14,15 @@ use super::types::{CopyFormat, CopySink, Datum, SqlError, SqlResult};
 use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value};
 use crate::engine::{
     BatchMode, ColumnOp, Condition, ConditionFailure, Engine, EngineResult, PkValue, PrimaryKey,
-    RowChange, RowExistence, RowWrite, SyncTicket, TableMeta, ValueType, WriteOutcome, WriteResult,
+    RowChange, RowExistence, RowWrite, StagedWrites, SyncTicket, TableMeta, ValueType,
+    WriteOutcome, WriteResult,
 };
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, CopyOption, Ident, ObjectName};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Rows per chunk a COPY hands to the engine (or fewer, at half the batch byte limit).
 /// A COPY is not a BatchWriteRow, so its 200-row limit does not apply: each chunk costs
@@ -152,6 +156,53 @@ fn fields(table: &TableMeta, columns: &[Ident]) -> SqlResult<Vec<Field>> {
         .collect()
 }
 
+/// Where the rows of a `COPY ... FROM STDIN` go.
+pub enum CopyDestination {
+    /// Into the table, chunk by chunk as they arrive (no transaction block is open).
+    Table,
+    /// Into the open transaction block, whose writes so far are `before`. The rows are
+    /// checked against them at CopyDone and left in `aftermath` for the session to
+    /// stage, as a COPY finishes after the session handed it to the server.
+    Transaction {
+        before: StagedWrites,
+        aftermath: Arc<Aftermath>,
+    },
+}
+
+/// What a statement's result reports to its session after `run` returned it: the
+/// client reads a query's rows and sends a COPY's data later.
+#[derive(Default)]
+pub struct Aftermath {
+    /// The client got an error (a query's rows failed, a COPY failed): an open
+    /// transaction block is aborted, as after any error.
+    failed: AtomicBool,
+    /// Rows a COPY inside a transaction block checked, for the session to stage.
+    staged: Mutex<StagedWrites>,
+}
+
+impl Aftermath {
+    pub fn fail(&self) {
+        self.failed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether an error was reported since the last call.
+    pub fn take_failed(&self) -> bool {
+        self.failed.swap(false, Ordering::Relaxed)
+    }
+
+    /// The writes left to stage since the last call.
+    pub fn take_staged(&self) -> StagedWrites {
+        std::mem::take(&mut *self.staged_writes())
+    }
+
+    fn staged_writes(&self) -> std::sync::MutexGuard<'_, StagedWrites> {
+        // Only a panic while pushing could poison it, which leaves a whole Vec.
+        self.staged
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
 /// Opens the sink of `COPY table [(columns)] FROM STDIN`.
 /// Returns the number of columns each line holds and the sink.
 pub fn copy_from(
@@ -160,6 +211,7 @@ pub fn copy_from(
     name: &ObjectName,
     columns: &[Ident],
     format: CopyFormat,
+    destination: CopyDestination,
 ) -> SqlResult<(usize, Box<dyn CopySink>)> {
     let table = engine.table(instance, &table_name(name)?)?;
     let fields = fields(&table, columns)?;
@@ -178,6 +230,8 @@ pub fn copy_from(
             in_flight: None,
             written_up_to: SyncTicket::default(),
             rows: 0,
+            destination,
+            kept: Vec::new(),
         }),
     ))
 }
@@ -220,6 +274,9 @@ struct CopyFrom {
     /// instead of once per batch.
     written_up_to: SyncTicket,
     rows: u64,
+    destination: CopyDestination,
+    /// In a transaction block: every parsed row, with its line number, until CopyDone.
+    kept: Vec<(u64, RowWrite)>,
 }
 
 /// A chunk being written. The engine prepares it on the connection's thread as soon as
@@ -396,6 +453,10 @@ impl CopyFrom {
                 write.pk = vec![PkValue::Integer(first + i as i64)];
             }
         }
+        if let CopyDestination::Transaction { .. } = self.destination {
+            self.kept.append(&mut pending);
+            return Ok(());
+        }
         let lines: Vec<u64> = pending.iter().map(|(line, _)| *line).collect();
         let writes: Vec<(Arc<TableMeta>, RowWrite)> = pending
             .into_iter()
@@ -424,18 +485,7 @@ impl CopyFrom {
         let (result, ticket) = write.await?;
         self.written_up_to = self.written_up_to.max(ticket);
         if let Some((index, failure)) = result.first_failure() {
-            let what = match failure {
-                ConditionFailure::RowExists => format!(
-                    "duplicate key value violates unique constraint \"{}_pkey\": key ({}) already exists",
-                    self.table.name,
-                    keys[index].iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
-                ),
-                other => format!("row not written: {other:?}"),
-            };
-            return Err(SqlError::new(
-                "23505",
-                format!("{what} (COPY line {})", lines[index]),
-            ));
+            return Err(self.refused(failure, &keys[index], lines[index]));
         }
         debug_assert!(result
             .outcomes
@@ -446,8 +496,49 @@ impl CopyFrom {
         Ok(())
     }
 
-    /// Deletes every row this COPY wrote.
+    /// The error for the row at `line` whose condition failed.
+    fn refused(&self, failure: ConditionFailure, key: &PrimaryKey, line: u64) -> SqlError {
+        let what = match failure {
+            ConditionFailure::RowExists => format!(
+                "duplicate key value violates unique constraint \"{}_pkey\": key ({}) already exists",
+                self.table.name,
+                key.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+            other => format!("row not written: {other:?}"),
+        };
+        SqlError::new("23505", format!("{what} (COPY line {line})"))
+    }
+
+    /// In a transaction block: checks every kept row after the transaction's earlier
+    /// writes, in one pass, and leaves them for the session to stage. Checking chunk by
+    /// chunk would replay the earlier chunks each time.
+    async fn stage(&mut self) -> SqlResult<()> {
+        let CopyDestination::Transaction { before, aftermath } = &self.destination else {
+            return Ok(());
+        };
+        let (lines, writes): (Vec<u64>, StagedWrites) = std::mem::take(&mut self.kept)
+            .into_iter()
+            .map(|(line, write)| (line, (Arc::clone(&self.table), write)))
+            .unzip();
+        let result = self
+            .engine
+            .stage_writes(before, &writes, BatchMode::Atomic)
+            .await?;
+        if let Some((index, failure)) = result.first_failure() {
+            return Err(self.refused(failure, &writes[index].1.pk, lines[index]));
+        }
+        self.rows = writes.len() as u64;
+        aftermath.staged_writes().extend(writes);
+        Ok(())
+    }
+
+    /// Deletes every row this COPY wrote; in a transaction block, which this COPY
+    /// did not change, aborts the block as any failed statement does.
     async fn undo(&mut self) {
+        if let CopyDestination::Transaction { aftermath, .. } = &self.destination {
+            aftermath.fail();
+            return;
+        }
         // The chunk in flight may have been written; its failure is not this error.
         if let Err(e) = self.settle().await {
             tracing::debug!("the last chunk of a failed COPY was not written: {e}");
@@ -491,6 +582,9 @@ impl CopySink for CopyFrom {
         let result = async {
             self.take_records(true).await?;
             self.write_pending().await?;
+            if let CopyDestination::Transaction { .. } = self.destination {
+                return self.stage().await;
+            }
             self.settle().await?;
             // Acknowledged only once every written row is durable.
             Ok(self.engine.wait_durable(self.written_up_to).await?)

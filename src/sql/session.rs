@@ -3,6 +3,7 @@
 //! against the engine; in a transaction, writes are staged and applied atomically at
 //! COMMIT.
 
+use super::copy::{Aftermath, CopyDestination};
 use super::ddl;
 use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan, WriteTarget};
 use super::expr::{fold, Params};
@@ -22,7 +23,6 @@ use futures::{stream, StreamExt, TryStreamExt};
 use sqlparser::ast::{self, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// A planned statement.
@@ -79,9 +79,9 @@ pub struct Session {
     deallocations: Vec<Option<String>>,
     /// The role's privileges (checked on every statement) and the role store.
     access: Access,
-    /// Set when a DataFusion query's rows end in an error (the client reads them after
-    /// `run` returned), so that an open transaction block is aborted as after any error.
-    query_failed: Arc<AtomicBool>,
+    /// What the last statement's result reported after `run` returned it: a DataFusion
+    /// query's rows ending in an error, a COPY's rows to stage in the transaction block.
+    aftermath: Arc<Aftermath>,
 }
 
 pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
@@ -173,7 +173,7 @@ impl Session {
             notices: Arc::default(),
             deallocations: Vec::new(),
             access: Access::default(),
-            query_failed: Arc::default(),
+            aftermath: Arc::default(),
         }
     }
 
@@ -436,11 +436,11 @@ impl Session {
                 let ctx = self.read_context()?;
                 let columns = Arc::clone(&p.columns);
                 let rows = self.query_engine()?.execute(p, params, ctx).await?;
-                let failed = Arc::clone(&self.query_failed);
+                let aftermath = Arc::clone(&self.aftermath);
                 let rows = rows
                     .inspect(move |row| {
                         if row.is_err() {
-                            failed.store(true, Ordering::Relaxed);
+                            aftermath.fail();
                         }
                     })
                     .boxed();
@@ -677,14 +677,15 @@ impl Session {
         let format = super::copy::format(options, legacy)?;
         match (to, target, source) {
             (false, ast::CopyTarget::Stdin, ast::CopySource::Table { table_name, columns }) => {
-                if self.transaction.is_some() {
-                    return Err(SqlError::unsupported("COPY FROM inside a transaction block is not supported yet"));
-                }
                 if !self.access.unrestricted() {
                     let table = self.engine.table(&self.instance, &ddl::table_name(table_name)?)?;
                     self.access.check_table(&table, Privilege::Insert)?;
                 }
-                let (columns, sink) = super::copy::copy_from(&self.engine, &self.instance, table_name, columns, format)?;
+                let destination = match &self.transaction {
+                    None => CopyDestination::Table,
+                    Some(t) => CopyDestination::Transaction { before: t.staged.clone(), aftermath: Arc::clone(&self.aftermath) },
+                };
+                let (columns, sink) = super::copy::copy_from(&self.engine, &self.instance, table_name, columns, format, destination)?;
                 Ok(StatementResult::CopyIn { columns, sink })
             }
             (true, ast::CopyTarget::Stdout, source) => {
@@ -767,14 +768,15 @@ impl Session {
         self.transaction.take()
     }
 
-    /// What the last DataFusion query left once the client read its rows: the
-    /// `set_config` changes it made are applied, and an error in its rows aborts an
-    /// open transaction block.
+    /// What the last statement left once the client read its rows or sent its COPY
+    /// data: an error aborts an open transaction block, a COPY's rows are staged in
+    /// it, and the `set_config` changes a DataFusion query made are applied.
     fn finish_query(&mut self) {
-        if self.query_failed.swap(false, Ordering::Relaxed) {
-            if let Some(transaction) = self.transaction.as_mut() {
-                transaction.failed = true;
-            }
+        let failed = self.aftermath.take_failed();
+        let copied = self.aftermath.take_staged();
+        if let Some(transaction) = self.transaction.as_mut() {
+            transaction.failed |= failed;
+            transaction.staged.extend(copied);
         }
         let Some(engine) = self.query_engine.get() else {
             return;

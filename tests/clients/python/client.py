@@ -106,6 +106,40 @@ def psycopg_binds():
             conn.commit()
 
 
+def psycopg_copy():
+    """psycopg's cursor.copy() on a default connection, which opens a transaction block
+    first: the rows are seen by that transaction, by others only after COMMIT; an
+    exception inside the copy block (CopyFail) leaves nothing."""
+    rows = [("dev-copy", i, f"c{i}") for i in range(1500)]
+    with psycopg.connect(DSN) as conn, psycopg.connect(DSN, autocommit=True) as other:
+        with conn.cursor() as cur:
+            with cur.copy("COPY events (device, seq, payload) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+            check(cur.rowcount == 1500, f"psycopg COPY in a transaction: rowcount {cur.rowcount}")
+            mine = cur.execute("SELECT count(*) FROM events WHERE device = 'dev-copy'").fetchone()[0]
+            check(mine == 1500, f"the COPY's transaction sees its rows ({mine})")
+            theirs = other.execute("SELECT count(*) FROM events WHERE device = 'dev-copy'").fetchone()[0]
+            check(theirs == 0, f"other sessions do not see them before COMMIT ({theirs})")
+        conn.commit()
+        got = other.execute(
+            "SELECT count(*), min(payload), max(seq) FROM events WHERE device = 'dev-copy'"
+        ).fetchone()
+        check(got == (1500, "c0", 1499), f"COPY rows after COMMIT {got}")
+        try:
+            with conn.cursor() as cur:
+                with cur.copy("COPY events (device, seq, payload) FROM STDIN") as copy:
+                    copy.write_row(("dev-copy2", 1, "x"))
+                    raise RuntimeError("client gives up")
+        except RuntimeError:
+            pass
+        check(conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR, "CopyFail aborts the block")
+        conn.rollback()
+        left = other.execute("SELECT count(*) FROM events WHERE device = 'dev-copy2'").fetchone()[0]
+        check(left == 0, "nothing of a failed COPY stays")
+        other.execute("DELETE FROM events WHERE device = 'dev-copy'")
+
+
 class Base(DeclarativeBase):
     pass
 
@@ -218,6 +252,7 @@ def pandas_read_sql(engine):
 
 def main():
     psycopg_binds()
+    psycopg_copy()
     engine = create_engine(URL)
     with engine.connect() as conn:
         v = conn.execute(text("SELECT 1")).scalar()
