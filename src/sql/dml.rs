@@ -469,9 +469,14 @@ pub struct WriteTarget<'a> {
 }
 
 impl WriteTarget<'_> {
-    /// Writes a statement's rows in engine calls within the BatchWriteRow limits. An
-    /// atomic statement larger than one call is checked chunk by chunk as staged writes
-    /// and then committed in one batch, so it still applies all or nothing.
+    /// Writes a statement's rows. Rows that break a per-row limit are refused first
+    /// (`chunks`). An atomic statement is one engine batch whatever its size, so it
+    /// applies all or nothing; a non-atomic one outside a transaction is written in
+    /// engine calls within the BatchWriteRow limits.
+    ///
+    /// In a transaction the whole statement is staged with one replay of the writes
+    /// staged before it. Staging it chunk by chunk replayed the earlier chunks each
+    /// time, which made a large statement quadratic.
     async fn write(
         &mut self,
         writes: Vec<(Arc<TableMeta>, RowWrite)>,
@@ -479,71 +484,30 @@ impl WriteTarget<'_> {
     ) -> SqlResult<Vec<WriteOutcome>> {
         let chunks = self.chunks(&writes)?;
         if let Some(staged) = self.staged.as_deref_mut() {
-            let mut outcomes = Vec::with_capacity(writes.len());
-            for chunk in &chunks {
-                let part = &writes[chunk.clone()];
-                let result = self.engine.stage_writes(staged, part, mode).await?;
-                if mode == BatchMode::Atomic && result.first_failure().is_some() {
-                    // Nothing of this statement is staged: drop the chunks staged so far.
-                    let applied_before = outcomes.len();
-                    staged.truncate(staged.len() - applied_before);
-                    let mut all = vec![WriteOutcome::NotApplied; writes.len()];
-                    for (i, outcome) in result.outcomes.into_iter().enumerate() {
-                        if matches!(outcome, WriteOutcome::ConditionFailed(_)) {
-                            all[chunk.start + i] = outcome;
-                        }
-                    }
-                    return Ok(all);
-                }
-                for ((table, write), outcome) in part.iter().zip(&result.outcomes) {
-                    if matches!(outcome, WriteOutcome::Applied(_)) {
-                        staged.push((Arc::clone(table), write.clone()));
-                    }
-                }
-                outcomes.extend(result.outcomes);
+            let result = self.engine.stage_writes(staged, &writes, mode).await?;
+            if mode == BatchMode::Atomic && result.first_failure().is_some() {
+                return Ok(result.outcomes);
             }
-            return Ok(outcomes);
+            for (write, outcome) in writes.into_iter().zip(&result.outcomes) {
+                if matches!(outcome, WriteOutcome::Applied(_)) {
+                    staged.push(write);
+                }
+            }
+            return Ok(result.outcomes);
         }
-        if chunks.len() <= 1 {
+        if mode == BatchMode::Atomic || chunks.len() <= 1 {
             return Ok(self.engine.write_rows(writes, mode).await?.outcomes);
         }
-        if mode == BatchMode::Independent {
-            let mut outcomes = Vec::with_capacity(writes.len());
-            for chunk in chunks {
-                outcomes.extend(
-                    self.engine
-                        .write_rows(writes[chunk].to_vec(), mode)
-                        .await?
-                        .outcomes,
-                );
-            }
-            return Ok(outcomes);
+        let mut outcomes = Vec::with_capacity(writes.len());
+        for chunk in chunks {
+            outcomes.extend(
+                self.engine
+                    .write_rows(writes[chunk].to_vec(), mode)
+                    .await?
+                    .outcomes,
+            );
         }
-        let mut staged: StagedWrites = Vec::with_capacity(writes.len());
-        for chunk in &chunks {
-            let result = self
-                .engine
-                .stage_writes(&staged, &writes[chunk.clone()], BatchMode::Atomic)
-                .await?;
-            if result.first_failure().is_some() {
-                let mut all = vec![WriteOutcome::NotApplied; writes.len()];
-                for (i, outcome) in result.outcomes.into_iter().enumerate() {
-                    if matches!(outcome, WriteOutcome::ConditionFailed(_)) {
-                        all[chunk.start + i] = outcome;
-                    }
-                }
-                return Ok(all);
-            }
-            staged.extend(writes[chunk.clone()].iter().cloned());
-        }
-        match self.engine.commit_staged(staged).await {
-            Ok(result) => Ok(result.outcomes),
-            Err(crate::engine::EngineError::WriteConflict) => Err(SqlError::new(
-                "40001",
-                "could not serialize access due to a concurrent update of the same rows",
-            )),
-            Err(e) => Err(e.into()),
-        }
+        Ok(outcomes)
     }
 
     /// Index ranges of at most `max_batch_write_rows` rows and `max_batch_write_bytes`;
