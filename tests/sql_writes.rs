@@ -98,6 +98,99 @@ async fn on_conflict_do_nothing_and_do_update_merge() {
 }
 
 #[tokio::test]
+async fn upsert_is_one_atomic_statement() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    client
+        .batch_execute("INSERT INTO items (id, n, note) VALUES ('a', 1, 'keep')")
+        .await
+        .unwrap();
+    let ids = || async { simple_rows(&client, "SELECT id, n FROM items ORDER BY id").await };
+    // SET fails on the conflicting row ('a', n = 0): 'b', before it, is not stored.
+    let upsert = "INSERT INTO items (id, n) VALUES ('b', 2), ('a', 0) \
+                  ON CONFLICT (id) DO UPDATE SET n = 10 / EXCLUDED.n";
+    assert_eq!(code(client.batch_execute(upsert).await), "22012");
+    assert_eq!(ids().await, vec![vec!["a", "1"]]);
+    // SET is evaluated only for rows that conflict: a new row with n = 0 is inserted.
+    let upsert = "INSERT INTO items (id, n) VALUES ('c', 0), ('a', 5) \
+                  ON CONFLICT (id) DO UPDATE SET n = 10 / EXCLUDED.n";
+    assert_eq!(client.execute(upsert, &[]).await.unwrap(), 2);
+    assert_eq!(ids().await, vec![vec!["a", "2"], vec!["c", "0"]]);
+    // The same key twice in one statement is 21000, as in PostgreSQL, and nothing stays.
+    let twice = "INSERT INTO items (id, n) VALUES ('d', 1), ('d', 2) \
+                 ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n";
+    assert_eq!(code(client.batch_execute(twice).await), "21000");
+    assert_eq!(ids().await.len(), 2);
+    // 1,000 rows, half of them stored, through several engine batches: one statement,
+    // with RETURNING in statement order; then the same inside a transaction block.
+    let values = |from: usize, count: usize, n: i64| -> String {
+        (from..from + count)
+            .map(|i| format!("('k{i:05}', {n})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    client
+        .batch_execute(&format!(
+            "INSERT INTO items (id, n) VALUES {}",
+            values(0, 500, 1)
+        ))
+        .await
+        .unwrap();
+    let returned = client
+        .query(
+            &format!(
+                "INSERT INTO items (id, n) VALUES {} ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n + 1 RETURNING id, n",
+                values(0, 1000, 7)
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(returned.len(), 1000);
+    assert_eq!(returned[0].get::<_, String>(0), "k00000");
+    assert_eq!(returned[0].get::<_, i64>(1), 8);
+    assert_eq!(returned[999].get::<_, i64>(1), 7);
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT count(*), sum(n) FROM items WHERE id >= 'k'"
+        )
+        .await,
+        vec![vec!["1000", "7500"]]
+    );
+    client.batch_execute("BEGIN").await.unwrap();
+    let n = client
+        .execute(
+            &format!(
+                "INSERT INTO items (id, n) VALUES {} ON CONFLICT (id) DO UPDATE SET n = EXCLUDED.n",
+                values(500, 1000, 3)
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 1000);
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT count(*), sum(n) FROM items WHERE id >= 'k'"
+        )
+        .await,
+        vec![vec!["1500", "7000"]]
+    );
+    client.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT count(*), sum(n) FROM items WHERE id >= 'k'"
+        )
+        .await,
+        vec![vec!["1000", "7500"]]
+    );
+}
+
+#[tokio::test]
 async fn update_puts_deletes_increments_and_checks_conditions() {
     let server = TestServer::start().await;
     let client = server.connect().await;

@@ -11,7 +11,8 @@ use super::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementR
 use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value, value_sql_type};
 use crate::engine::{
     BatchMode, ColumnCondition, ColumnOp, Condition, ConditionFailure, Direction, Engine, PkValue,
-    RowChange, RowExistence, RowWrite, StagedWrites, TableMeta, ValueType, WriteOutcome,
+    PrimaryKey, RowChange, RowExistence, RowWrite, StagedWrites, TableMeta, ValueType,
+    WriteOutcome,
 };
 use futures::{stream, StreamExt};
 use sqlparser::ast::{self, Expr, SelectItem, SetExpr};
@@ -510,6 +511,22 @@ impl WriteTarget<'_> {
         Ok(outcomes)
     }
 
+    /// Whether each row is stored, as this statement's writes will find it: with the
+    /// transaction's staged writes laid over the stored rows.
+    async fn stored(&self, table: &TableMeta, pks: &[PrimaryKey]) -> SqlResult<Vec<bool>> {
+        let read = crate::engine::ReadOptions::default();
+        if let Some(staged) = self.staged.as_deref() {
+            let rows = self.engine.preview_rows(staged, table, pks, &read).await?;
+            return Ok(rows.iter().map(Option::is_some).collect());
+        }
+        let mut stored = Vec::with_capacity(pks.len());
+        for chunk in pks.chunks(self.engine.limits().max_batch_get_rows.max(1)) {
+            let result = self.engine.batch_get_row(table, chunk, &read).await?;
+            stored.extend(result.rows.iter().map(Option::is_some));
+        }
+        Ok(stored)
+    }
+
     /// Index ranges of at most `max_batch_write_rows` rows and `max_batch_write_bytes`;
     /// a single row over the byte limit is refused (54000).
     fn chunks(
@@ -850,53 +867,76 @@ async fn insert_values(
             }
         }
         Conflict::DoUpdate(assignments) => {
-            // Upsert: PutRow EXPECT_NOT_EXIST, or on conflict the SET assignments as an
-            // UpdateRow EXPECT_EXIST; a row that changes in between is tried again.
-            for (pk, ops, values) in rows {
-                let mut applied = false;
-                for _ in 0..8 {
-                    let insert = RowWrite {
-                        pk: pk.clone(),
-                        change: RowChange::Put(ops.clone()),
-                        condition: Condition::row(RowExistence::ExpectNotExist),
-                        return_row,
-                    };
-                    if let [WriteOutcome::Applied(row)] = target
-                        .write(vec![(Arc::clone(table), insert)], BatchMode::Atomic)
-                        .await?
-                        .as_slice()
-                    {
-                        after_rows.extend(row.clone());
-                        applied = true;
-                        break;
-                    }
-                    let update_ops = assignment_ops(assignments, &values, params)?;
-                    let update = RowWrite {
-                        pk: pk.clone(),
-                        change: RowChange::Update(update_ops),
-                        condition: Condition::row(RowExistence::ExpectExist),
-                        return_row,
-                    };
-                    if let [WriteOutcome::Applied(row)] = target
-                        .write(vec![(Arc::clone(table), update)], BatchMode::Atomic)
-                        .await?
-                        .as_slice()
-                    {
-                        after_rows.extend(row.clone());
-                        applied = true;
-                        break;
-                    }
-                }
-                if !applied {
-                    return Err(crate::engine::EngineError::WriteConflict.into());
-                }
-                inserted += 1;
-            }
+            after_rows = upsert(target, table, &rows, assignments, params, return_row).await?;
+            inserted = rows.len();
         }
     }
     let out = returning_rows(&plan.returning, &after_rows, params)?;
     Ok(finish(format!("INSERT 0 {inserted}"), &plan.returning, out))
 }
+
+/// `INSERT ... ON CONFLICT (pk) DO UPDATE` as one atomic batch: PutRow EXPECT_NOT_EXIST
+/// for the keys not stored, UpdateRow EXPECT_EXIST with the SET assignments for the
+/// others, so the statement applies all or nothing, as in PostgreSQL. Which keys are
+/// stored is read first; one that appears or vanishes before the batch applies fails its
+/// condition, and the statement is decided again. Returns the rows as written.
+async fn upsert(
+    target: &mut WriteTarget<'_>,
+    table: &Arc<TableMeta>,
+    rows: &[(Vec<PkValue>, Vec<ColumnOp>, Vec<Datum>)],
+    assignments: &[Assignment],
+    params: &[Datum],
+    return_row: bool,
+) -> SqlResult<Vec<crate::engine::Row>> {
+    let mut seen = std::collections::HashSet::with_capacity(rows.len());
+    if let Some((pk, _, _)) = rows.iter().find(|(pk, _, _)| !seen.insert(pk)) {
+        return Err(SqlError::new(
+            "21000",
+            format!(
+                "ON CONFLICT DO UPDATE command cannot affect row a second time: {}",
+                key_text(pk, table)
+            ),
+        ));
+    }
+    let pks: Vec<PrimaryKey> = rows.iter().map(|(pk, _, _)| pk.clone()).collect();
+    for _ in 0..MAX_UPSERT_ATTEMPTS {
+        let stored = target.stored(table, &pks).await?;
+        let mut writes = Vec::with_capacity(rows.len());
+        for ((pk, ops, values), exists) in rows.iter().zip(stored) {
+            // SET is evaluated only for a row that conflicts, as in PostgreSQL.
+            let (change, existence) = if exists {
+                let ops = assignment_ops(assignments, values, params)?;
+                (RowChange::Update(ops), RowExistence::ExpectExist)
+            } else {
+                (RowChange::Put(ops.clone()), RowExistence::ExpectNotExist)
+            };
+            let write = RowWrite {
+                pk: pk.clone(),
+                change,
+                condition: Condition::row(existence),
+                return_row,
+            };
+            writes.push((Arc::clone(table), write));
+        }
+        let outcomes = target.write(writes, BatchMode::Atomic).await?;
+        if outcomes
+            .iter()
+            .all(|o| matches!(o, WriteOutcome::Applied(_)))
+        {
+            return Ok(outcomes
+                .into_iter()
+                .filter_map(|o| match o {
+                    WriteOutcome::Applied(row) => row,
+                    _ => None,
+                })
+                .collect());
+        }
+    }
+    Err(crate::engine::EngineError::WriteConflict.into())
+}
+
+/// How often an upsert is decided again after other sessions changed its rows.
+const MAX_UPSERT_ATTEMPTS: usize = 8;
 
 /// The WHERE clause's attribute comparisons as the engine condition re-checked at write.
 fn write_condition(read: &ReadPlan, params: &[Datum]) -> SqlResult<Condition> {
