@@ -443,7 +443,7 @@ async fn transactions_buffer_writes_until_commit() {
 }
 
 #[tokio::test]
-async fn statements_above_the_batch_limits_are_split_and_stay_atomic() {
+async fn statements_above_the_batch_limits_stay_atomic() {
     let server = TestServer::start().await;
     let client = server.connect().await;
     setup(&client).await;
@@ -453,7 +453,7 @@ async fn statements_above_the_batch_limits_are_split_and_stay_atomic() {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    // 450 rows: three BatchWriteRow-sized chunks (200 + 200 + 50), all written.
+    // 450 rows, more than a BatchWriteRow's 200, all written.
     let n = client
         .execute(
             &format!("INSERT INTO items (id, n) VALUES {}", values(0..450)),
@@ -470,7 +470,7 @@ async fn statements_above_the_batch_limits_are_split_and_stay_atomic() {
             .len(),
         450
     );
-    // A conflict in the last chunk undoes the first two: nothing of the statement stays.
+    // A conflict in the last row: nothing of the statement stays.
     let sql = format!(
         "INSERT INTO items (id, n) VALUES {}, ('k0001', 1)",
         values(1000..1449)
@@ -488,13 +488,35 @@ async fn statements_above_the_batch_limits_are_split_and_stay_atomic() {
     client.batch_execute("BEGIN").await.unwrap();
     assert_eq!(code(client.execute(&sql, &[]).await), "23505");
     client.batch_execute("ROLLBACK").await.unwrap();
-    // UPDATE over every row goes through in chunks too.
+    // UPDATE over every row.
     assert_eq!(
         client
             .execute("UPDATE items SET note = 'seen' WHERE n >= 0", &[])
             .await
             .unwrap(),
         450
+    );
+    // An error on one row of a large UPDATE (an increment past the bigint range on
+    // the 401st) leaves every row as it was, the first 400 included.
+    client
+        .batch_execute("UPDATE items SET n = 9223372036854775807 WHERE id = 'k0400'")
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            client
+                .execute("UPDATE items SET n = n + 1 WHERE n >= 0", &[])
+                .await
+        ),
+        "22003"
+    );
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT n FROM items WHERE id IN ('k0000', 'k0399') ORDER BY id"
+        )
+        .await,
+        vec![vec!["0"], vec!["399"]]
     );
     // One row larger than a BatchWriteRow request (4 MB) is refused with 54000.
     let big = "x".repeat(1_500_000);

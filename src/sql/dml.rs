@@ -470,10 +470,12 @@ pub struct WriteTarget<'a> {
 }
 
 impl WriteTarget<'_> {
-    /// Writes a statement's rows. Rows that break a per-row limit are refused first
-    /// (`chunks`). An atomic statement is one engine batch whatever its size, so it
-    /// applies all or nothing; a non-atomic one outside a transaction is written in
-    /// engine calls within the BatchWriteRow limits.
+    /// Writes a statement's rows in one engine batch, whatever their number, after
+    /// refusing a row over the request byte limit (54000). So an error on any row (an
+    /// increment that overflows, a value over a limit) leaves nothing of the statement
+    /// written, as in PostgreSQL; with `Independent`, rows whose condition fails are
+    /// passed over and the others written. Split into BatchWriteRow-sized engine calls,
+    /// the calls before the failing one stayed applied.
     ///
     /// In a transaction the whole statement is staged with one replay of the writes
     /// staged before it. Staging it chunk by chunk replayed the earlier chunks each
@@ -483,32 +485,20 @@ impl WriteTarget<'_> {
         writes: Vec<(Arc<TableMeta>, RowWrite)>,
         mode: BatchMode,
     ) -> SqlResult<Vec<WriteOutcome>> {
-        let chunks = self.chunks(&writes)?;
-        if let Some(staged) = self.staged.as_deref_mut() {
-            let result = self.engine.stage_writes(staged, &writes, mode).await?;
-            if mode == BatchMode::Atomic && result.first_failure().is_some() {
-                return Ok(result.outcomes);
-            }
-            for (write, outcome) in writes.into_iter().zip(&result.outcomes) {
-                if matches!(outcome, WriteOutcome::Applied(_)) {
-                    staged.push(write);
-                }
-            }
+        self.refuse_oversized_rows(&writes)?;
+        let Some(staged) = self.staged.as_deref_mut() else {
+            return Ok(self.engine.write_rows(writes, mode).await?.outcomes);
+        };
+        let result = self.engine.stage_writes(staged, &writes, mode).await?;
+        if mode == BatchMode::Atomic && result.first_failure().is_some() {
             return Ok(result.outcomes);
         }
-        if mode == BatchMode::Atomic || chunks.len() <= 1 {
-            return Ok(self.engine.write_rows(writes, mode).await?.outcomes);
+        for (write, outcome) in writes.into_iter().zip(&result.outcomes) {
+            if matches!(outcome, WriteOutcome::Applied(_)) {
+                staged.push(write);
+            }
         }
-        let mut outcomes = Vec::with_capacity(writes.len());
-        for chunk in chunks {
-            outcomes.extend(
-                self.engine
-                    .write_rows(writes[chunk].to_vec(), mode)
-                    .await?
-                    .outcomes,
-            );
-        }
-        Ok(outcomes)
+        Ok(result.outcomes)
     }
 
     /// Whether each row is stored, as this statement's writes will find it: with the
@@ -527,38 +517,17 @@ impl WriteTarget<'_> {
         Ok(stored)
     }
 
-    /// Index ranges of at most `max_batch_write_rows` rows and `max_batch_write_bytes`;
-    /// a single row over the byte limit is refused (54000).
-    fn chunks(
-        &self,
-        writes: &[(Arc<TableMeta>, RowWrite)],
-    ) -> SqlResult<Vec<std::ops::Range<usize>>> {
-        let limits = self.engine.limits();
-        let mut chunks = Vec::new();
-        let (mut start, mut bytes) = (0, 0usize);
-        for (i, (_, write)) in writes.iter().enumerate() {
-            let size = write.size();
-            if size > limits.max_batch_write_bytes {
-                return Err(crate::engine::EngineError::RequestTooLarge {
-                    bytes: size,
-                    limit: limits.max_batch_write_bytes,
-                }
-                .into());
-            }
-            if i > start
-                && (i - start >= limits.max_batch_write_rows
-                    || bytes + size > limits.max_batch_write_bytes)
-            {
-                chunks.push(start..i);
-                start = i;
-                bytes = 0;
-            }
-            bytes += size;
+    /// Refuses a row larger than a whole BatchWriteRow request (54000).
+    fn refuse_oversized_rows(&self, writes: &[(Arc<TableMeta>, RowWrite)]) -> SqlResult<()> {
+        let limit = self.engine.limits().max_batch_write_bytes;
+        match writes
+            .iter()
+            .map(|(_, w)| w.size())
+            .find(|&size| size > limit)
+        {
+            Some(bytes) => Err(crate::engine::EngineError::RequestTooLarge { bytes, limit }.into()),
+            None => Ok(()),
         }
-        if start < writes.len() {
-            chunks.push(start..writes.len());
-        }
-        Ok(chunks)
     }
 
     fn read_context(&self) -> ReadContext {
