@@ -137,6 +137,13 @@ async fn upsert_is_one_atomic_statement() {
         ))
         .await
         .unwrap();
+    // The count and sum of n of the 'k…' rows.
+    let k_totals = || {
+        simple_rows(
+            &client,
+            "SELECT count(*), sum(n) FROM items WHERE id >= 'k'",
+        )
+    };
     let returned = client
         .query(
             &format!(
@@ -151,14 +158,7 @@ async fn upsert_is_one_atomic_statement() {
     assert_eq!(returned[0].get::<_, String>(0), "k00000");
     assert_eq!(returned[0].get::<_, i64>(1), 8);
     assert_eq!(returned[999].get::<_, i64>(1), 7);
-    assert_eq!(
-        simple_rows(
-            &client,
-            "SELECT count(*), sum(n) FROM items WHERE id >= 'k'"
-        )
-        .await,
-        vec![vec!["1000", "7500"]]
-    );
+    assert_eq!(k_totals().await, vec![vec!["1000", "7500"]]);
     client.batch_execute("BEGIN").await.unwrap();
     let n = client
         .execute(
@@ -171,23 +171,9 @@ async fn upsert_is_one_atomic_statement() {
         .await
         .unwrap();
     assert_eq!(n, 1000);
-    assert_eq!(
-        simple_rows(
-            &client,
-            "SELECT count(*), sum(n) FROM items WHERE id >= 'k'"
-        )
-        .await,
-        vec![vec!["1500", "7000"]]
-    );
+    assert_eq!(k_totals().await, vec![vec!["1500", "7000"]]);
     client.batch_execute("ROLLBACK").await.unwrap();
-    assert_eq!(
-        simple_rows(
-            &client,
-            "SELECT count(*), sum(n) FROM items WHERE id >= 'k'"
-        )
-        .await,
-        vec![vec!["1000", "7500"]]
-    );
+    assert_eq!(k_totals().await, vec![vec!["1000", "7500"]]);
 }
 
 #[tokio::test]
