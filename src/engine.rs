@@ -33,7 +33,7 @@ pub use limits::Limits;
 pub use options::{OptionValue, TableOptions};
 pub use read::{BatchGetResult, GetRowResult, RangePage, RangeRequest};
 pub use size::TableSize;
-pub use staging::StagedWrites;
+pub use staging::{StagedMark, StagedView, StagedWrites};
 pub use stored::ReadOptions;
 pub use types::{Cell, PkBound, PkType, PkValue, PrimaryKey, Row, Value, ValueType};
 pub use validate::{check_instance_name, check_name};

@@ -429,6 +429,166 @@ async fn transactions_buffer_writes_until_commit() {
 }
 
 #[tokio::test]
+async fn savepoints_and_failed_statements_restore_what_the_block_sees() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    client
+        .batch_execute("INSERT INTO items (id, n) VALUES ('a', 1), ('z', 9223372036854775807)")
+        .await
+        .unwrap();
+    let rows = |sql: &'static str| simple_rows(&client, sql);
+    client
+        .batch_execute(
+            "BEGIN; UPDATE items SET n = 2 WHERE id = 'a'; SAVEPOINT s1; \
+             UPDATE items SET n = 3 WHERE id = 'a'; INSERT INTO items (id, n) VALUES ('b', 1); \
+             SAVEPOINT s2; INSERT INTO items (id, n) VALUES ('c', 1); DELETE FROM items WHERE id = 'a'",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        rows("SELECT id, n FROM items ORDER BY id").await,
+        vec![
+            vec!["b", "1"],
+            vec!["c", "1"],
+            vec!["z", "9223372036854775807"]
+        ]
+    );
+    client
+        .batch_execute("ROLLBACK TO SAVEPOINT s2")
+        .await
+        .unwrap();
+    assert_eq!(
+        rows("SELECT id, n FROM items WHERE id IN ('a', 'b', 'c') ORDER BY id").await,
+        vec![vec!["a", "3"], vec!["b", "1"]]
+    );
+    // ROLLBACK TO keeps the savepoint; rolling back to the outer one drops 'b' too, so
+    // inserting 'b' again is no duplicate.
+    client
+        .batch_execute("ROLLBACK TO SAVEPOINT s1; INSERT INTO items (id, n) VALUES ('b', 7)")
+        .await
+        .unwrap();
+    assert_eq!(
+        rows("SELECT id, n FROM items WHERE id IN ('a', 'b', 'c') ORDER BY id").await,
+        vec![vec!["a", "2"], vec!["b", "7"]]
+    );
+    // A statement that fails half way (the increment of 'z' overflows after 'a' and 'b'
+    // were incremented) leaves nothing of itself in what the block sees.
+    client
+        .batch_execute("RELEASE SAVEPOINT s1; SAVEPOINT s3")
+        .await
+        .unwrap();
+    assert_eq!(
+        code(client.batch_execute("UPDATE items SET n = n + 1").await),
+        "22003"
+    );
+    assert_eq!(code(client.batch_execute("SELECT 1").await), "25P02");
+    client
+        .batch_execute("ROLLBACK TO SAVEPOINT s3")
+        .await
+        .unwrap();
+    assert_eq!(
+        rows("SELECT id, n FROM items WHERE id IN ('a', 'b') ORDER BY id").await,
+        vec![vec!["a", "2"], vec!["b", "7"]]
+    );
+    // Without any savepoint open, a failed statement is undone all the same.
+    client.batch_execute("RELEASE SAVEPOINT s3").await.unwrap();
+    assert_eq!(
+        code(
+            client
+                .batch_execute("INSERT INTO items (id, n) VALUES ('d', 1), ('b', 1)")
+                .await
+        ),
+        "23505"
+    );
+    client.batch_execute("ROLLBACK").await.unwrap();
+    client
+        .batch_execute("BEGIN; UPDATE items SET n = 5 WHERE id = 'a'; INSERT INTO items (id, n) VALUES ('e', 1)")
+        .await
+        .unwrap();
+    assert_eq!(
+        code(
+            client
+                .batch_execute("INSERT INTO items (id, n) VALUES ('f', 1), ('e', 2)")
+                .await
+        ),
+        "23505"
+    );
+    // COMMIT of an aborted block rolls it back.
+    client.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(
+        rows("SELECT id, n FROM items ORDER BY id").await,
+        vec![vec!["a", "1"], vec!["z", "9223372036854775807"]]
+    );
+    client
+        .batch_execute("BEGIN; UPDATE items SET n = 5 WHERE id = 'a'; SAVEPOINT s; INSERT INTO items (id, n) VALUES ('e', 1); ROLLBACK TO SAVEPOINT s; INSERT INTO items (id, n) VALUES ('f', 1); COMMIT")
+        .await
+        .unwrap();
+    assert_eq!(
+        rows("SELECT id, n FROM items ORDER BY id").await,
+        vec![
+            vec!["a", "5"],
+            vec!["f", "1"],
+            vec!["z", "9223372036854775807"]
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_block_sees_the_rows_it_wrote_as_it_left_them_and_commit_applies_over_the_current_ones() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    let other = server.connect().await;
+    client
+        .batch_execute(
+            "INSERT INTO items (id, n, note) VALUES ('a', 1, 'first'), ('b', 1, 'first')",
+        )
+        .await
+        .unwrap();
+    client
+        .batch_execute("BEGIN; UPDATE items SET n = 10 WHERE id = 'a'")
+        .await
+        .unwrap();
+    other
+        .batch_execute("UPDATE items SET note = 'other' WHERE id IN ('a', 'b')")
+        .await
+        .unwrap();
+    // A row the block wrote is seen as the block left it (as in PostgreSQL, where the
+    // other UPDATE would wait for this block); a row it did not write is read afresh.
+    assert_eq!(
+        simple_rows(&client, "SELECT id, n, note FROM items").await,
+        vec![vec!["a", "10", "first"], vec!["b", "1", "other"]]
+    );
+    // COMMIT applies the block's writes over the rows as stored now: the other
+    // session's note stays.
+    client.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(
+        simple_rows(&other, "SELECT id, n, note FROM items").await,
+        vec![vec!["a", "10", "other"], vec!["b", "1", "other"]]
+    );
+    // A block of many single-row statements, each over the rows of all before it.
+    let mut block = String::from("BEGIN;");
+    for i in 0..2000 {
+        block.push_str(&format!(
+            "INSERT INTO items (id, n) VALUES ('k{i:04}', {i});"
+        ));
+        if i % 2 == 1 {
+            block.push_str(&format!(
+                "UPDATE items SET n = n + 1 WHERE id = 'k{:04}';",
+                i - 1
+            ));
+        }
+    }
+    block.push_str("COMMIT");
+    client.batch_execute(&block).await.unwrap();
+    assert_eq!(
+        simple_rows(&other, "SELECT count(*), sum(n) FROM items WHERE id >= 'k'").await,
+        vec![vec!["2000", "2000000"]]
+    );
+}
+
+#[tokio::test]
 async fn statements_above_the_batch_limits_stay_atomic() {
     let server = TestServer::start().await;
     let client = server.connect().await;

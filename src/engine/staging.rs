@@ -1,66 +1,212 @@
 //! Writes staged by an open SQL transaction: checked and previewed against the stored
-//! rows without being stored, then committed as one atomic batch. A transaction sees its
-//! own writes through [`Engine::preview_rows`] and [`Engine::preview_range`].
+//! rows without being stored, then committed as one atomic batch.
+//!
+//! A transaction keeps the rows it has written as it sees them (`StagedWrites::view`):
+//! each row is read from the backend when first written and every later write of the
+//! block is applied to that copy. A statement in the block therefore costs the same
+//! whatever the block wrote before it; replaying every earlier write at each statement
+//! made a block of n INSERTs take time quadratic in n. An undo log of the view's
+//! changes undoes a failed statement and a ROLLBACK TO SAVEPOINT.
 
 use super::capacity::Capacity;
 use super::catalog::TableMeta;
-use super::codec::encode_pk;
+use super::codec::{encode_pk, row_prefix, table_prefix};
 use super::error::{EngineError, EngineResult};
 use super::read::RangeRequest;
-use super::stored::ReadOptions;
+use super::stored::{ReadOptions, StoredRow};
 use super::types::{PkBound, PrimaryKey, Row};
-use super::write::{BatchMode, RowWrite, WorkingSet, WriteOutcome, WriteResult};
+use super::write::{apply_write, BatchMode, RowWrite, WriteOutcome, WriteResult};
 use super::Engine;
 use crate::storage::Direction;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// The writes of one transaction, in order, each of which applied when staged.
-pub type StagedWrites = Vec<(Arc<TableMeta>, RowWrite)>;
+/// The rows a transaction wrote, by row key, as the transaction sees them.
+type ViewRows = BTreeMap<Vec<u8>, StoredRow>;
 
-impl Engine {
-    /// Replays `staged` on working copies of their rows; a staged write whose condition
-    /// no longer holds means another session changed the row (SQLSTATE 40001).
-    async fn replay(&self, staged: &StagedWrites) -> EngineResult<WorkingSet> {
-        let mut set = WorkingSet::new(self.now_ms());
-        for (table, write) in staged {
-            let (outcome, _) = set.apply(self, table, write).await?;
-            if !matches!(outcome, WriteOutcome::Applied(_)) {
-                return Err(EngineError::WriteConflict);
-            }
-        }
-        Ok(set)
+/// The writes of one open transaction, in order, and the rows they touched.
+#[derive(Clone, Default)]
+pub struct StagedWrites {
+    /// Every write that applied when staged. COMMIT applies them again, over the rows
+    /// as stored at that moment, so it sees any change another session made since.
+    writes: Vec<(Arc<TableMeta>, RowWrite)>,
+    /// The rows `writes` touched, read when first touched and with `writes` applied.
+    /// Shared with the reads of a statement (`StagedWrites::view`), so copied only when
+    /// a write comes while such a read is still running.
+    rows: Arc<ViewRows>,
+    /// Each change to `rows`: the row key and what it held before (`None`: the row was
+    /// not in the view yet), oldest first.
+    undo: Vec<(Vec<u8>, Option<StoredRow>)>,
+    /// Marks (savepoints) that can still roll back: while there are none, the undo log
+    /// is needed only during a statement.
+    open_marks: usize,
+}
+
+/// A point a transaction's staged writes can be rolled back to (a savepoint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StagedMark {
+    writes: usize,
+    undo: usize,
+}
+
+/// What reads in a transaction see of its writes: a snapshot of the rows it wrote.
+#[derive(Clone)]
+pub struct StagedView {
+    rows: Arc<ViewRows>,
+}
+
+impl StagedWrites {
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
     }
 
-    /// What `writes` would do after `staged`, without storing anything. With `Atomic`, a
-    /// failed condition marks every other write `NotApplied`.
+    /// The rows written so far, for reads; later writes do not change it.
+    pub fn view(&self) -> StagedView {
+        StagedView {
+            rows: Arc::clone(&self.rows),
+        }
+    }
+
+    /// A point to roll back to later; it stays open until `release`d.
+    pub fn mark(&mut self) -> StagedMark {
+        self.open_marks += 1;
+        StagedMark {
+            writes: self.writes.len(),
+            undo: self.undo.len(),
+        }
+    }
+
+    /// Closes `count` marks; once none is open the undo log is dropped.
+    pub fn release(&mut self, count: usize) {
+        self.open_marks = self.open_marks.saturating_sub(count);
+        if self.open_marks == 0 {
+            self.undo = Vec::new();
+        }
+    }
+
+    /// Drops every write staged after `mark` and restores the rows they changed; the
+    /// mark stays open.
+    pub fn rollback_to(&mut self, mark: StagedMark) {
+        self.writes.truncate(mark.writes);
+        self.undo_to(mark.undo);
+    }
+
+    /// Puts back the view as it was when the undo log was `len` long.
+    fn undo_to(&mut self, len: usize) {
+        if self.undo.len() <= len {
+            return;
+        }
+        let rows = Arc::make_mut(&mut self.rows);
+        for (key, before) in self.undo.drain(len..).rev() {
+            match before {
+                Some(row) => rows.insert(key, row),
+                None => rows.remove(&key),
+            };
+        }
+    }
+}
+
+impl StagedView {
+    /// Whether the transaction wrote any row of `table`.
+    pub fn touches(&self, table: &TableMeta) -> bool {
+        let prefix = table_prefix(table.id);
+        self.rows
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|(key, _)| key.starts_with(&prefix))
+    }
+
+    fn row(&self, key: &[u8]) -> Option<&StoredRow> {
+        self.rows.get(key)
+    }
+}
+
+impl Engine {
+    /// Stages `writes` after the writes already in `staged`: each is checked against the
+    /// row as the transaction sees it and, if it holds, applied to that row and kept for
+    /// COMMIT. Nothing is stored. With `Atomic`, a failed condition (or an error) leaves
+    /// `staged` as it was and marks every other write `NotApplied`.
     pub async fn stage_writes(
         &self,
-        staged: &StagedWrites,
-        writes: &[(Arc<TableMeta>, RowWrite)],
+        staged: &mut StagedWrites,
+        writes: Vec<(Arc<TableMeta>, RowWrite)>,
         mode: BatchMode,
     ) -> EngineResult<WriteResult> {
-        for (table, write) in writes {
-            self.check_write(table, write, self.now_ms())?;
+        let now = self.now_ms();
+        for (table, write) in &writes {
+            self.check_write(table, write, now)?;
         }
-        let mut set = self.replay(staged).await?;
+        let undo_start = staged.undo.len();
+        let result = self.stage_each(staged, &writes, mode, now).await;
+        let failed = match &result {
+            Ok(result) => mode == BatchMode::Atomic && result.first_failure().is_some(),
+            Err(_) => true,
+        };
+        if failed {
+            staged.undo_to(undo_start);
+            return result;
+        }
+        let result = result?;
+        for (write, outcome) in writes.into_iter().zip(&result.outcomes) {
+            if matches!(outcome, WriteOutcome::Applied(_)) {
+                staged.writes.push(write);
+            }
+        }
+        if staged.open_marks == 0 {
+            staged.undo.clear();
+        }
+        Ok(result)
+    }
+
+    /// Applies each write to the view, logging what it changed; stops at the first
+    /// failed condition of an atomic batch (the caller undoes the rest).
+    async fn stage_each(
+        &self,
+        staged: &mut StagedWrites,
+        writes: &[(Arc<TableMeta>, RowWrite)],
+        mode: BatchMode,
+        now: i64,
+    ) -> EngineResult<WriteResult> {
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
         for (index, (table, write)) in writes.iter().enumerate() {
-            let (outcome, cost) = set.apply(self, table, write).await?;
-            capacity += cost;
-            if mode == BatchMode::Atomic && matches!(outcome, WriteOutcome::ConditionFailed(_)) {
-                let mut outcomes = vec![WriteOutcome::NotApplied; writes.len()];
-                outcomes[index] = outcome;
-                return Ok(WriteResult { outcomes, capacity });
+            let key = row_prefix(table.id, &write.pk);
+            let before = staged.rows.get(&key).cloned();
+            let unread = match before {
+                Some(_) => None,
+                None => Some(self.load_row(table, &write.pk).await?.0),
+            };
+            // Logged before the write changes the row, so an error half way through it
+            // is undone too.
+            let undo_len = staged.undo.len();
+            staged.undo.push((key.clone(), before));
+            let rows = Arc::make_mut(&mut staged.rows);
+            let row = match unread {
+                Some(row) => rows.entry(key).or_insert(row),
+                None => rows
+                    .get_mut(&key)
+                    .ok_or_else(|| EngineError::Corrupt("staged row vanished".into()))?,
+            };
+            let applied = apply_write(row, table, write, now)?;
+            capacity += applied.cost;
+            if !matches!(applied.outcome, WriteOutcome::Applied(_)) {
+                // The row is unchanged; a row read only for this write leaves the view,
+                // so later reads see it as stored then.
+                staged.undo_to(undo_len);
+                if mode == BatchMode::Atomic {
+                    let mut outcomes = vec![WriteOutcome::NotApplied; writes.len()];
+                    outcomes[index] = applied.outcome;
+                    return Ok(WriteResult { outcomes, capacity });
+                }
             }
-            outcomes.push(outcome);
+            outcomes.push(applied.outcome);
         }
         Ok(WriteResult { outcomes, capacity })
     }
 
     /// Commits a transaction's staged writes atomically.
     pub async fn commit_staged(&self, staged: StagedWrites) -> EngineResult<WriteResult> {
-        let result = self.write_rows(staged, BatchMode::Atomic).await?;
+        let result = self.write_rows(staged.writes, BatchMode::Atomic).await?;
         if result.first_failure().is_some() {
             return Err(EngineError::WriteConflict);
         }
@@ -70,18 +216,24 @@ impl Engine {
     /// Rows by primary key as a transaction with `staged` writes sees them.
     pub async fn preview_rows(
         &self,
-        staged: &StagedWrites,
+        staged: &StagedView,
         table: &TableMeta,
         pks: &[PrimaryKey],
         read: &ReadOptions,
     ) -> EngineResult<Vec<Option<Row>>> {
-        let mut set = self.replay(staged).await?;
         let now = self.now_ms();
         let mut rows = Vec::with_capacity(pks.len());
         for pk in pks {
             self.check_pk(table, pk)?;
-            let row = set.row(self, table, pk).await?;
-            rows.push(row.read(&table.options, now, read));
+            let row = match staged.row(&row_prefix(table.id, pk)) {
+                Some(row) => row.read(&table.options, now, read),
+                None => self
+                    .load_row(table, pk)
+                    .await?
+                    .0
+                    .into_read(&table.options, now, read),
+            };
+            rows.push(row);
         }
         Ok(rows)
     }
@@ -90,7 +242,7 @@ impl Engine {
     /// sees it: the stored rows with the staged rows of that range laid over them.
     pub async fn preview_range(
         &self,
-        staged: &StagedWrites,
+        staged: &StagedView,
         table: &TableMeta,
         request: &RangeRequest,
     ) -> EngineResult<Vec<Row>> {
@@ -105,19 +257,21 @@ impl Engine {
                 None => break,
             }
         }
-        let mut touched: Vec<PrimaryKey> = staged
-            .iter()
-            .filter(|(t, _)| t.id == table.id)
-            .map(|(_, w)| w.pk.clone())
-            .filter(|pk| in_range(pk, request))
+        let prefix = table_prefix(table.id);
+        let touched: Vec<&StoredRow> = staged
+            .rows
+            .range(prefix.clone()..)
+            .take_while(|(key, _)| key.starts_with(&prefix))
+            .map(|(_, row)| row)
+            .filter(|row| in_range(&row.pk, request))
             .collect();
-        touched.sort();
-        touched.dedup();
-        let previews = self
-            .preview_rows(staged, table, &touched, &request.read)
-            .await?;
-        stored.retain(|row| !touched.contains(&row.pk));
-        stored.extend(previews.into_iter().flatten());
+        stored.retain(|row| staged.row(&row_prefix(table.id, &row.pk)).is_none());
+        let now = self.now_ms();
+        stored.extend(
+            touched
+                .into_iter()
+                .filter_map(|row| row.read(&table.options, now, &request.read)),
+        );
         let key = |row: &Row| encode_pk(&row.pk);
         match request.direction {
             Direction::Forward => stored.sort_by_key(key),

@@ -136,7 +136,7 @@ enum Sync {
 }
 
 /// The rows a batch touches, as read and as changed so far.
-pub(crate) struct WorkingSet {
+struct WorkingSet {
     now: i64,
     rows: HashMap<Vec<u8>, WorkingRow>,
     /// Take the row of a PutRow that expects none as absent, without reading it (see
@@ -150,7 +150,7 @@ pub(crate) struct WorkingSet {
 }
 
 impl WorkingSet {
-    pub(crate) fn new(now: i64) -> Self {
+    fn new(now: i64) -> Self {
         WorkingSet {
             now,
             rows: HashMap::new(),
@@ -171,18 +171,8 @@ impl WorkingSet {
         self
     }
 
-    /// The working copy of a row, read from the backend on first touch.
-    pub(crate) async fn row(
-        &mut self,
-        engine: &Engine,
-        table: &TableMeta,
-        pk: &[super::types::PkValue],
-    ) -> EngineResult<&mut StoredRow> {
-        self.working_row(engine, table, pk, false).await
-    }
-
-    /// [`WorkingSet::row`], or with `assume_absent` taken as absent without a read on
-    /// first touch (see `assuming_new_rows`).
+    /// The working copy of a row, read from the backend on first touch, or with
+    /// `assume_absent` taken as absent without a read (see `assuming_new_rows`).
     async fn working_row(
         &mut self,
         engine: &Engine,
@@ -207,7 +197,7 @@ impl WorkingSet {
     }
 
     /// Checks the write's condition against the working row and, if it holds, applies it.
-    pub(crate) async fn apply(
+    async fn apply(
         &mut self,
         engine: &Engine,
         table: &TableMeta,
@@ -219,29 +209,11 @@ impl WorkingSet {
             && write.condition.row == RowExistence::ExpectNotExist
             && write.condition.column.is_none();
         let row = self.working_row(engine, table, &write.pk, blind).await?;
-        let before = row.current(&table.options, now);
-        let mut cost = Capacity::default();
-        if write.condition.reads_row() || has_increment(&write.change) {
-            cost += Capacity::read(before.as_ref().map_or(0, Row::size));
-        }
-        if let Err(failure) = write.condition.check(before.as_ref()) {
-            return Ok((WriteOutcome::ConditionFailed(failure), cost));
-        }
-        apply_change(row, table, &write.change, now)?;
-        // An overwritten version past Max Versions, or a write of several versions at
-        // once, leaves something for GC; a new row of single versions (every bulk load)
-        // does not, and should not make GC read the whole table again.
-        let hides_a_version = row.visible_cells(&table.options, now).count() < row.cells.len();
-        cost += Capacity::write(write_size(write));
-        let after = if write.return_row {
-            row.current(&table.options, now)
-        } else {
-            None
-        };
-        if hides_a_version {
+        let applied = apply_write(row, table, write, now)?;
+        if applied.hides_a_version {
             self.left_collectable.insert(table.id);
         }
-        Ok((WriteOutcome::Applied(after), cost))
+        Ok((applied.outcome, applied.cost))
     }
 
     /// Stores the changed rows if none of the touched rows changed since they were read;
@@ -536,6 +508,53 @@ async fn back_off(attempt: usize) {
         let micros = 100 * (attempt as u64 - 3).min(20);
         tokio::time::sleep(std::time::Duration::from_micros(micros)).await;
     }
+}
+
+/// What one write did to its row.
+pub(crate) struct AppliedWrite {
+    pub outcome: WriteOutcome,
+    pub cost: Capacity,
+    /// The write left a version no read can see, for GC to remove.
+    pub hides_a_version: bool,
+}
+
+/// Checks `write`'s condition against `row` as it is at `now` and, if it holds, applies
+/// the write to it. On an error (an increment that overflows) the row may be partly
+/// changed: the caller throws it away.
+pub(crate) fn apply_write(
+    row: &mut StoredRow,
+    table: &TableMeta,
+    write: &RowWrite,
+    now: i64,
+) -> EngineResult<AppliedWrite> {
+    let before = row.current(&table.options, now);
+    let mut cost = Capacity::default();
+    if write.condition.reads_row() || has_increment(&write.change) {
+        cost += Capacity::read(before.as_ref().map_or(0, Row::size));
+    }
+    if let Err(failure) = write.condition.check(before.as_ref()) {
+        return Ok(AppliedWrite {
+            outcome: WriteOutcome::ConditionFailed(failure),
+            cost,
+            hides_a_version: false,
+        });
+    }
+    apply_change(row, table, &write.change, now)?;
+    // An overwritten version past Max Versions, or a write of several versions at
+    // once, leaves something for GC; a new row of single versions (every bulk load)
+    // does not, and should not make GC read the whole table again.
+    let hides_a_version = row.visible_cells(&table.options, now).count() < row.cells.len();
+    cost += Capacity::write(write_size(write));
+    let after = if write.return_row {
+        row.current(&table.options, now)
+    } else {
+        None
+    };
+    Ok(AppliedWrite {
+        outcome: WriteOutcome::Applied(after),
+        cost,
+        hides_a_version,
+    })
 }
 
 fn has_increment(change: &RowChange) -> bool {

@@ -161,8 +161,8 @@ pub enum CopyDestination {
     /// Into the table, chunk by chunk as they arrive (no transaction block is open).
     Table,
     /// Into the open transaction block, whose writes so far are `before`. The rows are
-    /// checked against them at CopyDone and left in `aftermath` for the session to
-    /// stage, as a COPY finishes after the session handed it to the server.
+    /// staged after them at CopyDone, and the result left in `aftermath` for the
+    /// session to take, as a COPY finishes after the session handed it to the server.
     Transaction {
         before: StagedWrites,
         aftermath: Arc<Aftermath>,
@@ -176,8 +176,9 @@ pub struct Aftermath {
     /// The client got an error (a query's rows failed, a COPY failed): an open
     /// transaction block is aborted, as after any error.
     failed: AtomicBool,
-    /// Rows a COPY inside a transaction block checked, for the session to stage.
-    staged: Mutex<StagedWrites>,
+    /// A transaction block's writes with a COPY's rows staged after them, for the
+    /// session to take in place of its own.
+    staged: Mutex<Option<StagedWrites>>,
 }
 
 impl Aftermath {
@@ -190,13 +191,13 @@ impl Aftermath {
         self.failed.swap(false, Ordering::Relaxed)
     }
 
-    /// The writes left to stage since the last call.
-    pub fn take_staged(&self) -> StagedWrites {
-        std::mem::take(&mut *self.staged_writes())
+    /// The staged writes a COPY left since the last call.
+    pub fn take_staged(&self) -> Option<StagedWrites> {
+        self.staged_writes().take()
     }
 
-    fn staged_writes(&self) -> std::sync::MutexGuard<'_, StagedWrites> {
-        // Only a panic while pushing could poison it, which leaves a whole Vec.
+    fn staged_writes(&self) -> std::sync::MutexGuard<'_, Option<StagedWrites>> {
+        // Only a panic while storing could poison it, which leaves a whole value.
         self.staged
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -509,26 +510,27 @@ impl CopyFrom {
         SqlError::new("23505", format!("{what} (COPY line {line})"))
     }
 
-    /// In a transaction block: checks every kept row after the transaction's earlier
-    /// writes, in one pass, and leaves them for the session to stage. Checking chunk by
-    /// chunk would replay the earlier chunks each time.
+    /// In a transaction block: stages every kept row after the transaction's earlier
+    /// writes, in one pass, and leaves the result for the session. Staging chunk by
+    /// chunk would check the earlier chunks' keys again with each.
     async fn stage(&mut self) -> SqlResult<()> {
-        let CopyDestination::Transaction { before, aftermath } = &self.destination else {
+        let CopyDestination::Transaction { before, aftermath } = &mut self.destination else {
             return Ok(());
         };
-        let (lines, writes): (Vec<u64>, StagedWrites) = std::mem::take(&mut self.kept)
+        let (lines, writes): (Vec<u64>, Vec<_>) = std::mem::take(&mut self.kept)
             .into_iter()
             .map(|(line, write)| (line, (Arc::clone(&self.table), write)))
             .unzip();
+        let keys: Vec<PrimaryKey> = writes.iter().map(|(_, w)| w.pk.clone()).collect();
         let result = self
             .engine
-            .stage_writes(before, &writes, BatchMode::Atomic)
+            .stage_writes(before, writes, BatchMode::Atomic)
             .await?;
         if let Some((index, failure)) = result.first_failure() {
-            return Err(self.refused(failure, &writes[index].1.pk, lines[index]));
+            return Err(self.refused(failure, &keys[index], lines[index]));
         }
-        self.rows = writes.len() as u64;
-        aftermath.staged_writes().extend(writes);
+        self.rows = keys.len() as u64;
+        *aftermath.staged_writes() = Some(std::mem::take(before));
         Ok(())
     }
 

@@ -477,27 +477,18 @@ impl WriteTarget<'_> {
     /// passed over and the others written. Split into BatchWriteRow-sized engine calls,
     /// the calls before the failing one stayed applied.
     ///
-    /// In a transaction the whole statement is staged with one replay of the writes
-    /// staged before it. Staging it chunk by chunk replayed the earlier chunks each
-    /// time, which made a large statement quadratic.
+    /// In a transaction the whole statement is staged at once, over the rows as the
+    /// block left them (see `engine::StagedWrites`).
     async fn write(
         &mut self,
         writes: Vec<(Arc<TableMeta>, RowWrite)>,
         mode: BatchMode,
     ) -> SqlResult<Vec<WriteOutcome>> {
         self.refuse_oversized_rows(&writes)?;
-        let Some(staged) = self.staged.as_deref_mut() else {
-            return Ok(self.engine.write_rows(writes, mode).await?.outcomes);
+        let result = match self.staged.as_deref_mut() {
+            Some(staged) => self.engine.stage_writes(staged, writes, mode).await?,
+            None => self.engine.write_rows(writes, mode).await?,
         };
-        let result = self.engine.stage_writes(staged, &writes, mode).await?;
-        if mode == BatchMode::Atomic && result.first_failure().is_some() {
-            return Ok(result.outcomes);
-        }
-        for (write, outcome) in writes.into_iter().zip(&result.outcomes) {
-            if matches!(outcome, WriteOutcome::Applied(_)) {
-                staged.push(write);
-            }
-        }
         Ok(result.outcomes)
     }
 
@@ -506,7 +497,10 @@ impl WriteTarget<'_> {
     async fn stored(&self, table: &TableMeta, pks: &[PrimaryKey]) -> SqlResult<Vec<bool>> {
         let read = crate::engine::ReadOptions::default();
         if let Some(staged) = self.staged.as_deref() {
-            let rows = self.engine.preview_rows(staged, table, pks, &read).await?;
+            let rows = self
+                .engine
+                .preview_rows(&staged.view(), table, pks, &read)
+                .await?;
             return Ok(rows.iter().map(Option::is_some).collect());
         }
         let mut stored = Vec::with_capacity(pks.len());
@@ -533,7 +527,7 @@ impl WriteTarget<'_> {
     fn read_context(&self) -> ReadContext {
         ReadContext {
             engine: Arc::clone(self.engine),
-            staged: self.staged.as_deref().map(|s| Arc::new(s.clone())),
+            staged: self.staged.as_deref().map(StagedWrites::view),
             // Writes act on the current rows, whatever the session reads as of.
             as_of: None,
             meter: None,

@@ -14,7 +14,7 @@ use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType,
 use super::values::{compare, datum_to_pk, datum_to_value};
 use crate::engine::{
     ColumnCondition, Direction, Engine, PkBound, PkType, PkValue, PrimaryKey, RangeRequest,
-    ReadOptions, Row, StagedWrites, TableMeta,
+    ReadOptions, Row, StagedView, TableMeta,
 };
 use futures::stream::{self, StreamExt};
 use sqlparser::ast::{self, Expr, Query, SelectItem, SetExpr, TableFactor};
@@ -499,7 +499,7 @@ pub fn static_type(s: &Scalar, params: &Params) -> SqlType {
 pub struct ReadContext {
     pub engine: Arc<Engine>,
     /// The open transaction's staged writes, if any, which reads must see.
-    pub staged: Option<Arc<StagedWrites>>,
+    pub staged: Option<StagedView>,
     /// `SET pgwide.as_of`: read the newest version at or before this time (ms).
     pub as_of: Option<i64>,
     /// Counts pages, rows and capacity units for EXPLAIN ANALYZE.
@@ -815,11 +815,7 @@ pub async fn read_rows(
     // only after T are not there.
     read.as_of = ctx.as_of;
     let meter = ctx.meter.clone().unwrap_or_default();
-    let staged = ctx
-        .staged
-        .as_ref()
-        .filter(|s| s.iter().any(|(t, _)| t.id == table.id))
-        .cloned();
+    let staged = ctx.staged.as_ref().filter(|s| s.touches(&table)).cloned();
     let engine = Arc::clone(&ctx.engine);
     let shape: Shape = {
         let notices = ctx.notices.clone();

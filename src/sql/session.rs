@@ -17,7 +17,7 @@ use super::types::{
 };
 use super::{ParsedStatement, PreparedStatement, SqlSession};
 use crate::auth::{Access, Privilege};
-use crate::engine::{Engine, EngineError, StagedWrites, TableMeta};
+use crate::engine::{Engine, EngineError, StagedMark, StagedWrites, TableMeta};
 use async_trait::async_trait;
 use futures::{stream, StreamExt, TryStreamExt};
 use sqlparser::ast::{self, Statement};
@@ -54,9 +54,9 @@ struct CachedRun {
 struct Transaction {
     staged: StagedWrites,
     failed: bool,
-    /// Open savepoints, oldest first: a name and how many writes were staged when it was
-    /// set, so ROLLBACK TO drops the writes staged after it.
-    savepoints: Vec<(String, usize)>,
+    /// Open savepoints, oldest first: a name and where the staged writes stood when it
+    /// was set, so ROLLBACK TO drops the writes staged after it.
+    savepoints: Vec<(String, StagedMark)>,
 }
 
 pub struct Session {
@@ -296,7 +296,7 @@ impl Session {
                 .transaction
                 .as_ref()
                 .filter(|t| !t.staged.is_empty())
-                .map(|t| Arc::new(t.staged.clone())),
+                .map(|t| t.staged.view()),
             as_of,
             meter: None,
             notices: Some(Arc::clone(&self.notices)),
@@ -546,7 +546,7 @@ impl Session {
         match statement {
             Statement::StartTransaction { .. } => {
                 if self.transaction.is_none() {
-                    self.transaction = Some(Transaction { staged: Vec::new(), failed: false, savepoints: Vec::new() });
+                    self.transaction = Some(Transaction { staged: StagedWrites::default(), failed: false, savepoints: Vec::new() });
                 }
                 Ok(command("BEGIN"))
             }
@@ -579,19 +579,22 @@ impl Session {
             }
             Statement::Savepoint { name } => {
                 let t = self.transaction.as_mut().ok_or_else(|| SqlError::new("25P01", "SAVEPOINT can only be used in transaction blocks"))?;
-                t.savepoints.push((fold(name), t.staged.len()));
+                let mark = t.staged.mark();
+                t.savepoints.push((fold(name), mark));
                 Ok(command("SAVEPOINT"))
             }
             Statement::ReleaseSavepoint { name } => {
                 let t = self.transaction.as_mut().ok_or_else(|| SqlError::new("25P01", "RELEASE SAVEPOINT can only be used in transaction blocks"))?;
                 let at = savepoint_index(t, name)?;
+                t.staged.release(t.savepoints.len() - at);
                 t.savepoints.truncate(at);
                 Ok(command("RELEASE"))
             }
             Statement::Rollback { savepoint: Some(name), .. } => {
                 let t = self.transaction.as_mut().ok_or_else(|| SqlError::new("25P01", "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"))?;
                 let at = savepoint_index(t, name)?;
-                t.staged.truncate(t.savepoints[at].1);
+                t.staged.rollback_to(t.savepoints[at].1);
+                t.staged.release(t.savepoints.len() - (at + 1));
                 t.savepoints.truncate(at + 1);
                 t.failed = false;
                 Ok(command("ROLLBACK"))
@@ -776,7 +779,9 @@ impl Session {
         let copied = self.aftermath.take_staged();
         if let Some(transaction) = self.transaction.as_mut() {
             transaction.failed |= failed;
-            transaction.staged.extend(copied);
+            if let Some(staged) = copied {
+                transaction.staged = staged;
+            }
         }
         let Some(engine) = self.query_engine.get() else {
             return;
