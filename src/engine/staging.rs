@@ -124,8 +124,9 @@ impl StagedView {
 impl Engine {
     /// Stages `writes` after the writes already in `staged`: each is checked against the
     /// row as the transaction sees it and, if it holds, applied to that row and kept for
-    /// COMMIT. Nothing is stored. With `Atomic`, a failed condition (or an error) leaves
-    /// `staged` as it was and marks every other write `NotApplied`.
+    /// COMMIT. Nothing is stored. An error, or with `Atomic` a failed condition, leaves
+    /// `staged` as it was; the failed condition's outcome then comes with every other
+    /// write `NotApplied`.
     pub async fn stage_writes(
         &self,
         staged: &mut StagedWrites,
