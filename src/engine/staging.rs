@@ -3,8 +3,8 @@
 //!
 //! A transaction keeps the rows it has written as it sees them (`StagedWrites::view`):
 //! each row is read from the backend when first written and every later write of the
-//! block is applied to that copy. A statement in the block therefore costs the same
-//! whatever the block wrote before it; replaying every earlier write at each statement
+//! block is applied to that copy. What the block wrote before a statement adds only a
+//! map lookup to that statement's cost; replaying every earlier write at each statement
 //! made a block of n INSERTs take time quadratic in n. An undo log of the view's
 //! changes undoes a failed statement and a ROLLBACK TO SAVEPOINT.
 

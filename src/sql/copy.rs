@@ -511,8 +511,7 @@ impl CopyFrom {
     }
 
     /// In a transaction block: stages every kept row after the transaction's earlier
-    /// writes, in one pass, and leaves the result for the session. Staging chunk by
-    /// chunk would check the earlier chunks' keys again with each.
+    /// writes, as one statement, and leaves the result for the session.
     async fn stage(&mut self) -> SqlResult<()> {
         let CopyDestination::Transaction { before, aftermath } = &mut self.destination else {
             return Ok(());
