@@ -589,6 +589,63 @@ async fn a_block_sees_the_rows_it_wrote_as_it_left_them_and_commit_applies_over_
 }
 
 #[tokio::test]
+async fn a_block_reads_a_range_over_several_pages_with_its_writes_laid_over() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    // 12,000 stored rows: more than two GetRange pages of 5,000.
+    let values: Vec<String> = (0..12_000).map(|i| format!("('k{i:05}', {i})")).collect();
+    for chunk in values.chunks(2_000) {
+        client
+            .batch_execute(&format!(
+                "INSERT INTO items (id, n) VALUES {}",
+                chunk.join(", ")
+            ))
+            .await
+            .unwrap();
+    }
+    client
+        .batch_execute(
+            "BEGIN; DELETE FROM items WHERE id = 'k04999'; UPDATE items SET n = -1 WHERE id = 'k05000'; \
+             INSERT INTO items (id, n) VALUES ('k04998x', 1), ('a', 1), ('z', 1); \
+             DELETE FROM items WHERE id = 'k11999'",
+        )
+        .await
+        .unwrap();
+    let rows = simple_rows(
+        &client,
+        "SELECT id, n FROM items WHERE id >= 'k' AND id < 'l'",
+    )
+    .await;
+    let ids: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(ids.len(), 12_000 - 2 + 1);
+    assert_eq!(
+        &ids[4_997..5_001],
+        &["k04997", "k04998", "k04998x", "k05000"]
+    );
+    assert_eq!(rows[5_000][1], "-1");
+    assert_eq!(ids.last(), Some(&"k11998"));
+    // Rows outside the range stay out; LIMIT counts the rows the block sees.
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT id FROM items WHERE id >= 'k04998' AND id < 'l' LIMIT 3"
+        )
+        .await,
+        vec![vec!["k04998"], vec!["k04998x"], vec!["k05000"]]
+    );
+    assert_eq!(
+        simple_rows(&client, "SELECT count(*) FROM items").await,
+        vec![vec!["12001"]]
+    );
+    client.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(
+        simple_rows(&client, "SELECT count(*) FROM items").await,
+        vec![vec!["12000"]]
+    );
+}
+
+#[tokio::test]
 async fn statements_above_the_batch_limits_stay_atomic() {
     let server = TestServer::start().await;
     let client = server.connect().await;

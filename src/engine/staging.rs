@@ -239,49 +239,35 @@ impl Engine {
         Ok(rows)
     }
 
-    /// A whole range (every page, then `limit`) as a transaction with `staged` writes
-    /// sees it: the stored rows with the staged rows of that range laid over them.
-    pub async fn preview_range(
+    /// The rows of `request`'s range that a transaction wrote, in scan order, each with
+    /// its encoded key and as `request.read` sees it: `None` where the transaction
+    /// deleted the row or the read leaves it out, so its stored version is not shown
+    /// either. Laid over a scan of the stored rows (`sql::paged_rows`), they give the
+    /// range as the transaction sees it, page by page.
+    pub fn staged_range(
         &self,
         staged: &StagedView,
         table: &TableMeta,
         request: &RangeRequest,
-    ) -> EngineResult<Vec<Row>> {
-        let mut unlimited = request.clone();
-        unlimited.limit = None;
-        let mut stored = Vec::new();
-        loop {
-            let page = self.get_range(table, &unlimited).await?;
-            stored.extend(page.rows);
-            match page.next_start {
-                Some(next) => unlimited.start = next.into_iter().map(PkBound::Value).collect(),
-                None => break,
-            }
-        }
+    ) -> Vec<(Vec<u8>, Option<Row>)> {
         let prefix = table_prefix(table.id);
-        let touched: Vec<&StoredRow> = staged
+        let now = self.now_ms();
+        // Row keys are the table prefix then the encoded PK, so map order is PK order.
+        let mut rows: Vec<(Vec<u8>, Option<Row>)> = staged
             .rows
             .range(prefix.clone()..)
             .take_while(|(key, _)| key.starts_with(&prefix))
             .map(|(_, row)| row)
             .filter(|row| in_range(&row.pk, request))
+            .map(|row| {
+                let seen = row.read(&table.options, now, &request.read);
+                (encode_pk(&row.pk), seen)
+            })
             .collect();
-        stored.retain(|row| staged.row(&row_prefix(table.id, &row.pk)).is_none());
-        let now = self.now_ms();
-        stored.extend(
-            touched
-                .into_iter()
-                .filter_map(|row| row.read(&table.options, now, &request.read)),
-        );
-        let key = |row: &Row| encode_pk(&row.pk);
-        match request.direction {
-            Direction::Forward => stored.sort_by_key(key),
-            Direction::Backward => stored.sort_by_key(|row| std::cmp::Reverse(key(row))),
+        if request.direction == Direction::Backward {
+            rows.reverse();
         }
-        if let Some(limit) = request.limit {
-            stored.truncate(limit);
-        }
-        Ok(stored)
+        rows
     }
 }
 

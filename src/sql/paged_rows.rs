@@ -1,5 +1,7 @@
 //! The SQL rows of a GetRange read, as a stream that fetches one engine page at a time,
-//! when the rows of the previous page are used up.
+//! when the rows of the previous page are used up. In a transaction block the rows the
+//! block wrote in the range are laid over the stored ones as the pages arrive
+//! (`PagedRows::over_staged`), so such a read streams too.
 //!
 //! A hand-written stream rather than `stream::try_unfold`: unfold builds a new future,
 //! moving its whole state, for every row it yields, which cost about a tenth of a
@@ -7,7 +9,9 @@
 
 use super::query::ReadMeter;
 use super::types::{Datum, SqlResult};
-use crate::engine::{Engine, EngineResult, PkBound, RangePage, RangeRequest, Row, TableMeta};
+use crate::engine::{
+    encode_pk, Direction, Engine, EngineResult, PkBound, RangePage, RangeRequest, Row, TableMeta,
+};
 use futures::future::BoxFuture;
 use futures::Stream;
 use std::collections::VecDeque;
@@ -33,6 +37,13 @@ pub(crate) struct PagedRows {
     fetching: Option<PageFetch>,
     /// Pages fetched so far.
     pages: u64,
+    /// Rows a transaction block wrote in the range (`Engine::staged_range`), in scan
+    /// order, not yet laid over the stored rows.
+    overlay: VecDeque<(Vec<u8>, Option<Row>)>,
+    direction: Direction,
+    /// With an overlay, the request's limit, counted here: the engine's count of stored
+    /// rows is not the count of rows the block sees.
+    left: Option<usize>,
 }
 
 impl PagedRows {
@@ -49,9 +60,57 @@ impl PagedRows {
             meter,
             shape,
             buffer: VecDeque::new(),
-            next: Some(request),
             fetching: None,
             pages: 0,
+            overlay: VecDeque::new(),
+            direction: request.direction,
+            left: None,
+            next: Some(request),
+        }
+    }
+
+    /// Lays `overlay` (from `Engine::staged_range` for the same request) over the stored
+    /// rows: a staged row replaces the stored row of its key, or is added in key order.
+    pub(crate) fn over_staged(mut self, overlay: Vec<(Vec<u8>, Option<Row>)>) -> Self {
+        self.overlay = overlay.into();
+        if let Some(request) = self.next.as_mut() {
+            self.left = request.limit.take();
+        }
+        self
+    }
+
+    /// Yields `row`, unless the limit is reached.
+    fn emit(&mut self, row: Row) {
+        if let Some(left) = self.left.as_mut() {
+            if *left == 0 {
+                return;
+            }
+            *left -= 1;
+        }
+        (self.shape)(row, &mut self.buffer);
+    }
+
+    /// Yields the overlay's rows that come before `key` in scan order (all of them for
+    /// `None`, the end of the range), and takes out the one at `key` if there is one.
+    fn lay_over_until(&mut self, key: Option<&[u8]>) -> Option<Option<Row>> {
+        while let Some((staged_key, _)) = self.overlay.front() {
+            let before = match (key, self.direction) {
+                (None, _) => true,
+                (Some(key), Direction::Forward) => staged_key.as_slice() < key,
+                (Some(key), Direction::Backward) => staged_key.as_slice() > key,
+            };
+            if !before {
+                break;
+            }
+            if let Some((_, Some(row))) = self.overlay.pop_front() {
+                self.emit(row);
+            }
+        }
+        match (key, self.overlay.front()) {
+            (Some(key), Some((staged_key, _))) if staged_key.as_slice() == key => {
+                self.overlay.pop_front().map(|(_, row)| row)
+            }
+            _ => None,
         }
     }
 
@@ -60,11 +119,23 @@ impl PagedRows {
         self.meter.record(page.rows_scanned, page.capacity.read);
         let returned = page.rows.len();
         for row in page.rows {
-            (self.shape)(row, &mut self.buffer);
+            if self.overlay.is_empty() && self.left.is_none() {
+                (self.shape)(row, &mut self.buffer);
+                continue;
+            }
+            let key = encode_pk(&row.pk);
+            match self.lay_over_until(Some(&key)) {
+                Some(staged) => staged.into_iter().for_each(|row| self.emit(row)),
+                None => self.emit(row),
+            }
         }
         let Some(next_start) = page.next_start else {
+            self.lay_over_until(None);
             return;
         };
+        if self.left == Some(0) {
+            return;
+        }
         let mut following = current;
         following.start = next_start.into_iter().map(PkBound::Value).collect();
         if let Some(limit) = following.limit {

@@ -861,11 +861,10 @@ pub async fn read_rows(
         return Ok(stream::empty().boxed());
     };
     if let Some(staged) = staged {
-        let rows = engine.preview_range(&staged, &table, &request).await?;
-        meter.record(rows.len() as u64, 0);
-        let mut out = VecDeque::new();
-        rows.into_iter().for_each(|row| shape(row, &mut out));
-        return Ok(stream::iter(out).boxed());
+        let overlay = engine.staged_range(&staged, &table, &request);
+        return Ok(PagedRows::new(engine, table, meter, shape, request)
+            .over_staged(overlay)
+            .boxed());
     }
     // Without a residual every engine row is a result row, so LIMIT goes to the engine.
     if plan.residual.is_none() && plan.relation.kind == RelationKind::Table {
