@@ -635,6 +635,19 @@ async fn a_block_reads_a_range_over_several_pages_with_its_writes_laid_over() {
         vec![vec!["k04998"], vec!["k04998x"], vec!["k05000"]]
     );
     assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT id FROM items WHERE id >= 'k04997' AND id < 'k05001' ORDER BY id DESC"
+        )
+        .await,
+        vec![
+            vec!["k05000"],
+            vec!["k04998x"],
+            vec!["k04998"],
+            vec!["k04997"]
+        ]
+    );
+    assert_eq!(
         simple_rows(&client, "SELECT count(*) FROM items").await,
         vec![vec!["12001"]]
     );
