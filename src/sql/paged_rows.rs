@@ -118,15 +118,18 @@ impl PagedRows {
     fn take_page(&mut self, current: RangeRequest, page: RangePage) {
         self.meter.record(page.rows_scanned, page.capacity.read);
         let returned = page.rows.len();
-        for row in page.rows {
-            if self.overlay.is_empty() && self.left.is_none() {
+        if self.overlay.is_empty() && self.left.is_none() {
+            // Outside a transaction block (every plain range read) rows go straight out.
+            for row in page.rows {
                 (self.shape)(row, &mut self.buffer);
-                continue;
             }
-            let key = encode_pk(&row.pk);
-            match self.lay_over_until(Some(&key)) {
-                Some(staged) => staged.into_iter().for_each(|row| self.emit(row)),
-                None => self.emit(row),
+        } else {
+            for row in page.rows {
+                let key = encode_pk(&row.pk);
+                match self.lay_over_until(Some(&key)) {
+                    Some(staged) => staged.into_iter().for_each(|row| self.emit(row)),
+                    None => self.emit(row),
+                }
             }
         }
         let Some(next_start) = page.next_start else {
