@@ -33,6 +33,9 @@ pub struct Config {
     /// Memory (MB) all DataFusion queries together may hold for sorts, joins and
     /// aggregates; past it they spill or fail with SQLSTATE 53200.
     pub query_memory_mb: usize,
+    /// Memory (MB) for whole partitions kept in memory for range reads (the sled
+    /// backend's partition cache); 0 turns it off.
+    pub partition_cache_mb: u64,
     /// Longest frontend message accepted (bytes): a query, a Bind's parameters, one
     /// COPY data chunk. Longer ones end the connection with SQLSTATE 54000.
     pub max_message_bytes: usize,
@@ -77,6 +80,7 @@ impl Default for Config {
             gc_interval_secs: 60,
             limits: crate::engine::Limits::default(),
             query_memory_mb: 512,
+            partition_cache_mb: 256,
             max_message_bytes: 5 * 1024 * 1024,
             authentication_timeout_ms: 60_000,
             statement_timeout_ms: 0,

@@ -5,6 +5,7 @@
 //! the conformance suite in `tests/storage_conformance.rs`.
 
 mod memory;
+mod partition_cache;
 mod sled_backend;
 mod sync;
 mod wal;
@@ -78,6 +79,21 @@ impl KeyRange {
         }
     }
 
+    /// Whether every key of this range starts with `prefix`.
+    pub fn within_prefix(&self, prefix: &[u8]) -> bool {
+        let starts_inside = match &self.start {
+            Bound::Unbounded => prefix.is_empty(),
+            Bound::Included(k) | Bound::Excluded(k) => k.as_slice() >= prefix,
+        };
+        let ends_inside = match (prefix_successor(prefix), &self.end) {
+            (None, _) => true,
+            (Some(_), Bound::Unbounded) => false,
+            (Some(next), Bound::Excluded(k)) => *k <= next,
+            (Some(next), Bound::Included(k)) => *k < next,
+        };
+        starts_inside && ends_inside
+    }
+
     /// The part of this range after `key` (forward) or before it (backward), used to
     /// resume a scan where a page ended.
     pub fn resume_after(&self, key: &[u8], direction: Direction) -> KeyRange {
@@ -111,6 +127,15 @@ pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
 pub enum Mutation {
     Put(Vec<u8>, Vec<u8>),
     Delete(Vec<u8>),
+}
+
+impl Mutation {
+    /// The key the mutation writes.
+    pub fn key(&self) -> &[u8] {
+        match self {
+            Mutation::Put(key, _) | Mutation::Delete(key) => key,
+        }
+    }
 }
 
 /// An expectation checked atomically before a conditional batch is applied:
@@ -181,6 +206,19 @@ pub trait Backend: Send + Sync + 'static {
             }
         }
         Ok(())
+    }
+
+    /// Like `visit`, for a range whose keys all start with `partition`, the key prefix of
+    /// one Table Store partition. Backends that cache partitions read those from memory.
+    async fn visit_partition(
+        &self,
+        _partition: &[u8],
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut (dyn for<'k> FnMut(&'k [u8], &'k [u8]) -> bool + Send),
+    ) -> StorageResult<()> {
+        self.visit(range, direction, limit, visit).await
     }
 
     /// Applies `batch` only if every check holds; returns whether it was applied.

@@ -4,7 +4,7 @@
 //! lends them (`Backend::visit`), so an entry is never copied whole.
 
 use super::catalog::TableMeta;
-use super::codec::decode_pk;
+use super::codec::{decode_pk, decode_pk_value};
 use super::error::{EngineError, EngineResult};
 use super::options::TableOptions;
 use super::row_format::Skipped;
@@ -12,6 +12,7 @@ use super::stored::{collectable, ReadOptions, StoredRow};
 use super::types::{PkType, PrimaryKey};
 use crate::storage::{Backend, Direction, KeyRange};
 use std::collections::VecDeque;
+use std::ops::Bound;
 
 /// Most rows fetched per backend call.
 const CHUNK_ROWS: usize = 256;
@@ -24,6 +25,9 @@ pub(crate) struct RowScanner<'a> {
     /// Bytes before the encoded PK in every key (the table prefix).
     table_prefix_len: usize,
     range: KeyRange,
+    /// The key prefix of the one partition the range lies in, if it lies in one: the
+    /// backend may then serve it from memory (`Backend::visit_partition`).
+    partition: Option<Vec<u8>>,
     direction: Direction,
     /// Rows fetched and not yet returned.
     rows: VecDeque<(StoredRow, Skipped)>,
@@ -45,10 +49,13 @@ impl<'a> RowScanner<'a> {
         range: KeyRange,
         direction: Direction,
     ) -> Self {
+        let pk_types = table.pk_types();
+        let table_prefix_len = super::codec::table_prefix(table.id).len();
         RowScanner {
             backend,
-            pk_types: table.pk_types(),
-            table_prefix_len: super::codec::table_prefix(table.id).len(),
+            partition: partition_of(&range, table_prefix_len, &pk_types),
+            pk_types,
+            table_prefix_len,
             range,
             direction,
             rows: VecDeque::new(),
@@ -124,19 +131,29 @@ impl<'a> RowScanner<'a> {
             });
             Ok(())
         };
-        self.backend
-            .visit(&self.range, self.direction, chunk, &mut |key, value| {
-                seen += 1;
-                if let Err(e) = add(key, value) {
-                    failed = Some(e);
-                    return false;
-                }
-                if seen == chunk {
-                    last_key = Some(key.to_vec());
-                }
-                true
-            })
-            .await?;
+        let mut each = |key: &[u8], value: &[u8]| {
+            seen += 1;
+            if let Err(e) = add(key, value) {
+                failed = Some(e);
+                return false;
+            }
+            if seen == chunk {
+                last_key = Some(key.to_vec());
+            }
+            true
+        };
+        match &self.partition {
+            Some(partition) => {
+                self.backend
+                    .visit_partition(partition, &self.range, self.direction, chunk, &mut each)
+                    .await?
+            }
+            None => {
+                self.backend
+                    .visit(&self.range, self.direction, chunk, &mut each)
+                    .await?
+            }
+        }
         if let Some(e) = failed {
             return Err(e);
         }
@@ -165,4 +182,17 @@ impl<'a> RowScanner<'a> {
         }
         Ok(self.rows.pop_front())
     }
+}
+
+/// The key prefix of the partition (table prefix and first PK column) that holds every
+/// key of `range`, if one does.
+fn partition_of(range: &KeyRange, table_prefix_len: usize, pk_types: &[PkType]) -> Option<Vec<u8>> {
+    let start = match &range.start {
+        Bound::Included(key) | Bound::Excluded(key) => key,
+        Bound::Unbounded => return None,
+    };
+    let first_column = start.get(table_prefix_len..)?;
+    let (_, used) = decode_pk_value(first_column, *pk_types.first()?).ok()?;
+    let partition = start.get(..table_prefix_len + used)?;
+    range.within_prefix(partition).then(|| partition.to_vec())
 }

@@ -32,6 +32,7 @@ impl Gateway {
                 &config.data_dir,
                 SledOptions {
                     durable: config.durable,
+                    partition_cache_bytes: config.partition_cache_mb.saturating_mul(1024 * 1024),
                     ..SledOptions::default()
                 },
             )

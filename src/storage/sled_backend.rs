@@ -9,9 +9,13 @@
 //! and so records reach the log in the order sled applied them; the expensive part, the
 //! sync, happens outside it.
 //!
+//! Range reads within one partition can be served from a cache of whole partitions
+//! (`partition_cache`), which every write passes through before it applies.
+//!
 //! The empty key is reserved: it holds a log sequence number up to which sled holds every
 //! record (see `apply_to_sled` and `checkpoint`).
 
+use super::partition_cache::{Lookup, PartitionBuilder, PartitionCache};
 use super::sync::{GroupCommit, Syncer};
 use super::wal::{self, Wal, SEQUENCE_KEY};
 use super::{
@@ -35,6 +39,9 @@ pub struct SledOptions {
     /// When the write-ahead log has grown this many bytes, sled is synced and the log
     /// files it then covers are deleted (a checkpoint).
     pub checkpoint_bytes: u64,
+    /// Memory for whole partitions kept for range reads (`partition_cache`); 0 turns
+    /// the cache off.
+    pub partition_cache_bytes: u64,
 }
 
 impl Default for SledOptions {
@@ -43,6 +50,7 @@ impl Default for SledOptions {
             durable: true,
             cache_capacity: 512 * 1024 * 1024,
             checkpoint_bytes: 64 * 1024 * 1024,
+            partition_cache_bytes: 256 * 1024 * 1024,
         }
     }
 }
@@ -62,6 +70,8 @@ struct Writer {
     write_lock: Arc<Mutex<u64>>,
     /// The write-ahead log and the sync thread that writes it, when durable.
     durability: Option<(Arc<Wal>, Arc<GroupCommit>)>,
+    /// Whole partitions kept for range reads; every write tells it what it touches.
+    partitions: Option<Arc<PartitionCache>>,
 }
 
 fn io_err(e: impl std::fmt::Display) -> StorageError {
@@ -104,11 +114,16 @@ impl SledBackend {
         } else {
             None
         };
+        let partitions = (options.partition_cache_bytes > 0).then(|| {
+            let budget = usize::try_from(options.partition_cache_bytes).unwrap_or(usize::MAX);
+            Arc::new(PartitionCache::new(budget))
+        });
         Ok(SledBackend {
             writer: Writer {
                 db,
                 write_lock,
                 durability,
+                partitions,
             },
             sled_syncer,
         })
@@ -137,6 +152,10 @@ impl Writer {
             return Err(StorageError::Io("the empty key is reserved".into()));
         }
         let mut last = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _writing = self
+            .partitions
+            .as_ref()
+            .map(|cache| cache.begin_write(batch.mutations.iter().map(Mutation::key)));
         if !self.checks_hold(checks)? {
             return Ok(None);
         }
@@ -335,6 +354,23 @@ impl SledBackend {
     }
 }
 
+impl SledBackend {
+    /// Copies the partition `prefix` out of sled, or `None` if it is too large to cache.
+    fn copy_partition(
+        &self,
+        prefix: &[u8],
+    ) -> StorageResult<Option<super::partition_cache::Partition>> {
+        let mut builder = PartitionBuilder::new();
+        for item in self.writer.db.scan_prefix(prefix) {
+            let (key, value) = item.map_err(io_err)?;
+            if !builder.push(&key, &value) {
+                return Ok(None);
+            }
+        }
+        Ok(builder.finish())
+    }
+}
+
 impl Drop for SledBackend {
     fn drop(&mut self) {
         if let Some((_, commit)) = &self.writer.durability {
@@ -423,6 +459,35 @@ impl Backend for SledBackend {
             }
         }
         Ok(())
+    }
+
+    async fn visit_partition(
+        &self,
+        partition: &[u8],
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut (dyn for<'k> FnMut(&'k [u8], &'k [u8]) -> bool + Send),
+    ) -> StorageResult<()> {
+        let cache = match &self.writer.partitions {
+            Some(cache) if !partition.is_empty() && range.within_prefix(partition) => cache,
+            _ => return self.visit(range, direction, limit, visit).await,
+        };
+        let copy = match cache.lookup(partition) {
+            Lookup::Hit(copy) => Some(copy),
+            Lookup::Load(ticket) => {
+                let copy = self.copy_partition(partition)?;
+                cache.offer(partition, ticket, copy)
+            }
+            Lookup::Miss => None,
+        };
+        match copy {
+            Some(copy) => {
+                copy.visit(range, direction, limit, visit);
+                Ok(())
+            }
+            None => self.visit(range, direction, limit, visit).await,
+        }
     }
 
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool> {
