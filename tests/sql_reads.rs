@@ -305,3 +305,107 @@ async fn set_and_show() {
         .await
         .unwrap();
 }
+
+/// Range reads within one partition are served from memory once the partition has been
+/// read twice with no write between (the sled backend's partition cache). Every kind of
+/// write from another session, between such reads, must show in the next read.
+#[tokio::test]
+async fn range_reads_within_a_partition_see_every_write_between_them() {
+    let server = TestServer::start().await;
+    let reader = server.connect().await;
+    let writer = server.connect().await;
+    writer
+        .batch_execute(
+            "CREATE TABLE t (p BIGINT, s TEXT, n BIGINT, v TEXT, PRIMARY KEY (p, s, n));
+             INSERT INTO t SELECT 1, 's' || lpad(g::text, 3, '0'), g % 3, 'old' FROM generate_series(0, 299) g;
+             INSERT INTO t SELECT 2, 's' || lpad(g::text, 3, '0'), 0, 'other' FROM generate_series(0, 49) g;",
+        )
+        .await
+        .unwrap();
+    let range = "SELECT s, n, v FROM t WHERE p = 1 AND s >= 's100' AND s < 's104'";
+    let read_twice = || async {
+        let first = simple_rows(&reader, range).await;
+        assert_eq!(simple_rows(&reader, range).await, first);
+        first
+    };
+    let row = |s: &str, n: &str, v: &str| vec![s.to_owned(), n.to_owned(), v.to_owned()];
+    assert_eq!(
+        read_twice().await,
+        vec![
+            row("s100", "1", "old"),
+            row("s101", "2", "old"),
+            row("s102", "0", "old"),
+            row("s103", "1", "old")
+        ]
+    );
+
+    writer
+        .execute("UPDATE t SET v = 'updated' WHERE p = 1 AND s = 's101' AND n = 2", &[])
+        .await
+        .unwrap();
+    assert_eq!(read_twice().await[1], row("s101", "2", "updated"));
+
+    writer
+        .execute("DELETE FROM t WHERE p = 1 AND s = 's102' AND n = 0", &[])
+        .await
+        .unwrap();
+    let rows = read_twice().await;
+    assert_eq!(rows.len(), 3);
+    assert!(!rows.contains(&row("s102", "0", "old")));
+
+    writer
+        .execute("INSERT INTO t VALUES (1, 's102', 7, 'inserted')", &[])
+        .await
+        .unwrap();
+    assert_eq!(read_twice().await[2], row("s102", "7", "inserted"));
+
+    // A write to another partition, then a committed block of two writes to this one.
+    writer
+        .batch_execute(
+            "UPDATE t SET v = 'elsewhere' WHERE p = 2 AND s = 's001' AND n = 0;
+             BEGIN;
+             UPDATE t SET v = 'in block' WHERE p = 1 AND s = 's100' AND n = 1;
+             INSERT INTO t VALUES (1, 's103', 9, 'in block');
+             COMMIT;",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        read_twice().await,
+        vec![
+            row("s100", "1", "in block"),
+            row("s101", "2", "updated"),
+            row("s102", "7", "inserted"),
+            row("s103", "1", "old"),
+            row("s103", "9", "in block")
+        ]
+    );
+
+    // COPY into the partition, then the partition read backward with a LIMIT.
+    let sink = writer.copy_in("COPY t FROM STDIN").await.unwrap();
+    futures::pin_mut!(sink);
+    use futures::SinkExt;
+    sink.send(bytes::Bytes::from_static(b"1\ts1025\t0\tcopied\n"))
+        .await
+        .unwrap();
+    sink.finish().await.unwrap();
+    let backward = "SELECT s, n, v FROM t WHERE p = 1 AND s >= 's100' AND s < 's104' \
+                    ORDER BY p DESC, s DESC, n DESC LIMIT 3";
+    assert_eq!(
+        simple_rows(&reader, backward).await,
+        vec![
+            row("s103", "9", "in block"),
+            row("s103", "1", "old"),
+            row("s1025", "0", "copied")
+        ]
+    );
+    writer
+        .batch_execute("DELETE FROM t WHERE p = 1")
+        .await
+        .unwrap();
+    assert!(read_twice().await.is_empty());
+    assert_eq!(
+        simple_rows(&reader, "SELECT count(*) FROM t WHERE p = 2").await,
+        vec![vec!["50"]]
+    );
+}

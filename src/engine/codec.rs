@@ -77,22 +77,13 @@ pub fn decode_pk_value(bytes: &[u8], ty: PkType) -> EngineResult<(PkValue, usize
             Ok((PkValue::Integer(i), 9))
         }
         PkType::String | PkType::Binary => {
-            let mut raw = Vec::new();
-            let mut i = 0;
-            loop {
-                let b = *body.get(i).ok_or_else(corrupt)?;
-                if b == 0 {
-                    match body.get(i + 1) {
-                        Some(0xFF) => raw.push(0),
-                        Some(0x01) => break,
-                        _ => return Err(corrupt()),
-                    }
-                    i += 2;
-                } else {
-                    raw.push(b);
-                    i += 1;
-                }
-            }
+            // Most values hold no zero byte: their encoding is the bytes, then 00 01.
+            let end = body.iter().position(|&b| b == 0).ok_or_else(corrupt)?;
+            let (raw, used) = if body.get(end + 1) == Some(&0x01) {
+                (body[..end].to_vec(), end + 2)
+            } else {
+                unescape(body)?
+            };
             let value = if ty == PkType::String {
                 PkValue::String(
                     String::from_utf8(raw)
@@ -101,9 +92,32 @@ pub fn decode_pk_value(bytes: &[u8], ty: PkType) -> EngineResult<(PkValue, usize
             } else {
                 PkValue::Binary(raw)
             };
-            Ok((value, 1 + i + 2))
+            Ok((value, 1 + used))
         }
     }
+}
+
+/// Undoes `encode_bytes` on the front of `body`: returns the bytes and how many encoded
+/// bytes (terminator included) they took.
+fn unescape(body: &[u8]) -> EngineResult<(Vec<u8>, usize)> {
+    let corrupt = || EngineError::Corrupt("truncated primary key".into());
+    let mut raw = Vec::new();
+    let mut i = 0;
+    loop {
+        let b = *body.get(i).ok_or_else(corrupt)?;
+        if b == 0 {
+            match body.get(i + 1) {
+                Some(0xFF) => raw.push(0),
+                Some(0x01) => break,
+                _ => return Err(corrupt()),
+            }
+            i += 2;
+        } else {
+            raw.push(b);
+            i += 1;
+        }
+    }
+    Ok((raw, i + 2))
 }
 
 /// Decodes a whole primary key of the given column types; returns it and its length.
