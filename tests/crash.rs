@@ -34,6 +34,7 @@ async fn open(dir: &Path) -> Engine {
             cache_capacity: 32 * 1024 * 1024,
             // Small, so kills also land during checkpoints and between log files.
             checkpoint_bytes: 64 * 1024,
+            ..SledOptions::default()
         },
     )
     .unwrap();

@@ -340,7 +340,10 @@ async fn range_reads_within_a_partition_see_every_write_between_them() {
     );
 
     writer
-        .execute("UPDATE t SET v = 'updated' WHERE p = 1 AND s = 's101' AND n = 2", &[])
+        .execute(
+            "UPDATE t SET v = 'updated' WHERE p = 1 AND s = 's101' AND n = 2",
+            &[],
+        )
         .await
         .unwrap();
     assert_eq!(read_twice().await[1], row("s101", "2", "updated"));
