@@ -1,8 +1,8 @@
 //! The embedded default backend: one sled tree in one directory, plus a write-ahead log.
 //!
 //! A write is durable once its record in the write-ahead log (`wal`) is synced; concurrent
-//! writers share that sync (group commit). sled itself is synced only at checkpoints (on a
-//! thread of their own, `Checkpointer`) and on close. sled 0.34's `flush()` only calls `sync_file_range` on its log and never syncs
+//! writers share that sync (group commit). sled itself is synced only at checkpoints and
+//! on close. sled 0.34's `flush()` only calls `sync_file_range` on its log and never syncs
 //! blob files (values over a quarter segment), so a checkpoint follows it with `fsync` of
 //! the log, of new blob files and of their directory before any log file is deleted.
 //! Writes are applied under one mutex so conditional checks and their batch are atomic,
@@ -59,8 +59,6 @@ impl Default for SledOptions {
 pub struct SledBackend {
     writer: Writer,
     sled_syncer: Arc<SledSyncer>,
-    /// The checkpoint thread, when durable.
-    checkpoints: Option<Arc<Checkpointer>>,
 }
 
 /// What applying a batch needs; cheap to clone, so a batch can be applied on another
@@ -106,22 +104,15 @@ impl SledBackend {
         sled_syncer.sync_dir(dir).map_err(io_err)?;
         let wal = Arc::new(Wal::start_fresh(&wal_dir, options.checkpoint_bytes).map_err(io_err)?);
         let write_lock = Arc::new(Mutex::new(last));
-        let (durability, checkpoints) = if options.durable {
-            let checkpoints = Checkpointer::start(
-                Arc::clone(&wal),
-                Arc::clone(&sled_syncer),
-                Arc::clone(&write_lock),
-            )?;
+        let durability = if options.durable {
             let syncer = WalSyncer {
                 wal: Arc::clone(&wal),
-                checkpoints: Arc::clone(&checkpoints),
+                sled: Arc::clone(&sled_syncer),
+                write_lock: Arc::clone(&write_lock),
             };
-            (
-                Some((wal, GroupCommit::start(Arc::new(syncer)))),
-                Some(checkpoints),
-            )
+            Some((wal, GroupCommit::start(Arc::new(syncer))))
         } else {
-            (None, None)
+            None
         };
         let partitions = (options.partition_cache_bytes > 0).then(|| {
             let budget = usize::try_from(options.partition_cache_bytes).unwrap_or(usize::MAX);
@@ -135,7 +126,6 @@ impl SledBackend {
                 partitions,
             },
             sled_syncer,
-            checkpoints,
         })
     }
 
@@ -144,9 +134,6 @@ impl SledBackend {
     pub fn close(&self) -> StorageResult<()> {
         if let Some((wal, commit)) = &self.writer.durability {
             commit.shutdown();
-            if let Some(checkpoints) = &self.checkpoints {
-                checkpoints.stop();
-            }
             checkpoint(wal, &self.sled_syncer, &self.writer.write_lock).map_err(io_err)?;
         } else {
             self.sled_syncer.sync().map_err(io_err)?;
@@ -389,9 +376,6 @@ impl Drop for SledBackend {
         if let Some((_, commit)) = &self.writer.durability {
             commit.shutdown();
         }
-        if let Some(checkpoints) = &self.checkpoints {
-            checkpoints.stop();
-        }
     }
 }
 
@@ -620,71 +604,18 @@ impl SledSyncer {
     }
 }
 
-/// The group commit's sync: the log's queued records; it asks for a checkpoint when one
-/// is due.
+/// The group commit's sync: the log's queued records, and a checkpoint when it is due.
 struct WalSyncer {
     wal: Arc<Wal>,
-    checkpoints: Arc<Checkpointer>,
+    sled: Arc<SledSyncer>,
+    write_lock: Arc<Mutex<u64>>,
 }
 
 impl Syncer for WalSyncer {
     fn sync(&self) -> std::io::Result<()> {
         if self.wal.write_and_sync()? {
-            self.checkpoints.request();
+            checkpoint(&self.wal, &self.sled, &self.write_lock)?;
         }
         Ok(())
-    }
-}
-
-/// Runs checkpoints on a thread of their own. A checkpoint flushes sled, which takes tens
-/// of milliseconds; on the sync thread every commit waiting for the log's sync waited for
-/// it too (measured: all 8 clients of the UPDATE workload held 17-40 ms once per
-/// checkpoint). A failed checkpoint is logged and tried again when the next sync finds
-/// the log still due: the log files it would have deleted stay, so nothing acknowledged
-/// depends on it.
-struct Checkpointer {
-    due: Mutex<Option<std::sync::mpsc::SyncSender<()>>>,
-    worker: Mutex<Option<std::thread::JoinHandle<()>>>,
-}
-
-impl Checkpointer {
-    fn start(
-        wal: Arc<Wal>,
-        sled: Arc<SledSyncer>,
-        write_lock: Arc<Mutex<u64>>,
-    ) -> StorageResult<Arc<Self>> {
-        // One pending request is enough: a checkpoint covers everything before it.
-        let (due, requests) = std::sync::mpsc::sync_channel::<()>(1);
-        let worker = std::thread::Builder::new()
-            .name("pgwide-checkpoint".into())
-            .spawn(move || {
-                while requests.recv().is_ok() {
-                    if let Err(e) = checkpoint(&wal, &sled, &write_lock) {
-                        tracing::error!("checkpoint failed, the write-ahead log is kept: {e}");
-                    }
-                }
-            })
-            .map_err(io_err)?;
-        Ok(Arc::new(Checkpointer {
-            due: Mutex::new(Some(due)),
-            worker: Mutex::new(Some(worker)),
-        }))
-    }
-
-    fn request(&self) {
-        if let Some(due) = &*self.due.lock().unwrap_or_else(|p| p.into_inner()) {
-            // Full means a checkpoint is already waiting to run.
-            let _ = due.try_send(());
-        }
-    }
-
-    /// Lets a running checkpoint finish and ends the thread; later requests do nothing.
-    /// The thread holds a database handle, which must be released before the directory
-    /// can be opened again.
-    fn stop(&self) {
-        self.due.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(worker) = self.worker.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            let _ = worker.join();
-        }
     }
 }
