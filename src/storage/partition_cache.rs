@@ -8,11 +8,13 @@
 //! into one sorted buffer. A range read within a cached partition binary-searches that
 //! buffer and lends its bytes; nothing is cloned per entry.
 //!
-//! Admission: a partition is copied in on its second read with no write to it in
-//! between, so a partition that is written as often as it is read costs no copies, and a
-//! scan that passes once through many partitions caches none of them. Partitions larger
-//! than `MAX_PARTITION_ENTRIES` or `MAX_PARTITION_BYTES` are not cached. When the cached
-//! bytes pass the budget the oldest partitions are dropped first.
+//! Admission: a partition is copied in on its `READS_TO_CACHE`th read with no write to
+//! it in between. A copy costs about as much as ten 100-row reads from sled, so a
+//! partition written about as often as it is read is never copied, and a scan that
+//! passes once through many partitions caches none of them. Partitions larger than
+//! `MAX_PARTITION_ENTRIES` or `MAX_PARTITION_BYTES` are not cached, and are remembered
+//! as such across writes, so they are not copied in vain again. When the cached bytes
+//! pass the budget the oldest partitions are dropped first.
 //!
 //! Consistency: a write drops every cached partition it touches before it applies to
 //! sled (`begin_write`), so no read served from here can return data older than a write
@@ -28,6 +30,8 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// Reads of a partition, with no write to it between them, at which it is copied in.
+const READS_TO_CACHE: u32 = 4;
 /// Most entries a cached partition holds; a larger partition is read from sled each time.
 pub(crate) const MAX_PARTITION_ENTRIES: usize = 4096;
 /// Most bytes (keys and values) a cached partition holds.
@@ -210,8 +214,8 @@ pub(crate) struct PartitionCache {
 }
 
 enum Slot {
-    /// Read once since it was last written.
-    ReadOnce,
+    /// Read this many times (fewer than `READS_TO_CACHE`) since it was last written.
+    Read(u32),
     /// Cached; the number names this copy in `State::age`.
     Cached(Arc<Partition>, u64),
     /// Read again, but too large to cache.
@@ -255,12 +259,18 @@ impl PartitionCache {
         match state.slots.get(prefix) {
             Some(Slot::Cached(partition, _)) => Lookup::Hit(Arc::clone(partition)),
             Some(Slot::TooLarge) => Lookup::Miss,
-            Some(Slot::ReadOnce) if idle => Lookup::Load(LoadTicket {
-                writes_started: started,
-            }),
-            Some(Slot::ReadOnce) => Lookup::Miss,
+            Some(Slot::Read(reads)) if *reads + 1 >= READS_TO_CACHE && idle => {
+                Lookup::Load(LoadTicket {
+                    writes_started: started,
+                })
+            }
+            Some(Slot::Read(reads)) => {
+                let reads = (*reads + 1).min(READS_TO_CACHE - 1);
+                state.remember(prefix, Slot::Read(reads));
+                Lookup::Miss
+            }
             None => {
-                state.remember(prefix, Slot::ReadOnce);
+                state.remember(prefix, Slot::Read(1));
                 Lookup::Miss
             }
         }
@@ -371,13 +381,14 @@ impl State {
             && !above.is_some_and(|(p, _)| p.starts_with(prefix))
     }
 
-    /// Drops the slot whose partition holds `key`, if any.
+    /// Drops the slot whose partition holds `key`, if any, unless it is `TooLarge`: a
+    /// write rarely shrinks a partition enough to matter.
     fn forget_holder_of(&mut self, key: &[u8]) {
         let holder = self
             .slots
             .range::<[u8], _>((Bound::Unbounded, Bound::Included(key)))
             .next_back()
-            .filter(|(prefix, _)| key.starts_with(prefix))
+            .filter(|(prefix, slot)| key.starts_with(prefix) && !matches!(slot, Slot::TooLarge))
             .map(|(prefix, _)| prefix.clone());
         if let Some(prefix) = holder {
             if let Some(old) = self.slots.remove(&prefix) {
@@ -389,7 +400,7 @@ impl State {
     fn account_removed(&mut self, slot: &Slot) {
         match slot {
             Slot::Cached(partition, _) => self.cached_bytes -= partition.size(),
-            Slot::ReadOnce | Slot::TooLarge => self.remembered -= 1,
+            Slot::Read(_) | Slot::TooLarge => self.remembered -= 1,
         }
     }
 }
@@ -505,13 +516,22 @@ mod tests {
         matches!(lookup, Lookup::Hit(_))
     }
 
+    /// Reads `prefix` until the cache asks for a copy, which must be on read
+    /// `READS_TO_CACHE` counted from a fresh or just-written partition.
+    fn read_until_copied(cache: &PartitionCache, prefix: &[u8]) -> LoadTicket {
+        for _ in 1..READS_TO_CACHE {
+            assert!(matches!(cache.lookup(prefix), Lookup::Miss));
+        }
+        match cache.lookup(prefix) {
+            Lookup::Load(ticket) => ticket,
+            _ => panic!("read {READS_TO_CACHE} should copy the partition in"),
+        }
+    }
+
     #[test]
-    fn a_partition_is_cached_on_its_second_read_and_dropped_by_a_write_to_it() {
+    fn a_partition_is_cached_after_reads_with_no_write_and_dropped_by_a_write_to_it() {
         let cache = PartitionCache::new(1 << 20);
-        assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
-        let Lookup::Load(ticket) = cache.lookup(b"p1") else {
-            panic!("second read should load");
-        };
+        let ticket = read_until_copied(&cache, b"p1");
         assert!(cache
             .offer(b"p1", ticket, Some(small_partition(b"p1a")))
             .is_some());
@@ -520,17 +540,27 @@ mod tests {
         drop(cache.begin_write([&b"p2a"[..], b"q"].into_iter()));
         assert!(is_hit(&cache.lookup(b"p1")));
         drop(cache.begin_write([&b"p1zz"[..]].into_iter()));
-        assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
         assert_eq!(cache.cached_bytes(), 0);
+        // The count starts again.
+        let ticket = read_until_copied(&cache, b"p1");
+        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
+        assert!(is_hit(&cache.lookup(b"p1")));
+    }
+
+    #[test]
+    fn a_write_between_reads_restarts_the_count() {
+        let cache = PartitionCache::new(1 << 20);
+        for _ in 1..READS_TO_CACHE {
+            cache.lookup(b"p1");
+        }
+        drop(cache.begin_write([&b"p1a"[..]].into_iter()));
+        read_until_copied(&cache, b"p1");
     }
 
     #[test]
     fn a_copy_is_not_kept_if_a_write_began_while_it_was_made() {
         let cache = PartitionCache::new(1 << 20);
-        cache.lookup(b"p1");
-        let Lookup::Load(ticket) = cache.lookup(b"p1") else {
-            panic!("second read should load");
-        };
+        let ticket = read_until_copied(&cache, b"p1");
         // A write to another partition begins and ends while the copy is made.
         drop(cache.begin_write([&b"p9"[..]].into_iter()));
         // The reader still reads from its copy, but it is not kept.
@@ -541,9 +571,11 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_loaded_while_a_write_is_under_way() {
+    fn nothing_is_copied_while_a_write_is_under_way() {
         let cache = PartitionCache::new(1 << 20);
-        cache.lookup(b"p1");
+        for _ in 1..READS_TO_CACHE {
+            cache.lookup(b"p1");
+        }
         let writing = cache.begin_write([&b"p9"[..]].into_iter());
         assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
         drop(writing);
@@ -555,10 +587,7 @@ mod tests {
         let one = small_partition(b"p0a").size();
         let cache = PartitionCache::new(one * 2);
         for name in [&b"p0"[..], b"p1", b"p2"] {
-            cache.lookup(name);
-            let Lookup::Load(ticket) = cache.lookup(name) else {
-                panic!("second read should load");
-            };
+            let ticket = read_until_copied(&cache, name);
             cache.offer(name, ticket, Some(small_partition(&[name, b"a"].concat())));
         }
         assert_eq!(cache.cached_bytes(), one * 2);
@@ -568,25 +597,25 @@ mod tests {
     }
 
     #[test]
-    fn a_partition_too_large_is_remembered_and_read_from_the_store() {
+    fn a_partition_too_large_is_remembered_across_writes() {
         let cache = PartitionCache::new(1 << 20);
-        cache.lookup(b"p1");
-        let Lookup::Load(ticket) = cache.lookup(b"p1") else {
-            panic!("second read should load");
-        };
+        let ticket = read_until_copied(&cache, b"p1");
         assert!(cache.offer(b"p1", ticket, None).is_none());
-        assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
-        assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
+        drop(cache.begin_write([&b"p1a"[..]].into_iter()));
+        for _ in 0..READS_TO_CACHE * 2 {
+            assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
+        }
     }
 
     #[test]
     fn a_prefix_of_a_known_partition_is_not_cached() {
         let cache = PartitionCache::new(1 << 20);
         cache.lookup(b"p1");
-        // "p" would hold keys of "p1": it is never remembered, so never loaded.
-        cache.lookup(b"p");
-        assert!(matches!(cache.lookup(b"p"), Lookup::Miss));
-        cache.lookup(b"p1x");
-        assert!(matches!(cache.lookup(b"p1x"), Lookup::Miss));
+        // "p" would hold keys of "p1", and "p1x" keys "p1" holds: neither is remembered,
+        // so neither is ever copied in.
+        for _ in 0..READS_TO_CACHE * 2 {
+            assert!(matches!(cache.lookup(b"p"), Lookup::Miss));
+            assert!(matches!(cache.lookup(b"p1x"), Lookup::Miss));
+        }
     }
 }
