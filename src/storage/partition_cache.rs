@@ -18,16 +18,16 @@
 //!
 //! Consistency: a write drops every cached partition it touches before it applies to
 //! sled (`begin_write`), so no read served from here can return data older than a write
-//! that has been applied. A partition copied in from sled is kept only if no write at all
-//! began between the moment its copy started and the moment it is kept, and none was
-//! under way when the copy started (`LoadTicket`); a write that begins after it is kept
-//! drops it again. The check is global, not per partition: under constant writes nothing
-//! is admitted, which only costs speed.
+//! that has been applied. A copy starts only when no write under way spans a key of the
+//! partition (each write is known by its smallest and largest key until it has applied),
+//! so every write that touched the partition before the copy is in it. The partition's
+//! slot then says the copy is being made (`Slot::Copying`); a write to the partition that
+//! begins meanwhile drops that slot like any other, and the copy, offered later, is kept
+//! only if its slot is still there. Writes to other partitions do not hold copies up.
 
 use super::{Direction, KeyRange};
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Reads of a partition, with no write to it between them, at which it is copied in.
@@ -189,19 +189,26 @@ pub(crate) enum Lookup {
     Miss,
 }
 
-/// Proof of when a partition's copy began, checked when it is offered.
+/// Names the copy a `Load` asked for; checked when it is offered.
 pub(crate) struct LoadTicket {
-    writes_started: u64,
+    copy: u64,
 }
 
 /// Held while a write applies; its drop marks the write finished.
 pub(crate) struct WriteGuard<'a> {
     cache: &'a PartitionCache,
+    /// The write's number in `State::writing`; `None` for a write of no keys.
+    write: Option<u64>,
 }
 
 impl Drop for WriteGuard<'_> {
     fn drop(&mut self) {
-        self.cache.writes_finished.fetch_add(1, SeqCst);
+        if let Some(write) = self.write {
+            self.cache
+                .state()
+                .writing
+                .retain(|span| span.write != write);
+        }
     }
 }
 
@@ -209,8 +216,24 @@ impl Drop for WriteGuard<'_> {
 pub(crate) struct PartitionCache {
     budget_bytes: usize,
     state: Mutex<State>,
-    writes_started: AtomicU64,
-    writes_finished: AtomicU64,
+}
+
+/// The smallest and largest key of a write under way.
+struct WriteSpan {
+    write: u64,
+    low: Vec<u8>,
+    high: Vec<u8>,
+}
+
+impl WriteSpan {
+    /// Whether the write may touch a key starting with `prefix`.
+    fn may_touch(&self, prefix: &[u8]) -> bool {
+        let below_end = match super::prefix_successor(prefix) {
+            Some(end) => self.low < end,
+            None => true,
+        };
+        self.high.as_slice() >= prefix && below_end
+    }
 }
 
 enum Slot {
@@ -218,6 +241,8 @@ enum Slot {
     Read(u32),
     /// Cached; the number names this copy in `State::age`.
     Cached(Arc<Partition>, u64),
+    /// Being copied in; the number names the copy (`LoadTicket`).
+    Copying(u64),
     /// Read again, but too large to cache.
     TooLarge,
 }
@@ -232,7 +257,17 @@ struct State {
     remembered: usize,
     /// Cached copies, oldest first, for eviction; a copy since dropped is skipped.
     age: VecDeque<(Vec<u8>, u64)>,
-    next_copy: u64,
+    /// Numbers copies (cached and being made) and writes.
+    next_number: u64,
+    /// Writes under way.
+    writing: Vec<WriteSpan>,
+}
+
+impl State {
+    fn number(&mut self) -> u64 {
+        self.next_number += 1;
+        self.next_number
+    }
 }
 
 impl PartitionCache {
@@ -240,8 +275,6 @@ impl PartitionCache {
         PartitionCache {
             budget_bytes,
             state: Mutex::new(State::default()),
-            writes_started: AtomicU64::new(0),
-            writes_finished: AtomicU64::new(0),
         }
     }
 
@@ -252,17 +285,18 @@ impl PartitionCache {
 
     /// Decides how to serve a range read within the partition `prefix`.
     pub(crate) fn lookup(&self, prefix: &[u8]) -> Lookup {
-        // Started before finished: equal values then mean no write was under way.
-        let started = self.writes_started.load(SeqCst);
-        let idle = self.writes_finished.load(SeqCst) == started;
         let mut state = self.state();
         match state.slots.get(prefix) {
             Some(Slot::Cached(partition, _)) => Lookup::Hit(Arc::clone(partition)),
-            Some(Slot::TooLarge) => Lookup::Miss,
-            Some(Slot::Read(reads)) if *reads + 1 >= READS_TO_CACHE && idle => {
-                Lookup::Load(LoadTicket {
-                    writes_started: started,
-                })
+            // Another read is copying it: this one reads from sled meanwhile.
+            Some(Slot::TooLarge | Slot::Copying(_)) => Lookup::Miss,
+            Some(Slot::Read(reads))
+                if *reads + 1 >= READS_TO_CACHE
+                    && !state.writing.iter().any(|span| span.may_touch(prefix)) =>
+            {
+                let copy = state.number();
+                state.remember(prefix, Slot::Copying(copy));
+                Lookup::Load(LoadTicket { copy })
             }
             Some(Slot::Read(reads)) => {
                 let reads = (*reads + 1).min(READS_TO_CACHE - 1);
@@ -277,8 +311,10 @@ impl PartitionCache {
     }
 
     /// Offers the copy of `prefix` a `Load` asked for (`None`: too large to cache). It is
-    /// kept if no write began since the ticket was issued. Returns the copy to read from,
-    /// kept or not: it was read from sled during this read, as a plain read would be.
+    /// kept if no write to the partition began since the ticket was issued. Returns the
+    /// copy to read from, kept or not: it was read from sled during this read, as a plain
+    /// read would be. A copy that fails is never offered; its slot stays `Copying` until
+    /// a write to the partition drops it.
     pub(crate) fn offer(
         &self,
         prefix: &[u8],
@@ -287,7 +323,7 @@ impl PartitionCache {
     ) -> Option<Arc<Partition>> {
         let copy = copy.map(Arc::new);
         let mut state = self.state();
-        if self.writes_started.load(SeqCst) != ticket.writes_started {
+        if !matches!(state.slots.get(prefix), Some(Slot::Copying(c)) if *c == ticket.copy) {
             return copy;
         }
         match &copy {
@@ -299,17 +335,30 @@ impl PartitionCache {
         copy
     }
 
-    /// Marks a write as begun and drops every partition holding one of `keys`; the write
-    /// is finished when the guard is dropped, after it has applied.
+    /// Marks a write of `keys` as under way and drops every partition holding one of
+    /// them; the write is finished when the guard is dropped, after it has applied.
     pub(crate) fn begin_write<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) -> WriteGuard<'_> {
-        self.writes_started.fetch_add(1, SeqCst);
         let mut state = self.state();
-        if !state.slots.is_empty() {
-            for key in keys {
+        let mut span: Option<(&[u8], &[u8])> = None;
+        for key in keys {
+            span = Some(match span {
+                None => (key, key),
+                Some((low, high)) => (low.min(key), high.max(key)),
+            });
+            if !state.slots.is_empty() {
                 state.forget_holder_of(key);
             }
         }
-        WriteGuard { cache: self }
+        let write = span.map(|(low, high)| {
+            let write = state.number();
+            state.writing.push(WriteSpan {
+                write,
+                low: low.to_vec(),
+                high: high.to_vec(),
+            });
+            write
+        });
+        WriteGuard { cache: self, write }
     }
 
     /// Bytes of partitions cached now.
@@ -341,8 +390,7 @@ impl State {
         if !self.may_hold(prefix) {
             return;
         }
-        let copy = self.next_copy;
-        self.next_copy += 1;
+        let copy = self.number();
         self.cached_bytes += partition.size();
         if let Some(old) = self
             .slots
@@ -400,7 +448,7 @@ impl State {
     fn account_removed(&mut self, slot: &Slot) {
         match slot {
             Slot::Cached(partition, _) => self.cached_bytes -= partition.size(),
-            Slot::Read(_) | Slot::TooLarge => self.remembered -= 1,
+            Slot::Read(_) | Slot::Copying(_) | Slot::TooLarge => self.remembered -= 1,
         }
     }
 }
@@ -558,11 +606,11 @@ mod tests {
     }
 
     #[test]
-    fn a_copy_is_not_kept_if_a_write_began_while_it_was_made() {
+    fn a_copy_is_not_kept_if_a_write_to_it_began_while_it_was_made() {
         let cache = PartitionCache::new(1 << 20);
         let ticket = read_until_copied(&cache, b"p1");
-        // A write to another partition begins and ends while the copy is made.
-        drop(cache.begin_write([&b"p9"[..]].into_iter()));
+        // A write to the partition begins and ends while the copy is made.
+        drop(cache.begin_write([&b"p1b"[..]].into_iter()));
         // The reader still reads from its copy, but it is not kept.
         assert!(cache
             .offer(b"p1", ticket, Some(small_partition(b"p1a")))
@@ -571,15 +619,48 @@ mod tests {
     }
 
     #[test]
-    fn nothing_is_copied_while_a_write_is_under_way() {
+    fn writes_to_other_partitions_neither_hold_up_nor_spoil_a_copy() {
         let cache = PartitionCache::new(1 << 20);
         for _ in 1..READS_TO_CACHE {
             cache.lookup(b"p1");
         }
-        let writing = cache.begin_write([&b"p9"[..]].into_iter());
+        // Under way: keys on both sides of "p1", so it may touch "p1": no copy yet.
+        let around = cache.begin_write([&b"p0z"[..], b"p2a"].into_iter());
         assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
+        drop(around);
+        // Under way but wholly above "p1", and another one begun during the copy.
+        let elsewhere = cache.begin_write([&b"p2a"[..], b"p3"].into_iter());
+        let Lookup::Load(ticket) = cache.lookup(b"p1") else {
+            panic!("a write elsewhere should not hold the copy up");
+        };
+        drop(cache.begin_write([&b"p9"[..]].into_iter()));
+        drop(elsewhere);
+        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
+        assert!(is_hit(&cache.lookup(b"p1")));
+    }
+
+    #[test]
+    fn nothing_is_copied_while_a_write_to_it_is_under_way() {
+        let cache = PartitionCache::new(1 << 20);
+        for _ in 1..READS_TO_CACHE {
+            cache.lookup(b"p1");
+        }
+        let writing = cache.begin_write([&b"p1a"[..]].into_iter());
+        // The write dropped the count; this read is the first again, and no copy starts.
+        for _ in 1..READS_TO_CACHE + 2 {
+            assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
+        }
         drop(writing);
         assert!(matches!(cache.lookup(b"p1"), Lookup::Load(_)));
+    }
+
+    #[test]
+    fn one_read_copies_a_partition_while_the_others_read_the_store() {
+        let cache = PartitionCache::new(1 << 20);
+        let ticket = read_until_copied(&cache, b"p1");
+        assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
+        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
+        assert!(is_hit(&cache.lookup(b"p1")));
     }
 
     #[test]
