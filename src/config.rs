@@ -34,7 +34,8 @@ pub struct Config {
     /// aggregates; past it they spill or fail with SQLSTATE 53200.
     pub query_memory_mb: usize,
     /// Memory (MB) for whole partitions kept in memory for range reads (the sled
-    /// backend's partition cache); 0 turns it off.
+    /// backend's partition cache); 0 turns it off. When the partitions read often do not
+    /// fit, copies are dropped and made again, which costs more than it saves.
     pub partition_cache_mb: u64,
     /// Longest frontend message accepted (bytes): a query, a Bind's parameters, one
     /// COPY data chunk. Longer ones end the connection with SQLSTATE 54000.
@@ -80,7 +81,7 @@ impl Default for Config {
             gc_interval_secs: 60,
             limits: crate::engine::Limits::default(),
             query_memory_mb: 512,
-            partition_cache_mb: 256,
+            partition_cache_mb: 512,
             max_message_bytes: 5 * 1024 * 1024,
             authentication_timeout_ms: 60_000,
             statement_timeout_ms: 0,

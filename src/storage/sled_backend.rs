@@ -50,7 +50,7 @@ impl Default for SledOptions {
             durable: true,
             cache_capacity: 512 * 1024 * 1024,
             checkpoint_bytes: 64 * 1024 * 1024,
-            partition_cache_bytes: 256 * 1024 * 1024,
+            partition_cache_bytes: 512 * 1024 * 1024,
         }
     }
 }
