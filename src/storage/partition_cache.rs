@@ -132,7 +132,6 @@ impl Partition {
 }
 
 /// Collects a partition's entries, in key order, up to the size limits.
-#[derive(Default)]
 pub(crate) struct PartitionBuilder {
     partition: Option<Partition>,
 }

@@ -146,9 +146,7 @@ impl Writer {
     /// Checks and applies a batch; returns its group-commit number (0 when not durable),
     /// or `None` when a check failed.
     fn apply(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<Option<u64>> {
-        if batch.mutations.iter().any(|m| match m {
-            Mutation::Put(k, _) | Mutation::Delete(k) => k.as_slice() == SEQUENCE_KEY,
-        }) {
+        if batch.mutations.iter().any(|m| m.key() == SEQUENCE_KEY) {
             return Err(StorageError::Io("the empty key is reserved".into()));
         }
         let mut last = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
