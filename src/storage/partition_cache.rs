@@ -563,6 +563,13 @@ mod tests {
         matches!(lookup, Lookup::Hit(_))
     }
 
+    /// Reads `prefix` once fewer than it takes to be copied in.
+    fn read_short_of_a_copy(cache: &PartitionCache, prefix: &[u8]) {
+        for _ in 1..READS_TO_CACHE {
+            cache.lookup(prefix);
+        }
+    }
+
     /// Reads `prefix` until the cache asks for a copy, which must be on read
     /// `READS_TO_CACHE` counted from a fresh or just-written partition.
     fn read_until_copied(cache: &PartitionCache, prefix: &[u8]) -> LoadTicket {
@@ -597,9 +604,7 @@ mod tests {
     #[test]
     fn a_write_between_reads_restarts_the_count() {
         let cache = PartitionCache::new(1 << 20);
-        for _ in 1..READS_TO_CACHE {
-            cache.lookup(b"p1");
-        }
+        read_short_of_a_copy(&cache, b"p1");
         drop(cache.begin_write([&b"p1a"[..]].into_iter()));
         read_until_copied(&cache, b"p1");
     }
@@ -620,9 +625,7 @@ mod tests {
     #[test]
     fn writes_to_other_partitions_neither_hold_up_nor_spoil_a_copy() {
         let cache = PartitionCache::new(1 << 20);
-        for _ in 1..READS_TO_CACHE {
-            cache.lookup(b"p1");
-        }
+        read_short_of_a_copy(&cache, b"p1");
         // Under way: keys on both sides of "p1", so it may touch "p1": no copy yet.
         let around = cache.begin_write([&b"p0z"[..], b"p2a"].into_iter());
         assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
@@ -641,9 +644,7 @@ mod tests {
     #[test]
     fn nothing_is_copied_while_a_write_to_it_is_under_way() {
         let cache = PartitionCache::new(1 << 20);
-        for _ in 1..READS_TO_CACHE {
-            cache.lookup(b"p1");
-        }
+        read_short_of_a_copy(&cache, b"p1");
         let writing = cache.begin_write([&b"p1a"[..]].into_iter());
         // The write dropped the count; this read is the first again, and no copy starts.
         for _ in 1..READS_TO_CACHE + 2 {
