@@ -20,6 +20,7 @@ mod staging;
 mod stored;
 mod types;
 mod validate;
+mod view;
 mod write;
 
 pub use capacity::{Capacity, TableStats, TableStatsSnapshot};
@@ -31,12 +32,15 @@ pub use error::{EngineError, EngineResult};
 pub use gc::GcReport;
 pub use limits::Limits;
 pub use options::{OptionValue, TableOptions};
-pub use read::{BatchGetResult, GetRowResult, RangePage, RangeRequest};
+pub use read::{BatchGetResult, GetRowResult, RangePage, RangeRequest, RangeVisit};
 pub use size::TableSize;
 pub use staging::{StagedMark, StagedView, StagedWrites};
 pub use stored::ReadOptions;
-pub use types::{Cell, PkBound, PkType, PkValue, PrimaryKey, Row, Value, ValueType};
+pub use types::{
+    Cell, PkBound, PkRef, PkType, PkValue, PrimaryKey, Row, Value, ValueRef, ValueType,
+};
 pub use validate::{check_instance_name, check_name};
+pub use view::{CellRef, RowView};
 pub use write::{BatchMode, ColumnOp, RowChange, RowWrite, WriteOutcome, WriteResult};
 
 pub use crate::storage::{Direction, SyncTicket};

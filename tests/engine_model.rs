@@ -1,7 +1,7 @@
 //! Model-based test of the engine, after sled's `prop_tree_matches_btreemap`: random
 //! sequences of writes (PutRow, UpdateRow with every column operation, DeleteRow, atomic
 //! and independent batches, with row and column conditions), reads (GetRow, BatchGetRow,
-//! paged GetRange in both directions), option changes, clock moves and GC run against the
+//! paged GetRange in both directions, also read as row views), option changes, clock moves and GC run against the
 //! engine over `MemoryBackend` and against a plain `BTreeMap` model of versioned cells.
 //! The model applies DESIGN §2 directly: per column the newest `max_versions` versions
 //! with `version/1000 + ttl > now/1000` are visible; a row exists if it was written and
@@ -920,6 +920,18 @@ impl Harness {
                     pages += 1;
                     prop_assert!(pages <= 20, "GetRange does not finish");
                     let got = self.engine.get_range(&table, &request).await.unwrap();
+                    // The same page read as views: the same rows, paging, and costs.
+                    let mut viewed = Vec::new();
+                    let visit = self
+                        .engine
+                        .get_range_views(&table, &request, |row| viewed.push(row.to_row()))
+                        .await
+                        .unwrap();
+                    prop_assert_eq!(&viewed, &got.rows, "GetRange as views of {:?}", op);
+                    prop_assert_eq!(visit.returned, got.rows.len());
+                    prop_assert_eq!(&visit.next_start, &got.next_start);
+                    prop_assert_eq!(visit.rows_scanned, got.rows_scanned);
+                    prop_assert_eq!(visit.capacity, got.capacity);
                     // The model's page: stored rows in range, in scan order.
                     let mut stored: Vec<&Key> = self
                         .model

@@ -11,7 +11,8 @@
 //! The encoding is prefix-free, so comparing encoded keys compares PKs column by column.
 
 use super::error::{EngineError, EngineResult};
-use super::types::{PkBound, PkType, PkValue};
+use super::types::{PkBound, PkRef, PkType, PkValue};
+use std::borrow::Cow;
 
 pub(crate) const CATALOG_PREFIX: u8 = 0x00;
 pub(crate) const DATA_PREFIX: u8 = 0x01;
@@ -61,6 +62,12 @@ pub fn encode_pk(pk: &[PkValue]) -> Vec<u8> {
 /// Decodes one PK column value of type `ty` from the front of `bytes`; returns the value
 /// and the number of bytes it took.
 pub fn decode_pk_value(bytes: &[u8], ty: PkType) -> EngineResult<(PkValue, usize)> {
+    let (value, used) = decode_pk_ref(bytes, ty)?;
+    Ok((value.into_value(), used))
+}
+
+/// [`decode_pk_value`] borrowing the value from `bytes` where it is stored unescaped.
+pub fn decode_pk_ref(bytes: &[u8], ty: PkType) -> EngineResult<(PkRef<'_>, usize)> {
     let corrupt = || EngineError::Corrupt("truncated primary key".into());
     if bytes.first() != Some(&TAG_VALUE) {
         return Err(corrupt());
@@ -74,23 +81,27 @@ pub fn decode_pk_value(bytes: &[u8], ty: PkType) -> EngineResult<(PkValue, usize
                 .try_into()
                 .map_err(|_| corrupt())?;
             let i = (u64::from_be_bytes(raw) ^ (1 << 63)) as i64;
-            Ok((PkValue::Integer(i), 9))
+            Ok((PkRef::Integer(i), 9))
         }
         PkType::String | PkType::Binary => {
             // Most values hold no zero byte: their encoding is the bytes, then 00 01.
             let end = body.iter().position(|&b| b == 0).ok_or_else(corrupt)?;
             let (raw, used) = if body.get(end + 1) == Some(&0x01) {
-                (body[..end].to_vec(), end + 2)
+                (Cow::Borrowed(&body[..end]), end + 2)
             } else {
-                unescape(body)?
+                let (raw, used) = unescape(body)?;
+                (Cow::Owned(raw), used)
             };
             let value = if ty == PkType::String {
-                PkValue::String(
-                    String::from_utf8(raw)
-                        .map_err(|_| EngineError::Corrupt("non-UTF-8 string key".into()))?,
-                )
+                let not_utf8 = || EngineError::Corrupt("non-UTF-8 string key".into());
+                PkRef::String(match raw {
+                    Cow::Borrowed(raw) => {
+                        Cow::Borrowed(std::str::from_utf8(raw).map_err(|_| not_utf8())?)
+                    }
+                    Cow::Owned(raw) => Cow::Owned(String::from_utf8(raw).map_err(|_| not_utf8())?),
+                })
             } else {
-                PkValue::Binary(raw)
+                PkRef::Binary(raw)
             };
             Ok((value, 1 + used))
         }

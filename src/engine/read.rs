@@ -2,12 +2,13 @@
 
 use super::capacity::Capacity;
 use super::catalog::TableMeta;
-use super::codec::{bound_key, row_prefix};
+use super::codec::{bound_key, decode_pk, row_prefix};
 use super::error::{EngineError, EngineResult};
 use super::scan::RowScanner;
 use super::stored::{ReadOptions, StoredRow};
 use super::types::{PkBound, PkValue, PrimaryKey, Row};
 use super::validate::check_pk_value;
+use super::view::RowView;
 use super::Engine;
 use crate::storage::{prefix_successor, Direction, KeyRange};
 use std::ops::Bound;
@@ -35,6 +36,18 @@ pub struct RangeRequest {
     /// Most rows to return in this page (capped by the page limits).
     pub limit: Option<usize>,
     pub read: ReadOptions,
+}
+
+/// What [`Engine::get_range_views`] read of a GetRange page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeVisit {
+    /// Rows lent to the caller.
+    pub returned: usize,
+    /// Where the next page starts (inclusive), or `None` when the range is done.
+    pub next_start: Option<PrimaryKey>,
+    pub capacity: Capacity,
+    /// Rows examined, including those that do not exist for readers.
+    pub rows_scanned: u64,
 }
 
 /// One page of a GetRange.
@@ -176,34 +189,7 @@ impl Engine {
         table: &TableMeta,
         request: &RangeRequest,
     ) -> EngineResult<RangePage> {
-        self.check_read(&request.read)?;
-        for bound in [&request.start, &request.end] {
-            self.check_bound(table, bound)?;
-        }
-        let start_key = bound_key(table.id, &request.start);
-        let end_key = bound_key(table.id, &request.end);
-        let range = match request.direction {
-            Direction::Forward => KeyRange {
-                start: Bound::Included(start_key),
-                end: Bound::Excluded(end_key),
-            },
-            // Backward: every key of the start row is included, every key of the end
-            // row excluded, hence the prefix successors.
-            Direction::Backward => KeyRange {
-                start: match prefix_successor(&end_key) {
-                    Some(k) => Bound::Included(k),
-                    None => Bound::Excluded(end_key),
-                },
-                end: match prefix_successor(&start_key) {
-                    Some(k) => Bound::Excluded(k),
-                    None => Bound::Unbounded,
-                },
-            },
-        };
-        let limit = request
-            .limit
-            .unwrap_or(usize::MAX)
-            .min(self.limits.max_range_rows);
+        let (range, limit) = self.range_of(table, request)?;
         let now = self.now_ms();
         let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, request.direction)
             .expect_rows(limit.saturating_add(1))
@@ -241,6 +227,101 @@ impl Engine {
             capacity,
             rows_scanned,
         })
+    }
+
+    /// [`Engine::get_range`] lending each row of the page to `each` as a view instead of
+    /// returning it: rows of a read [`RowView::serves`] are decoded straight from the
+    /// backend's buffers, without a `Row` built for each. The same page, limits,
+    /// capacity and statistics as `get_range`.
+    pub async fn get_range_views(
+        &self,
+        table: &TableMeta,
+        request: &RangeRequest,
+        mut each: impl FnMut(&RowView<'_>) + Send,
+    ) -> EngineResult<RangeVisit> {
+        if !RowView::serves(&request.read) {
+            let page = self.get_range(table, request).await?;
+            page.rows.iter().for_each(|row| each(&RowView::of(row)));
+            return Ok(RangeVisit {
+                returned: page.rows.len(),
+                next_start: page.next_start,
+                capacity: page.capacity,
+                rows_scanned: page.rows_scanned,
+            });
+        }
+        let (range, limit) = self.range_of(table, request)?;
+        let now = self.now_ms();
+        let pk_types = table.pk_types();
+        let max_bytes = self.limits.max_range_bytes;
+        let (mut returned, mut bytes, mut rows_scanned) = (0usize, 0usize, 0u64);
+        let mut next_start = None;
+        RowScanner::new(self.backend.as_ref(), table, range, request.direction)
+            .expect_rows(limit.saturating_add(1))
+            .visit(|pk, value| {
+                if returned >= limit || bytes >= max_bytes {
+                    // The page is full: this row is where the next one starts.
+                    next_start = Some(decode_pk(pk, &pk_types)?.0);
+                    return Ok(false);
+                }
+                rows_scanned += 1;
+                let read = &request.read;
+                if let Some(view) =
+                    RowView::decode(pk, &pk_types, value, read, &table.options, now)?
+                {
+                    bytes += view.size();
+                    returned += 1;
+                    each(&view);
+                }
+                Ok(true)
+            })
+            .await?;
+        let capacity = Capacity::read(bytes);
+        self.stats
+            .table(table.id)
+            .record_read(capacity, rows_scanned);
+        Ok(RangeVisit {
+            returned,
+            next_start,
+            capacity,
+            rows_scanned,
+        })
+    }
+
+    /// The checked key range of a GetRange request, and the most rows its page returns.
+    fn range_of(
+        &self,
+        table: &TableMeta,
+        request: &RangeRequest,
+    ) -> EngineResult<(KeyRange, usize)> {
+        self.check_read(&request.read)?;
+        for bound in [&request.start, &request.end] {
+            self.check_bound(table, bound)?;
+        }
+        let start_key = bound_key(table.id, &request.start);
+        let end_key = bound_key(table.id, &request.end);
+        let range = match request.direction {
+            Direction::Forward => KeyRange {
+                start: Bound::Included(start_key),
+                end: Bound::Excluded(end_key),
+            },
+            // Backward: every key of the start row is included, every key of the end
+            // row excluded, hence the prefix successors.
+            Direction::Backward => KeyRange {
+                start: match prefix_successor(&end_key) {
+                    Some(k) => Bound::Included(k),
+                    None => Bound::Excluded(end_key),
+                },
+                end: match prefix_successor(&start_key) {
+                    Some(k) => Bound::Excluded(k),
+                    None => Bound::Unbounded,
+                },
+            },
+        };
+        let limit = request
+            .limit
+            .unwrap_or(usize::MAX)
+            .min(self.limits.max_range_rows);
+        Ok((range, limit))
     }
 
     fn check_bound(&self, table: &TableMeta, bound: &[PkBound]) -> EngineResult<()> {

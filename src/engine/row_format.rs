@@ -21,7 +21,7 @@
 
 use super::error::{EngineError, EngineResult};
 use super::stored::StoredCell;
-use super::types::Value;
+use super::types::{Value, ValueRef};
 
 /// The first byte of every row value; a different layout gets a different byte.
 const FORMAT: u8 = 0x01;
@@ -99,9 +99,28 @@ pub fn decode_row(bytes: &[u8]) -> EngineResult<(RowMarker, Vec<StoredCell>)> {
 /// which is most of the cost of a read that wants a few columns of a wide row.
 pub fn decode_columns(
     bytes: &[u8],
-    mut keep: impl FnMut(&[u8]) -> bool,
+    keep: impl FnMut(&[u8]) -> bool,
     kept_versions: KeptVersions,
 ) -> EngineResult<(RowMarker, Vec<StoredCell>, Skipped)> {
+    let mut cells = Vec::new();
+    let (marker, skipped) = visit_columns(bytes, keep, kept_versions, |column, version, value| {
+        cells.push(StoredCell {
+            column: column.to_owned(),
+            version,
+            value: value.to_value(),
+        })
+    })?;
+    Ok((marker, cells, skipped))
+}
+
+/// [`decode_columns`] lending each kept cell to `cell` (in stored order) as it is
+/// decoded, borrowed from `bytes`, instead of collecting owned cells.
+pub fn visit_columns<'a>(
+    bytes: &'a [u8],
+    mut keep: impl FnMut(&[u8]) -> bool,
+    kept_versions: KeptVersions,
+    mut cell: impl FnMut(&'a str, i64, ValueRef<'a>),
+) -> EngineResult<(RowMarker, Skipped)> {
     let mut input = Reader { bytes, at: 0 };
     if input.byte()? != FORMAT {
         return Err(corrupt("unknown row format"));
@@ -111,7 +130,6 @@ pub fn decode_columns(
         last_write_ms: i64::from_be_bytes(input.fixed()?),
     };
     let columns = input.count()?;
-    let mut cells = Vec::with_capacity(columns);
     let mut skipped = Skipped::default();
     let mut previous: Option<&[u8]> = None;
     for _ in 0..columns {
@@ -125,7 +143,7 @@ pub fn decode_columns(
         if versions == 0 {
             return Err(corrupt("column without versions"));
         }
-        // Only a kept name becomes a String, so only a kept name needs checking.
+        // Only a kept name is handed out as a str, so only a kept name needs checking.
         let wanted = match keep(name) {
             true => {
                 Some(std::str::from_utf8(name).map_err(|_| corrupt("column name is not UTF-8"))?)
@@ -145,11 +163,7 @@ pub fn decode_columns(
             newer = Some(version);
             match wanted {
                 Some(name) if newest || kept_versions == KeptVersions::All => {
-                    cells.push(StoredCell {
-                        column: name.to_owned(),
-                        version,
-                        value: input.value()?,
-                    })
+                    cell(name, version, input.value()?)
                 }
                 // An older version of a kept column, with `KeptVersions::Newest`.
                 Some(_) => input.skip_value()?,
@@ -164,7 +178,7 @@ pub fn decode_columns(
     if input.at != bytes.len() {
         return Err(corrupt("trailing bytes after the row"));
     }
-    Ok((marker, cells, skipped))
+    Ok((marker, skipped))
 }
 
 /// Whether column name `next` sorts after `previous`. Names in a row usually differ in
@@ -307,24 +321,24 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    fn value(&mut self) -> EngineResult<Value> {
+    fn value(&mut self) -> EngineResult<ValueRef<'a>> {
         Ok(match self.byte()? {
             VALUE_STRING => {
                 let len = self.count()?;
                 let text = std::str::from_utf8(self.take(len)?)
                     .map_err(|_| corrupt("string is not UTF-8"))?;
-                Value::String(text.to_owned())
+                ValueRef::String(text)
             }
-            VALUE_INTEGER => Value::Integer(i64::from_be_bytes(self.fixed()?)),
-            VALUE_DOUBLE => Value::Double(f64::from_bits(u64::from_be_bytes(self.fixed()?))),
+            VALUE_INTEGER => ValueRef::Integer(i64::from_be_bytes(self.fixed()?)),
+            VALUE_DOUBLE => ValueRef::Double(f64::from_bits(u64::from_be_bytes(self.fixed()?))),
             VALUE_BOOLEAN => match self.byte()? {
-                0 => Value::Boolean(false),
-                1 => Value::Boolean(true),
+                0 => ValueRef::Boolean(false),
+                1 => ValueRef::Boolean(true),
                 _ => return Err(corrupt("boolean is neither 0 nor 1")),
             },
             VALUE_BINARY => {
                 let len = self.count()?;
-                Value::Binary(self.take(len)?.to_vec())
+                ValueRef::Binary(self.take(len)?)
             }
             _ => return Err(corrupt("unknown value tag")),
         })

@@ -20,15 +20,8 @@ const CHUNK_ROWS: usize = 256;
 const MIN_CHUNK_ROWS: usize = 4;
 
 pub(crate) struct RowScanner<'a> {
-    backend: &'a dyn Backend,
+    cursor: Cursor<'a>,
     pk_types: Vec<PkType>,
-    /// Bytes before the encoded PK in every key (the table prefix).
-    table_prefix_len: usize,
-    range: KeyRange,
-    /// The key prefix of the one partition the range lies in, if it lies in one: the
-    /// backend may then serve it from memory (`Backend::visit_partition`).
-    partition: Option<Vec<u8>>,
-    direction: Direction,
     /// Rows fetched and not yet returned.
     rows: VecDeque<(StoredRow, Skipped)>,
     /// Set by `for_read`: rows are decoded for that read only.
@@ -37,6 +30,19 @@ pub(crate) struct RowScanner<'a> {
     collect: Option<(TableOptions, i64)>,
     /// Rows `only_collectable` passed over without decoding them.
     passed_over: u64,
+}
+
+/// Where a scan is in its key range, and how it asks the backend for the next chunk.
+struct Cursor<'a> {
+    backend: &'a dyn Backend,
+    /// Bytes before the encoded PK in every key (the table prefix).
+    table_prefix_len: usize,
+    /// The keys not fetched yet.
+    range: KeyRange,
+    /// The key prefix of the one partition the range lies in, if it lies in one: the
+    /// backend may then serve it from memory (`Backend::visit_partition`).
+    partition: Option<Vec<u8>>,
+    direction: Direction,
     exhausted: bool,
     /// Rows to fetch with the next backend call; grows towards `CHUNK_ROWS`.
     chunk: usize,
@@ -52,25 +58,27 @@ impl<'a> RowScanner<'a> {
         let pk_types = table.pk_types();
         let table_prefix_len = super::codec::table_prefix(table.id).len();
         RowScanner {
-            backend,
-            partition: partition_of(&range, table_prefix_len, &pk_types),
+            cursor: Cursor {
+                backend,
+                partition: partition_of(&range, table_prefix_len, &pk_types),
+                table_prefix_len,
+                range,
+                direction,
+                exhausted: false,
+                chunk: CHUNK_ROWS,
+            },
             pk_types,
-            table_prefix_len,
-            range,
-            direction,
             rows: VecDeque::new(),
             read: None,
             collect: None,
             passed_over: 0,
-            exhausted: false,
-            chunk: CHUNK_ROWS,
         }
     }
 
     /// Starts with a backend call sized for `rows` rows, not a full chunk, so a short
     /// GetRange page does not read rows it will never return.
     pub fn expect_rows(mut self, rows: usize) -> Self {
-        self.chunk = rows.clamp(MIN_CHUNK_ROWS, CHUNK_ROWS);
+        self.cursor.chunk = rows.clamp(MIN_CHUNK_ROWS, CHUNK_ROWS);
         self
     }
 
@@ -95,47 +103,96 @@ impl<'a> RowScanner<'a> {
 
     /// Fetches one more chunk of rows.
     async fn fill(&mut self) -> EngineResult<()> {
-        let mut seen = 0usize;
-        let mut last_key: Option<Vec<u8>> = None;
-        let mut failed: Option<EngineError> = None;
-        let chunk = self.chunk;
-        let (pk_types, table_prefix_len, rows, read, collect, passed_over) = (
+        let (pk_types, rows, read, collect, passed_over) = (
             &self.pk_types,
-            self.table_prefix_len,
             &mut self.rows,
             self.read.as_ref(),
             self.collect.as_ref(),
             &mut self.passed_over,
         );
-        let mut add = |key: &[u8], value: &[u8]| -> EngineResult<()> {
+        let add = |key: &[u8], pk: &[u8], value: &[u8]| -> EngineResult<bool> {
             if let Some((options, now_ms)) = collect {
                 if !collectable(value, options, *now_ms)? {
                     *passed_over += 1;
-                    return Ok(());
+                    return Ok(true);
                 }
             }
-            let rest = key
-                .get(table_prefix_len..)
-                .ok_or_else(|| EngineError::Corrupt("short row key".into()))?;
-            let (pk, used) = decode_pk(rest, pk_types)?;
-            if used != rest.len() {
+            let (pk_values, used) = decode_pk(pk, pk_types)?;
+            if used != pk.len() {
                 return Err(EngineError::Corrupt("row key longer than its PK".into()));
             }
             rows.push_back(match read {
                 // A row decoded for a read is never written back, so it needs no key.
-                Some(read) => StoredRow::decode_for_read(pk, Vec::new(), value, read)?,
+                Some(read) => StoredRow::decode_for_read(pk_values, Vec::new(), value, read)?,
                 None => (
-                    StoredRow::decode(pk, key.to_vec(), value)?,
+                    StoredRow::decode(pk_values, key.to_vec(), value)?,
                     Skipped::default(),
                 ),
             });
-            Ok(())
+            Ok(true)
         };
+        self.cursor.fetch(add).await
+    }
+
+    /// Lends the remaining rows to `each` one at a time, as the backend lends them: the
+    /// encoded PK (after the table prefix) and the stored value, undecoded. Stops at the
+    /// end of the range, when `each` fails, or when it returns false; the scan is then
+    /// over. Rows taken or peeked at with `next_row`/`peek_pk` are not visited.
+    pub async fn visit(
+        &mut self,
+        mut each: impl FnMut(&[u8], &[u8]) -> EngineResult<bool> + Send,
+    ) -> EngineResult<()> {
+        while !self.cursor.exhausted {
+            self.cursor.fetch(|_key, pk, value| each(pk, value)).await?;
+        }
+        Ok(())
+    }
+
+    /// The PK of the next row, without consuming it.
+    pub async fn peek_pk(&mut self) -> EngineResult<Option<PrimaryKey>> {
+        while self.rows.is_empty() && !self.cursor.exhausted {
+            self.fill().await?;
+        }
+        Ok(self.rows.front().map(|(row, _)| row.pk.clone()))
+    }
+
+    /// The next row as stored (as far as decoded), with what `for_read` skipped of it.
+    pub async fn next_row(&mut self) -> EngineResult<Option<(StoredRow, Skipped)>> {
+        while self.rows.is_empty() && !self.cursor.exhausted {
+            self.fill().await?;
+        }
+        Ok(self.rows.pop_front())
+    }
+}
+
+impl Cursor<'_> {
+    /// Hands the next chunk of entries to `add` (key, encoded PK, value) and moves the
+    /// range past them. `add` returning false stops the scan there.
+    async fn fetch(
+        &mut self,
+        mut add: impl FnMut(&[u8], &[u8], &[u8]) -> EngineResult<bool> + Send,
+    ) -> EngineResult<()> {
+        let mut seen = 0usize;
+        let mut last_key: Option<Vec<u8>> = None;
+        let mut failed: Option<EngineError> = None;
+        let mut stopped = false;
+        let (chunk, table_prefix_len) = (self.chunk, self.table_prefix_len);
         let mut each = |key: &[u8], value: &[u8]| {
             seen += 1;
-            if let Err(e) = add(key, value) {
-                failed = Some(e);
-                return false;
+            let added = key
+                .get(table_prefix_len..)
+                .ok_or_else(|| EngineError::Corrupt("short row key".into()))
+                .and_then(|pk| add(key, pk, value));
+            match added {
+                Ok(true) => {}
+                Ok(false) => {
+                    stopped = true;
+                    return false;
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    return false;
+                }
             }
             if seen == chunk {
                 last_key = Some(key.to_vec());
@@ -158,29 +215,13 @@ impl<'a> RowScanner<'a> {
             return Err(e);
         }
         match last_key {
-            Some(last) if seen >= chunk => {
+            Some(last) if !stopped => {
                 self.range = self.range.resume_after(&last, self.direction);
             }
             _ => self.exhausted = true,
         }
         self.chunk = (self.chunk * 2).min(CHUNK_ROWS);
         Ok(())
-    }
-
-    /// The PK of the next row, without consuming it.
-    pub async fn peek_pk(&mut self) -> EngineResult<Option<PrimaryKey>> {
-        while self.rows.is_empty() && !self.exhausted {
-            self.fill().await?;
-        }
-        Ok(self.rows.front().map(|(row, _)| row.pk.clone()))
-    }
-
-    /// The next row as stored (as far as decoded), with what `for_read` skipped of it.
-    pub async fn next_row(&mut self) -> EngineResult<Option<(StoredRow, Skipped)>> {
-        while self.rows.is_empty() && !self.exhausted {
-            self.fill().await?;
-        }
-        Ok(self.rows.pop_front())
     }
 }
 

@@ -1,6 +1,7 @@
 //! The values of the Table Store model: primary-key values, attribute values, cells, rows.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 /// The type of a primary-key column.
@@ -72,10 +73,63 @@ impl PkValue {
 
 impl std::fmt::Display for PkValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        PkRef::from(self).fmt(f)
+    }
+}
+
+/// A primary-key column value borrowed from where it is stored: a key the backend lends,
+/// or a [`PkValue`]. A String or Binary value holding a zero byte is stored escaped and
+/// so is owned once decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PkRef<'a> {
+    Integer(i64),
+    String(Cow<'a, str>),
+    Binary(Cow<'a, [u8]>),
+}
+
+impl PkRef<'_> {
+    pub fn to_value(&self) -> PkValue {
         match self {
-            PkValue::Integer(i) => write!(f, "{i}"),
-            PkValue::String(s) => write!(f, "'{s}'"),
-            PkValue::Binary(b) => write!(f, "0x{}", hex(b)),
+            PkRef::Integer(i) => PkValue::Integer(*i),
+            PkRef::String(s) => PkValue::String(s.clone().into_owned()),
+            PkRef::Binary(b) => PkValue::Binary(b.clone().into_owned()),
+        }
+    }
+
+    pub fn into_value(self) -> PkValue {
+        match self {
+            PkRef::Integer(i) => PkValue::Integer(i),
+            PkRef::String(s) => PkValue::String(s.into_owned()),
+            PkRef::Binary(b) => PkValue::Binary(b.into_owned()),
+        }
+    }
+
+    /// Bytes counted for capacity units (see [`PkValue::size`]).
+    pub fn size(&self) -> usize {
+        match self {
+            PkRef::Integer(_) => 8,
+            PkRef::String(s) => s.len(),
+            PkRef::Binary(b) => b.len(),
+        }
+    }
+}
+
+impl<'a> From<&'a PkValue> for PkRef<'a> {
+    fn from(value: &'a PkValue) -> Self {
+        match value {
+            PkValue::Integer(i) => PkRef::Integer(*i),
+            PkValue::String(s) => PkRef::String(Cow::Borrowed(s)),
+            PkValue::Binary(b) => PkRef::Binary(Cow::Borrowed(b)),
+        }
+    }
+}
+
+impl std::fmt::Display for PkRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PkRef::Integer(i) => write!(f, "{i}"),
+            PkRef::String(s) => write!(f, "'{s}'"),
+            PkRef::Binary(b) => write!(f, "0x{}", hex(b)),
         }
     }
 }
@@ -103,22 +157,21 @@ pub enum Value {
 
 impl Value {
     pub fn value_type(&self) -> ValueType {
-        match self {
-            Value::String(_) => ValueType::String,
-            Value::Integer(_) => ValueType::Integer,
-            Value::Double(_) => ValueType::Double,
-            Value::Boolean(_) => ValueType::Boolean,
-            Value::Binary(_) => ValueType::Binary,
-        }
+        self.as_ref().value_type()
     }
 
     /// Bytes counted for capacity units and the 2 MB limit.
     pub fn size(&self) -> usize {
+        self.as_ref().size()
+    }
+
+    pub fn as_ref(&self) -> ValueRef<'_> {
         match self {
-            Value::String(s) => s.len(),
-            Value::Binary(b) => b.len(),
-            Value::Integer(_) | Value::Double(_) => 8,
-            Value::Boolean(_) => 1,
+            Value::String(s) => ValueRef::String(s),
+            Value::Integer(i) => ValueRef::Integer(*i),
+            Value::Double(d) => ValueRef::Double(*d),
+            Value::Boolean(b) => ValueRef::Boolean(*b),
+            Value::Binary(b) => ValueRef::Binary(b),
         }
     }
 
@@ -140,12 +193,18 @@ impl Value {
 
 impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_ref().fmt(f)
+    }
+}
+
+impl std::fmt::Display for ValueRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Value::String(s) => write!(f, "{s}"),
-            Value::Integer(i) => write!(f, "{i}"),
-            Value::Double(d) => write!(f, "{d}"),
-            Value::Boolean(b) => write!(f, "{b}"),
-            Value::Binary(b) => write!(f, "\\x{}", hex(b)),
+            ValueRef::String(s) => write!(f, "{s}"),
+            ValueRef::Integer(i) => write!(f, "{i}"),
+            ValueRef::Double(d) => write!(f, "{d}"),
+            ValueRef::Boolean(b) => write!(f, "{b}"),
+            ValueRef::Binary(b) => write!(f, "\\x{}", hex(b)),
         }
     }
 }
@@ -156,6 +215,49 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
         let _ = write!(s, "{b:02x}");
         s
     })
+}
+
+/// An attribute value borrowed from where it is stored: a row value the backend lends
+/// (see [`RowView`](super::RowView)), or a [`Value`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ValueRef<'a> {
+    String(&'a str),
+    Integer(i64),
+    Double(f64),
+    Boolean(bool),
+    Binary(&'a [u8]),
+}
+
+impl ValueRef<'_> {
+    pub fn value_type(self) -> ValueType {
+        match self {
+            ValueRef::String(_) => ValueType::String,
+            ValueRef::Integer(_) => ValueType::Integer,
+            ValueRef::Double(_) => ValueType::Double,
+            ValueRef::Boolean(_) => ValueType::Boolean,
+            ValueRef::Binary(_) => ValueType::Binary,
+        }
+    }
+
+    /// Bytes counted for capacity units (see [`Value::size`]).
+    pub fn size(self) -> usize {
+        match self {
+            ValueRef::String(s) => s.len(),
+            ValueRef::Binary(b) => b.len(),
+            ValueRef::Integer(_) | ValueRef::Double(_) => 8,
+            ValueRef::Boolean(_) => 1,
+        }
+    }
+
+    pub fn to_value(self) -> Value {
+        match self {
+            ValueRef::String(s) => Value::String(s.to_owned()),
+            ValueRef::Integer(i) => Value::Integer(i),
+            ValueRef::Double(d) => Value::Double(d),
+            ValueRef::Boolean(b) => Value::Boolean(b),
+            ValueRef::Binary(b) => Value::Binary(b.to_vec()),
+        }
+    }
 }
 
 /// One version of one attribute cell.

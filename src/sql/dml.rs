@@ -11,7 +11,7 @@ use super::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementR
 use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value, value_sql_type};
 use crate::engine::{
     BatchMode, ColumnCondition, ColumnOp, Condition, ConditionFailure, Direction, Engine, PkValue,
-    PrimaryKey, RowChange, RowExistence, RowWrite, StagedWrites, TableMeta, ValueType,
+    PrimaryKey, RowChange, RowExistence, RowView, RowWrite, StagedWrites, TableMeta, ValueType,
     WriteOutcome,
 };
 use futures::{stream, StreamExt};
@@ -718,7 +718,7 @@ fn returning_rows(
     for row in rows {
         let mut materialized = Vec::new();
         r.relation
-            .materialize(row.clone(), None, |values| materialized.push(values));
+            .materialize(&RowView::of(row), None, |values| materialized.push(values));
         for values in materialized {
             out.push(
                 r.items

@@ -1,7 +1,8 @@
 //! The SQL rows of a GetRange read, as a stream that fetches one engine page at a time,
-//! when the rows of the previous page are used up. In a transaction block the rows the
-//! block wrote in the range are laid over the stored ones as the pages arrive
-//! (`PagedRows::over_staged`), so such a read streams too.
+//! when the rows of the previous page are used up. A page's SQL rows are shaped from the
+//! engine's row views as the engine reads them (`Engine::get_range_views`). In a
+//! transaction block the rows the block wrote in the range are laid over the stored ones
+//! as the pages arrive (`PagedRows::over_staged`), so such a read streams too.
 //!
 //! A hand-written stream rather than `stream::try_unfold`: unfold builds a new future,
 //! moving its whole state, for every row it yields, which cost about a tenth of a
@@ -10,7 +11,8 @@
 use super::query::ReadMeter;
 use super::types::{Datum, SqlResult};
 use crate::engine::{
-    encode_pk, Direction, Engine, EngineResult, PkBound, RangePage, RangeRequest, Row, TableMeta,
+    encode_pk, Direction, Engine, EngineResult, PkBound, PrimaryKey, RangePage, RangeRequest,
+    RangeVisit, Row, RowView, TableMeta,
 };
 use futures::future::BoxFuture;
 use futures::Stream;
@@ -20,9 +22,17 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 /// Turns one engine row into the SQL rows it yields (none when a residual rejects it).
-pub(crate) type Shape = Arc<dyn Fn(Row, &mut VecDeque<SqlResult<Vec<Datum>>>) + Send + Sync>;
+pub(crate) type Shape =
+    Arc<dyn Fn(&RowView<'_>, &mut VecDeque<SqlResult<Vec<Datum>>>) + Send + Sync>;
 
-type PageFetch = BoxFuture<'static, (RangeRequest, EngineResult<RangePage>)>;
+/// A fetched page: its SQL rows, shaped as the engine read them, or, when the block's
+/// writes are laid over it, its engine rows.
+enum Fetched {
+    Shaped(RangeVisit, VecDeque<SqlResult<Vec<Datum>>>),
+    Rows(RangePage),
+}
+
+type PageFetch = BoxFuture<'static, (RangeRequest, EngineResult<Fetched>)>;
 
 pub(crate) struct PagedRows {
     engine: Arc<Engine>,
@@ -87,7 +97,7 @@ impl PagedRows {
             }
             *left -= 1;
         }
-        (self.shape)(row, &mut self.buffer);
+        (self.shape)(&RowView::of(&row), &mut self.buffer);
     }
 
     /// Yields the overlay's rows that come before `key` in scan order (all of them for
@@ -114,25 +124,37 @@ impl PagedRows {
         }
     }
 
-    /// Buffers the rows of `page`, fetched for `current`, and sets up the next request.
-    fn take_page(&mut self, current: RangeRequest, page: RangePage) {
-        self.meter.record(page.rows_scanned, page.capacity.read);
-        let returned = page.rows.len();
-        if self.overlay.is_empty() && self.left.is_none() {
-            // Outside a transaction block (every plain range read) rows go straight out.
-            for row in page.rows {
-                (self.shape)(row, &mut self.buffer);
+    /// Takes in a page fetched for `current`: buffers its SQL rows and sets up the
+    /// request for the next page.
+    fn take_page(&mut self, current: RangeRequest, fetched: Fetched) {
+        let (returned, next_start) = match fetched {
+            Fetched::Shaped(visit, shaped) => {
+                self.meter.record(visit.rows_scanned, visit.capacity.read);
+                // Pages are fetched once the buffer is empty.
+                debug_assert!(self.buffer.is_empty());
+                self.buffer = shaped;
+                (visit.returned, visit.next_start)
             }
-        } else {
-            for row in page.rows {
-                let key = encode_pk(&row.pk);
-                match self.lay_over_until(Some(&key)) {
-                    Some(staged) => staged.into_iter().for_each(|row| self.emit(row)),
-                    None => self.emit(row),
+            Fetched::Rows(page) => {
+                self.meter.record(page.rows_scanned, page.capacity.read);
+                let returned = page.rows.len();
+                for row in page.rows {
+                    let key = encode_pk(&row.pk);
+                    match self.lay_over_until(Some(&key)) {
+                        Some(staged) => staged.into_iter().for_each(|row| self.emit(row)),
+                        None => self.emit(row),
+                    }
                 }
+                (returned, page.next_start)
             }
-        }
-        let Some(next_start) = page.next_start else {
+        };
+        self.follow(current, returned, next_start);
+    }
+
+    /// Sets up the request for the page after `current`, which returned `returned` rows
+    /// and said the range goes on at `next_start`.
+    fn follow(&mut self, current: RangeRequest, returned: usize, next_start: Option<PrimaryKey>) {
+        let Some(next_start) = next_start else {
             self.lay_over_until(None);
             return;
         };
@@ -178,6 +200,10 @@ impl Stream for PagedRows {
                 return Poll::Ready(None);
             };
             let (engine, table) = (Arc::clone(&this.engine), Arc::clone(&this.table));
+            let shape = Arc::clone(&this.shape);
+            // Rows are shaped as they are read unless the block's writes go between them,
+            // or the rows the block sees are counted here.
+            let lay_over = !this.overlay.is_empty() || this.left.is_some();
             let later_page = this.pages > 0;
             this.pages += 1;
             this.fetching = Some(Box::pin(async move {
@@ -188,8 +214,16 @@ impl Stream for PagedRows {
                 if later_page {
                     tokio::task::yield_now().await;
                 }
-                let page = engine.get_range(&table, &request).await;
-                (request, page)
+                let fetched = if lay_over {
+                    engine.get_range(&table, &request).await.map(Fetched::Rows)
+                } else {
+                    let mut shaped = VecDeque::new();
+                    engine
+                        .get_range_views(&table, &request, |row| shape(row, &mut shaped))
+                        .await
+                        .map(|visit| Fetched::Shaped(visit, shaped))
+                };
+                (request, fetched)
             }));
         }
     }

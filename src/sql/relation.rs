@@ -6,10 +6,8 @@ use super::ddl::ROWID;
 use super::expr::Scope;
 use super::notices::Notices;
 use super::types::{Datum, SqlError, SqlResult, SqlType};
-use super::values::{
-    coerce_for_output, pk_into_datum, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum,
-};
-use crate::engine::{PkValue, Row, TableMeta, Value};
+use super::values::{coerce_for_output, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum};
+use crate::engine::{RowView, TableMeta, ValueRef};
 use std::sync::Arc;
 
 /// The schema holding the versions relations.
@@ -147,49 +145,40 @@ impl Relation {
 
     /// SQL rows of one engine row, each handed to `emit`: one for a table, one per cell
     /// version for versions. A cell whose stored type cannot be shown losslessly in its
-    /// column is NULL, and reported to `notices` with its row and column. The row is
-    /// taken by value so its key values move into the SQL row instead of being copied.
+    /// column is NULL, and reported to `notices` with its row and column. The row is a
+    /// view, so a range read builds its SQL rows straight from the stored bytes.
     pub fn materialize(
         &self,
-        mut row: Row,
+        row: &RowView<'_>,
         notices: Option<&Notices>,
         mut emit: impl FnMut(Vec<Datum>),
     ) {
         match self.kind {
             RelationKind::Table => {
-                // Attributes first: an odd cell's notice quotes the row's key, whose
-                // values then move into the SQL row (each key column has one relation
-                // column, so each is taken once).
-                let mut values: Vec<Datum> = self
+                let values = self
                     .needed
                     .iter()
                     .map(|&i| match &self.columns[i].source {
                         Source::Attr(name) => {
-                            self.attribute(&row, name, self.columns[i].ty, notices)
+                            self.attribute(row, name, self.columns[i].ty, notices)
                         }
+                        Source::Pk(k) => row.pk().get(*k).map_or(Datum::Null, pk_to_datum),
                         _ => Datum::Null,
                     })
                     .collect();
-                for (slot, &i) in self.needed.iter().enumerate() {
-                    if let Source::Pk(k) = self.columns[i].source {
-                        if let Some(v) = row.pk.get_mut(k) {
-                            values[slot] = pk_into_datum(std::mem::replace(v, PkValue::Integer(0)));
-                        }
-                    }
-                }
                 emit(values);
             }
             RelationKind::Versions => {
-                for cell in &row.cells {
+                for cell in row.cells() {
                     let values = self
                         .needed
                         .iter()
                         .map(|&i| match &self.columns[i].source {
-                            Source::Pk(k) => row.pk.get(*k).map_or(Datum::Null, pk_to_datum),
-                            Source::ColumnName => Datum::Text(cell.column.clone()),
+                            Source::Pk(k) => row.pk().get(*k).map_or(Datum::Null, pk_to_datum),
+                            Source::ColumnName => Datum::Text(cell.column.to_owned()),
                             Source::Version => Datum::Int(cell.version),
                             Source::ValueType => Datum::Text(cell.value.value_type().name().into()),
-                            Source::Value => Datum::Text(value_text(&cell.value)),
+                            Source::Value => Datum::Text(value_text(cell.value)),
                             Source::Attr(_) => Datum::Null,
                         })
                         .collect();
@@ -200,13 +189,18 @@ impl Relation {
     }
 
     /// The newest value of attribute `name` in `row` as a `ty` datum (see `materialize`).
-    /// Called before any key value has moved out of `row`, as notices quote the key.
-    fn attribute(&self, row: &Row, name: &str, ty: SqlType, notices: Option<&Notices>) -> Datum {
+    fn attribute(
+        &self,
+        row: &RowView<'_>,
+        name: &str,
+        ty: SqlType,
+        notices: Option<&Notices>,
+    ) -> Datum {
         row.latest(name).map_or(Datum::Null, |cell| {
-            let shown = coerce_for_output(value_to_datum(&cell.value), ty);
+            let shown = coerce_for_output(value_to_datum(cell.value), ty);
             if shown == Datum::Null {
                 if let Some(notices) = notices {
-                    notices.push(self.odd_cell_notice(row, name, &cell.value, ty));
+                    notices.push(self.odd_cell_notice(row, name, cell.value, ty));
                 }
             }
             shown
@@ -214,9 +208,15 @@ impl Relation {
     }
 
     /// Says which cell is shown as NULL and why.
-    fn odd_cell_notice(&self, row: &Row, column: &str, value: &Value, ty: SqlType) -> String {
+    fn odd_cell_notice(
+        &self,
+        row: &RowView<'_>,
+        column: &str,
+        value: ValueRef<'_>,
+        ty: SqlType,
+    ) -> String {
         let names: Vec<&str> = self.table.pk.iter().map(|c| c.name.as_str()).collect();
-        let values: Vec<String> = row.pk.iter().map(|v| v.to_string()).collect();
+        let values: Vec<String> = row.pk().iter().map(|v| v.to_string()).collect();
         format!(
             "column \"{column}\" of table \"{}\" at ({})=({}) holds a {} value that is not \
              a {}; shown as NULL",
@@ -242,9 +242,9 @@ impl Relation {
 }
 
 /// A cell value as text, the way `versions.<table>.value` shows it.
-fn value_text(value: &Value) -> String {
+fn value_text(value: ValueRef<'_>) -> String {
     match value {
-        Value::Boolean(b) => if *b { "true" } else { "false" }.into(),
+        ValueRef::Boolean(b) => if b { "true" } else { "false" }.into(),
         other => other.to_string(),
     }
 }

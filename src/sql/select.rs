@@ -14,7 +14,7 @@ use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType,
 use super::values::{compare, datum_to_pk, datum_to_value};
 use crate::engine::{
     ColumnCondition, Direction, Engine, PkBound, PkType, PkValue, PrimaryKey, RangeRequest,
-    ReadOptions, Row, StagedView, TableMeta,
+    ReadOptions, RowView, StagedView, TableMeta,
 };
 use futures::stream::{self, StreamExt};
 use sqlparser::ast::{self, Expr, Query, SelectItem, SetExpr, TableFactor};
@@ -822,17 +822,19 @@ pub async fn read_rows(
         let plan = Arc::clone(&plan);
         let params = Arc::clone(&params);
         let residual = plan.residual.as_ref().map(|r| bind(r, &params));
-        Arc::new(move |row: Row, out: &mut VecDeque<SqlResult<Vec<Datum>>>| {
-            plan.relation
-                .materialize(row, notices.as_deref(), |values| match &residual {
-                    None => out.push_back(Ok(values)),
-                    Some(residual) => match eval(residual, &values, &params) {
-                        Ok(d) if is_true(&d) => out.push_back(Ok(values)),
-                        Ok(_) => {}
-                        Err(e) => out.push_back(Err(e)),
-                    },
-                });
-        })
+        Arc::new(
+            move |row: &RowView<'_>, out: &mut VecDeque<SqlResult<Vec<Datum>>>| {
+                plan.relation
+                    .materialize(row, notices.as_deref(), |values| match &residual {
+                        None => out.push_back(Ok(values)),
+                        Some(residual) => match eval(residual, &values, &params) {
+                            Ok(d) if is_true(&d) => out.push_back(Ok(values)),
+                            Ok(_) => {}
+                            Err(e) => out.push_back(Err(e)),
+                        },
+                    });
+            },
+        )
     };
     if let Access::Keys(_) = plan.access {
         let keys = plan.keys(&params)?;
@@ -853,7 +855,7 @@ pub async fn read_rows(
             };
             rows.into_iter()
                 .flatten()
-                .for_each(|row| shape(row, &mut out));
+                .for_each(|row| shape(&RowView::of(&row), &mut out));
         }
         return Ok(stream::iter(out).boxed());
     }

@@ -2,7 +2,7 @@
 //! `PkValue`), and the SQL type each engine type is shown as.
 
 use super::types::{Datum, SqlError, SqlResult, SqlType};
-use crate::engine::{PkType, PkValue, Value, ValueType};
+use crate::engine::{PkRef, PkType, PkValue, Value, ValueRef, ValueType};
 use std::cmp::Ordering;
 
 pub fn pk_sql_type(ty: PkType) -> SqlType {
@@ -33,30 +33,23 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
     }
 }
 
-pub fn pk_to_datum(value: &PkValue) -> Datum {
+/// A key value as a datum of its column's SQL type (`pk_sql_type`).
+pub fn pk_to_datum(value: &PkRef<'_>) -> Datum {
     match value {
-        PkValue::Integer(i) => Datum::Int(*i),
-        PkValue::String(s) => Datum::Text(s.clone()),
-        PkValue::Binary(b) => Datum::Bytes(b.clone()),
+        PkRef::Integer(i) => Datum::Int(*i),
+        PkRef::String(s) => Datum::Text(s.as_ref().to_owned()),
+        PkRef::Binary(b) => Datum::Bytes(b.as_ref().to_vec()),
     }
 }
 
-/// [`pk_to_datum`] of a key value the caller no longer needs: strings move, not copy.
-pub fn pk_into_datum(value: PkValue) -> Datum {
+/// An attribute value as a datum of its type's SQL type (`value_sql_type`).
+pub fn value_to_datum(value: ValueRef<'_>) -> Datum {
     match value {
-        PkValue::Integer(i) => Datum::Int(i),
-        PkValue::String(s) => Datum::Text(s),
-        PkValue::Binary(b) => Datum::Bytes(b),
-    }
-}
-
-pub fn value_to_datum(value: &Value) -> Datum {
-    match value {
-        Value::Integer(i) => Datum::Int(*i),
-        Value::Double(d) => Datum::Float(*d),
-        Value::Boolean(b) => Datum::Bool(*b),
-        Value::String(s) => Datum::Text(s.clone()),
-        Value::Binary(b) => Datum::Bytes(b.clone()),
+        ValueRef::Integer(i) => Datum::Int(i),
+        ValueRef::Double(d) => Datum::Float(d),
+        ValueRef::Boolean(b) => Datum::Bool(b),
+        ValueRef::String(s) => Datum::Text(s.to_owned()),
+        ValueRef::Binary(b) => Datum::Bytes(b.to_vec()),
     }
 }
 
@@ -246,5 +239,7 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     if datum == Datum::Null {
         return Ok(Datum::Null);
     }
-    Ok(value_to_datum(&datum_to_value(&datum, sql_value_type(ty))?))
+    Ok(value_to_datum(
+        datum_to_value(&datum, sql_value_type(ty))?.as_ref(),
+    ))
 }
