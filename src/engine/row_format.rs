@@ -102,7 +102,10 @@ pub fn decode_columns(
     keep: impl FnMut(&[u8]) -> bool,
     kept_versions: KeptVersions,
 ) -> EngineResult<(RowMarker, Vec<StoredCell>, Skipped)> {
-    let mut cells = Vec::new();
+    // Sized by the row's column count (read here and again by `visit_columns`: 17
+    // bytes and a varint), so a read of a few columns allocates the vector once.
+    let (_, columns) = Reader { bytes, at: 0 }.header()?;
+    let mut cells = Vec::with_capacity(columns);
     let (marker, skipped) = visit_columns(bytes, keep, kept_versions, |column, version, value| {
         cells.push(StoredCell {
             column: column.to_owned(),
@@ -122,14 +125,7 @@ pub fn visit_columns<'a>(
     mut cell: impl FnMut(&'a str, i64, ValueRef<'a>),
 ) -> EngineResult<(RowMarker, Skipped)> {
     let mut input = Reader { bytes, at: 0 };
-    if input.byte()? != FORMAT {
-        return Err(corrupt("unknown row format"));
-    }
-    let marker = RowMarker {
-        revision: u64::from_be_bytes(input.fixed()?),
-        last_write_ms: i64::from_be_bytes(input.fixed()?),
-    };
-    let columns = input.count()?;
+    let (marker, columns) = input.header()?;
     let mut skipped = Skipped::default();
     let mut previous: Option<&[u8]> = None;
     for _ in 0..columns {
@@ -252,6 +248,18 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// The row's format byte, marker and column count.
+    fn header(&mut self) -> EngineResult<(RowMarker, usize)> {
+        if self.byte()? != FORMAT {
+            return Err(corrupt("unknown row format"));
+        }
+        let marker = RowMarker {
+            revision: u64::from_be_bytes(self.fixed()?),
+            last_write_ms: i64::from_be_bytes(self.fixed()?),
+        };
+        Ok((marker, self.count()?))
+    }
+
     fn take(&mut self, len: usize) -> EngineResult<&'a [u8]> {
         let end = self
             .at
