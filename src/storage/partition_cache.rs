@@ -14,7 +14,8 @@
 //! passes once through many partitions caches none of them. Partitions larger than
 //! `MAX_PARTITION_ENTRIES` or `MAX_PARTITION_BYTES` are not cached, and are remembered
 //! as such across writes, so they are not copied in vain again. When the cached bytes
-//! pass the budget the oldest partitions are dropped first.
+//! pass the budget the oldest partitions are dropped first, except that one read since
+//! eviction last passed it over is passed over once more (`State::cache`).
 //!
 //! Consistency: a write drops every cached partition it touches before it applies to
 //! sled (`begin_write`), so no read served from here can return data older than a write
@@ -238,12 +239,20 @@ impl WriteSpan {
 enum Slot {
     /// Read this many times (fewer than `READS_TO_CACHE`) since it was last written.
     Read(u32),
-    /// Cached; the number names this copy in `State::age`.
-    Cached(Arc<Partition>, u64),
+    Cached(CachedCopy),
     /// Being copied in; the number names the copy (`LoadTicket`).
     Copying(u64),
     /// Read again, but too large to cache.
     TooLarge,
+}
+
+/// A cached partition.
+struct CachedCopy {
+    partition: Arc<Partition>,
+    /// Names this copy in `State::age`.
+    copy: u64,
+    /// Read since eviction last passed it over: it is passed over once more.
+    read_lately: bool,
 }
 
 #[derive(Default)]
@@ -254,7 +263,8 @@ struct State {
     cached_bytes: usize,
     /// Slots that are not `Cached`.
     remembered: usize,
-    /// Cached copies, oldest first, for eviction; a copy since dropped is skipped.
+    /// Cached copies in eviction order (oldest first, a copy read since it was last
+    /// passed over moved to the back); a copy since dropped is skipped.
     age: VecDeque<(Vec<u8>, u64)>,
     /// Numbers copies (cached and being made) and writes.
     next_number: u64,
@@ -284,9 +294,14 @@ impl PartitionCache {
 
     /// Decides how to serve a range read within the partition `prefix`.
     pub(crate) fn lookup(&self, prefix: &[u8]) -> Lookup {
-        let mut state = self.state();
-        match state.slots.get(prefix) {
-            Some(Slot::Cached(partition, _)) => Lookup::Hit(Arc::clone(partition)),
+        let mut guard = self.state();
+        // Borrowed once, so the slot and the writes under way are borrowed apart.
+        let state = &mut *guard;
+        match state.slots.get_mut(prefix) {
+            Some(Slot::Cached(cached)) => {
+                cached.read_lately = true;
+                Lookup::Hit(Arc::clone(&cached.partition))
+            }
             // Another read is copying it: this one reads from sled meanwhile.
             Some(Slot::TooLarge | Slot::Copying(_)) => Lookup::Miss,
             Some(Slot::Read(reads))
@@ -393,28 +408,46 @@ impl State {
         self.remembered += 1;
     }
 
-    /// Caches `partition`, then drops the oldest copies while over `budget`.
+    /// Caches `partition`, then drops copies while over `budget`: the oldest first, but
+    /// one read since eviction last came by is passed over once (a second chance), so
+    /// partitions read again and again stay while ones read in one burst go. Plain
+    /// oldest-first eviction dropped hot partitions as readily as cold ones, only to
+    /// copy them in again a few reads later.
     fn cache(&mut self, prefix: &[u8], partition: Arc<Partition>, budget: usize) {
         if !self.may_hold(prefix) {
             return;
         }
-        let copy = self.number();
+        let new_copy = self.number();
         self.cached_bytes += partition.size();
-        if let Some(old) = self
-            .slots
-            .insert(prefix.to_vec(), Slot::Cached(partition, copy))
-        {
+        let cached = CachedCopy {
+            partition,
+            copy: new_copy,
+            read_lately: false,
+        };
+        if let Some(old) = self.slots.insert(prefix.to_vec(), Slot::Cached(cached)) {
             self.account_removed(&old);
         }
-        self.age.push_back((prefix.to_vec(), copy));
-        while self.cached_bytes > budget {
+        self.age.push_back((prefix.to_vec(), new_copy));
+        // Each copy is passed over at most once; the new one always is.
+        let mut turns = 2 * self.age.len();
+        while self.cached_bytes > budget && turns > 0 {
+            turns -= 1;
             let Some((oldest, copy)) = self.age.pop_front() else {
                 break;
             };
-            if matches!(self.slots.get(&oldest), Some(Slot::Cached(_, c)) if *c == copy) {
-                if let Some(old) = self.slots.remove(&oldest) {
-                    self.account_removed(&old);
-                }
+            let Some(Slot::Cached(cached)) = self.slots.get_mut(&oldest) else {
+                continue;
+            };
+            if cached.copy != copy {
+                continue;
+            }
+            if copy == new_copy || cached.read_lately {
+                cached.read_lately = false;
+                self.age.push_back((oldest, copy));
+                continue;
+            }
+            if let Some(old) = self.slots.remove(&oldest) {
+                self.account_removed(&old);
             }
         }
     }
@@ -455,7 +488,7 @@ impl State {
 
     fn account_removed(&mut self, slot: &Slot) {
         match slot {
-            Slot::Cached(partition, _) => self.cached_bytes -= partition.size(),
+            Slot::Cached(cached) => self.cached_bytes -= cached.partition.size(),
             Slot::Read(_) | Slot::Copying(_) | Slot::TooLarge => self.remembered -= 1,
         }
     }
@@ -698,6 +731,24 @@ mod tests {
         assert!(!is_hit(&cache.lookup(b"p0")));
         assert!(is_hit(&cache.lookup(b"p1")));
         assert!(is_hit(&cache.lookup(b"p2")));
+    }
+
+    #[test]
+    fn a_partition_read_again_outlasts_an_older_one_that_was_not() {
+        let one = small_partition(b"p0a").size();
+        let cache = PartitionCache::new(one * 2);
+        for name in [&b"p0"[..], b"p1"] {
+            let ticket = read_until_copied(&cache, name);
+            cache.offer(name, ticket, Some(small_partition(&[name, b"a"].concat())));
+        }
+        // p0 is the oldest but read again; p1 goes when p2 comes in.
+        assert!(is_hit(&cache.lookup(b"p0")));
+        let ticket = read_until_copied(&cache, b"p2");
+        cache.offer(b"p2", ticket, Some(small_partition(b"p2a")));
+        assert_eq!(cache.cached_bytes(), one * 2);
+        assert!(!is_hit(&cache.lookup(b"p1")));
+        assert!(is_hit(&cache.lookup(b"p2")));
+        assert!(is_hit(&cache.lookup(b"p0")));
     }
 
     #[test]
