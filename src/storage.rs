@@ -6,7 +6,6 @@
 
 mod memory;
 mod partition_cache;
-mod partition_copier;
 mod sled_backend;
 mod sync;
 mod wal;

@@ -183,7 +183,7 @@ impl PartitionBuilder {
 pub(crate) enum Lookup {
     /// Read from the cached copy.
     Hit(Arc<Partition>),
-    /// Read from sled, and have the partition copied in (`PartitionCache::offer`).
+    /// Copy the partition in from sled (`PartitionCache::offer`), then read from the copy.
     Load(LoadTicket),
     /// Read from sled.
     Miss,
@@ -326,7 +326,9 @@ impl PartitionCache {
 
     /// Offers the copy of `prefix` a `Load` asked for (`None`: too large to cache). It is
     /// kept if no write to the partition began since the ticket was issued. Returns the
-    /// copy, kept or not. A copy that fails is not offered but `abandon`ed.
+    /// copy to read from, kept or not: it was read from sled during this read, as a plain
+    /// read would be. A copy that fails is never offered; its slot stays `Copying` until
+    /// a write to the partition drops it.
     pub(crate) fn offer(
         &self,
         prefix: &[u8],
@@ -345,17 +347,6 @@ impl PartitionCache {
             _ => state.remember(prefix, Slot::TooLarge),
         }
         copy
-    }
-
-    /// Gives up the copy a `Load` asked for (it failed, or was never made): the partition
-    /// is read from sled, and its reads count towards a copy anew.
-    pub(crate) fn abandon(&self, prefix: &[u8], ticket: LoadTicket) {
-        let mut state = self.state();
-        if matches!(state.slots.get(prefix), Some(Slot::Copying(c)) if *c == ticket.copy) {
-            if let Some(old) = state.slots.remove(prefix) {
-                state.account_removed(&old);
-            }
-        }
     }
 
     /// Marks a write of `keys` as under way and drops every partition holding one of
@@ -701,20 +692,6 @@ mod tests {
         let cache = PartitionCache::new(1 << 20);
         let ticket = read_until_copied(&cache, b"p1");
         assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
-        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
-        assert!(is_hit(&cache.lookup(b"p1")));
-    }
-
-    #[test]
-    fn an_abandoned_copy_lets_the_reads_count_towards_a_new_one() {
-        let cache = PartitionCache::new(1 << 20);
-        let ticket = read_until_copied(&cache, b"p1");
-        cache.abandon(b"p1", ticket);
-        // Not left as "being copied" (every read a miss until a write): counted anew.
-        let ticket = read_until_copied(&cache, b"p1");
-        // A stale ticket abandons nothing: the newer copy is still kept.
-        let stale = LoadTicket { copy: 0 };
-        cache.abandon(b"p1", stale);
         cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
         assert!(is_hit(&cache.lookup(b"p1")));
     }

@@ -10,14 +10,12 @@
 //! sync, happens outside it.
 //!
 //! Range reads within one partition can be served from a cache of whole partitions
-//! (`partition_cache`), which every write passes through before it applies; partitions
-//! are copied into it off the read path (`partition_copier`).
+//! (`partition_cache`), which every write passes through before it applies.
 //!
 //! The empty key is reserved: it holds a log sequence number up to which sled holds every
 //! record (see `apply_to_sled` and `checkpoint`).
 
-use super::partition_cache::{Lookup, PartitionCache};
-use super::partition_copier::PartitionCopier;
+use super::partition_cache::{Lookup, PartitionBuilder, PartitionCache};
 use super::sync::{GroupCommit, Syncer};
 use super::wal::{self, Wal, SEQUENCE_KEY};
 use super::{
@@ -61,8 +59,6 @@ impl Default for SledOptions {
 pub struct SledBackend {
     writer: Writer,
     sled_syncer: Arc<SledSyncer>,
-    /// Copies partitions into `writer.partitions`, when the cache is on.
-    copier: Option<PartitionCopier>,
 }
 
 /// What applying a batch needs; cheap to clone, so a batch can be applied on another
@@ -122,12 +118,6 @@ impl SledBackend {
             let budget = usize::try_from(options.partition_cache_bytes).unwrap_or(usize::MAX);
             Arc::new(PartitionCache::new(budget))
         });
-        let copier = match &partitions {
-            Some(cache) => {
-                Some(PartitionCopier::start(db.clone(), Arc::clone(cache)).map_err(io_err)?)
-            }
-            None => None,
-        };
         Ok(SledBackend {
             writer: Writer {
                 db,
@@ -136,7 +126,6 @@ impl SledBackend {
                 partitions,
             },
             sled_syncer,
-            copier,
         })
     }
 
@@ -363,6 +352,23 @@ impl SledBackend {
     }
 }
 
+impl SledBackend {
+    /// Copies the partition `prefix` out of sled, or `None` if it is too large to cache.
+    fn copy_partition(
+        &self,
+        prefix: &[u8],
+    ) -> StorageResult<Option<super::partition_cache::Partition>> {
+        let mut builder = PartitionBuilder::new();
+        for item in self.writer.db.scan_prefix(prefix) {
+            let (key, value) = item.map_err(io_err)?;
+            if !builder.push(&key, &value) {
+                return Ok(None);
+            }
+        }
+        Ok(builder.finish())
+    }
+}
+
 impl Drop for SledBackend {
     fn drop(&mut self) {
         if let Some((_, commit)) = &self.writer.durability {
@@ -461,21 +467,25 @@ impl Backend for SledBackend {
         limit: usize,
         visit: &mut (dyn for<'k> FnMut(&'k [u8], &'k [u8]) -> bool + Send),
     ) -> StorageResult<()> {
-        let (Some(cache), Some(copier)) = (&self.writer.partitions, &self.copier) else {
-            return self.visit(range, direction, limit, visit).await;
+        let cache = match &self.writer.partitions {
+            Some(cache) if !partition.is_empty() && range.within_prefix(partition) => cache,
+            _ => return self.visit(range, direction, limit, visit).await,
         };
-        if partition.is_empty() || !range.within_prefix(partition) {
-            return self.visit(range, direction, limit, visit).await;
-        }
-        match cache.lookup(partition) {
-            Lookup::Hit(copy) => {
-                copy.visit(range, direction, limit, visit);
-                return Ok(());
+        let copy = match cache.lookup(partition) {
+            Lookup::Hit(copy) => Some(copy),
+            Lookup::Load(ticket) => {
+                let copy = self.copy_partition(partition)?;
+                cache.offer(partition, ticket, copy)
             }
-            Lookup::Load(ticket) => copier.request(partition, ticket),
-            Lookup::Miss => {}
+            Lookup::Miss => None,
+        };
+        match copy {
+            Some(copy) => {
+                copy.visit(range, direction, limit, visit);
+                Ok(())
+            }
+            None => self.visit(range, direction, limit, visit).await,
         }
-        self.visit(range, direction, limit, visit).await
     }
 
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool> {
