@@ -239,6 +239,7 @@ impl WriteSpan {
 enum Slot {
     /// Read this many times (fewer than `READS_TO_CACHE`) since it was last written.
     Read(u32),
+    /// Cached.
     Cached(CachedCopy),
     /// Being copied in; the number names the copy (`LoadTicket`).
     Copying(u64),
@@ -419,7 +420,8 @@ impl State {
             self.account_removed(&old);
         }
         self.age.push_back((prefix.to_vec(), new_copy));
-        // Each copy is passed over at most once; the new one always is.
+        // A copy read lately is passed over once, the new one each time it comes round;
+        // `turns` bounds the loop even so.
         let mut turns = 2 * self.age.len();
         while self.cached_bytes > budget && turns > 0 {
             turns -= 1;
