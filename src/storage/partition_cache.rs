@@ -328,8 +328,7 @@ impl PartitionCache {
     /// Offers the copy of `prefix` a `Load` asked for (`None`: too large to cache). It is
     /// kept if no write to the partition began since the ticket was issued. Returns the
     /// copy to read from, kept or not: it was read from sled during this read, as a plain
-    /// read would be. A copy that fails is never offered; its slot stays `Copying` until
-    /// a write to the partition drops it.
+    /// read would be. A copy that failed is `abandon`ed instead.
     pub(crate) fn offer(
         &self,
         prefix: &[u8],
@@ -348,6 +347,16 @@ impl PartitionCache {
             _ => state.remember(prefix, Slot::TooLarge),
         }
         copy
+    }
+
+    /// Gives up the copy a `Load` asked for, which could not be made (sled failed to
+    /// read it): the partition's reads count towards a copy again, from nothing. Left
+    /// `Copying`, no read would copy it until a write to it came by.
+    pub(crate) fn abandon(&self, prefix: &[u8], ticket: LoadTicket) {
+        let mut state = self.state();
+        if matches!(state.slots.get(prefix), Some(Slot::Copying(c)) if *c == ticket.copy) {
+            state.remember(prefix, Slot::Read(0));
+        }
     }
 
     /// Marks a write of `keys` as under way and drops every partition holding one of
@@ -687,6 +696,28 @@ mod tests {
         }
         drop(writing);
         assert!(matches!(cache.lookup(b"p1"), Lookup::Load(_)));
+    }
+
+    #[test]
+    fn a_copy_that_failed_is_tried_again_after_as_many_reads() {
+        let cache = PartitionCache::new(1 << 20);
+        let ticket = read_until_copied(&cache, b"p1");
+        cache.abandon(b"p1", ticket);
+        let ticket = read_until_copied(&cache, b"p1");
+        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
+        assert!(is_hit(&cache.lookup(b"p1")));
+    }
+
+    #[test]
+    fn abandoning_a_copy_a_write_already_dropped_changes_nothing() {
+        let cache = PartitionCache::new(1 << 20);
+        let stale = read_until_copied(&cache, b"p1");
+        drop(cache.begin_write([&b"p1a"[..]].into_iter()));
+        let ticket = read_until_copied(&cache, b"p1");
+        // The first copy's failure must not reset the second one, still being made.
+        cache.abandon(b"p1", stale);
+        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
+        assert!(is_hit(&cache.lookup(b"p1")));
     }
 
     #[test]

@@ -473,10 +473,13 @@ impl Backend for SledBackend {
         };
         let copy = match cache.lookup(partition) {
             Lookup::Hit(copy) => Some(copy),
-            Lookup::Load(ticket) => {
-                let copy = self.copy_partition(partition)?;
-                cache.offer(partition, ticket, copy)
-            }
+            Lookup::Load(ticket) => match self.copy_partition(partition) {
+                Ok(copy) => cache.offer(partition, ticket, copy),
+                Err(e) => {
+                    cache.abandon(partition, ticket);
+                    return Err(e);
+                }
+            },
             Lookup::Miss => None,
         };
         match copy {
