@@ -14,6 +14,29 @@ use std::sync::Arc;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Turns transparent huge pages off for this process, before the allocator maps much.
+///
+/// mimalloc asks for huge pages on its arenas (`MADV_HUGEPAGE`), so every fresh 2 MiB
+/// region is zeroed whole at its first touch, and a purged region is zeroed again when
+/// it is reused. sled's writes churn through memory (every insert copies its leaf), and
+/// in a COPY profile the kernel's `clear_page_erms` was 11% of the server's CPU time;
+/// with huge pages off it was gone and COPY loaded 13-30% more rows per second.
+fn without_transparent_huge_pages() {
+    #[cfg(target_os = "linux")]
+    {
+        // prctl is variadic; the kernel reads each argument as an unsigned long.
+        let (on, unused): (libc::c_ulong, libc::c_ulong) = (1, 0);
+        // SAFETY: PR_SET_THP_DISABLE takes plain integers and reads no memory of ours.
+        let failed =
+            unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, on, unused, unused, unused) } != 0;
+        if failed {
+            // Only a cost, never a fault: the server runs the same with huge pages on.
+            let e = std::io::Error::last_os_error();
+            eprintln!("pgwide: could not turn transparent huge pages off: {e}");
+        }
+    }
+}
+
 /// A Table Store-style wide-column database that speaks the PostgreSQL protocol.
 #[derive(Debug, Parser)]
 #[command(name = "pgwide", version, about)]
@@ -98,6 +121,7 @@ struct ServeArgs {
 }
 
 fn main() -> ExitCode {
+    without_transparent_huge_pages();
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_env_filter(
