@@ -1,15 +1,17 @@
 //! Engine operations against raw sled over the same data, in the same run: GetRow vs
 //! `Db::get`, PutRow vs `Db::insert` (non-durable, and durable with group commit vs
-//! insert + flush, one writer and eight), GetRange of 100 rows vs `Db::range`.
+//! insert + flush, one writer and eight), GetRange of 100 rows vs `Db::range`, and a
+//! bulk-load chunk of 1,000 new rows vs one `apply_batch` of 1,000 keys: what sled alone
+//! allows a COPY.
 //!
 //! `cargo bench --bench engine -- --warm-up-time 1 --measurement-time 3`; results are in
 //! `bench/ENGINE_RESULTS.md`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use pgwide::engine::{
-    ColumnOp, Condition, Direction, Engine, Limits, PkBound, PkColumn, PkType, PkValue,
-    RangeRequest, ReadOptions, RowChange, RowWrite, SystemClock, TableMeta, TableSpec, Value,
-    DEFAULT_INSTANCE,
+    BatchMode, ColumnOp, Condition, Direction, Engine, Limits, PkBound, PkColumn, PkType, PkValue,
+    RangeRequest, ReadOptions, RowChange, RowExistence, RowWrite, SystemClock, TableMeta,
+    TableSpec, Value, DEFAULT_INSTANCE,
 };
 use pgwide::storage::{SledBackend, SledOptions};
 use rand::Rng;
@@ -251,12 +253,77 @@ fn writes(c: &mut Criterion) {
     }
 }
 
+/// Bytes of a bulk-loaded row's value: about what a `bench/run` purchase record encodes to.
+const BULK_VALUE_BYTES: usize = 240;
+/// Rows per bulk-load chunk, as `COPY` hands them to the engine.
+const BULK_CHUNK: i64 = 1000;
+
+fn bulk_put(i: i64) -> RowWrite {
+    let mut v = vec![b'x'; BULK_VALUE_BYTES];
+    v[..8].copy_from_slice(&i.to_be_bytes());
+    RowWrite {
+        pk: vec![PkValue::Integer(i)],
+        change: RowChange::Put(vec![ColumnOp::Put {
+            column: "v".into(),
+            value: Value::Binary(v),
+            version: None,
+        }]),
+        condition: Condition::row(RowExistence::ExpectNotExist),
+        return_row: false,
+    }
+}
+
+/// A key as long as a `bench/run` row key (table id, four PK values: about 40 bytes).
+fn bulk_key(i: i64) -> [u8; 40] {
+    let mut k = [b'k'; 40];
+    k[32..].copy_from_slice(&i.to_be_bytes());
+    k
+}
+
+/// One COPY chunk of new rows, non-durable: the engine against sled's own `apply_batch`
+/// of the same number of keys and bytes. Raw sled's rows/s is the ceiling for a COPY
+/// that stores one sled key per row.
+fn bulk_load(c: &mut Criterion) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let s = rt.block_on(setup(false, 1000));
+    let next = AtomicI64::new(ROWS);
+    let mut group = c.benchmark_group("bulk_load_chunk_1000");
+    group.throughput(Throughput::Elements(BULK_CHUNK as u64));
+    group.bench_function("engine", |b| {
+        b.to_async(&rt).iter(|| async {
+            let first = next.fetch_add(BULK_CHUNK, Ordering::Relaxed);
+            let writes = (first..first + BULK_CHUNK)
+                .map(|i| (Arc::clone(&s.table), bulk_put(i)))
+                .collect();
+            let result = s
+                .engine
+                .write_rows(writes, BatchMode::Atomic)
+                .await
+                .unwrap();
+            assert_eq!(result.applied(), BULK_CHUNK as usize);
+        })
+    });
+    group.bench_function("raw_sled", |b| {
+        b.iter(|| {
+            let first = next.fetch_add(BULK_CHUNK, Ordering::Relaxed);
+            let mut batch = sled::Batch::default();
+            for i in first..first + BULK_CHUNK {
+                let mut v = vec![b'x'; BULK_VALUE_BYTES];
+                v[..8].copy_from_slice(&i.to_be_bytes());
+                batch.insert(&bulk_key(i)[..], v);
+            }
+            s.raw.apply_batch(batch).unwrap();
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(20);
-    targets = reads, writes
+    targets = reads, writes, bulk_load
 }
 criterion_main!(benches);
