@@ -16,7 +16,7 @@ use super::Engine;
 use crate::storage::{Check, Direction, KeyRange, WriteBatch};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What one GC pass removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,15 +55,56 @@ impl SweptTables {
     }
 }
 
+/// How long a background pass works before it rests, and how many times that long it
+/// rests. A pass over a large table decodes every row that may hold a hidden version:
+/// at full speed, over 1.6 million rows after an UPDATE run, it took most of a core for
+/// about five seconds, halved the UPDATEs' throughput meanwhile and doubled their p99.
+/// Resting three quarters of the time (as PostgreSQL's autovacuum does with its cost
+/// delay) makes the pass slower and leaves the machine to the statements.
+const WORK_SLICE: Duration = Duration::from_millis(10);
+const REST_PER_WORK: u32 = 3;
+
+/// Paces a pass: a background pass rests after each slice of work, a direct call
+/// (`gc_table`, `gc_all`) runs through.
+struct Pace {
+    background: bool,
+    worked_since: Instant,
+}
+
+impl Pace {
+    fn new(background: bool) -> Self {
+        Pace {
+            background,
+            worked_since: Instant::now(),
+        }
+    }
+
+    async fn rest_if_due(&mut self) {
+        if !self.background {
+            return;
+        }
+        let worked = self.worked_since.elapsed();
+        if worked >= WORK_SLICE {
+            tokio::time::sleep(worked * REST_PER_WORK).await;
+            self.worked_since = Instant::now();
+        }
+    }
+}
+
 impl Engine {
-    /// One pass over one table.
+    /// One pass over one table, at full speed.
     pub async fn gc_table(&self, table: &TableMeta) -> EngineResult<GcReport> {
+        self.gc_table_paced(table, &mut Pace::new(false)).await
+    }
+
+    async fn gc_table_paced(&self, table: &TableMeta, pace: &mut Pace) -> EngineResult<GcReport> {
         let mut report = GcReport::default();
         let range = KeyRange::prefix(&table_prefix(table.id));
         // The scanner decodes whole rows (no `for_read`): GC writes them back.
         let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, Direction::Forward)
             .only_collectable(&table.options, self.now_ms());
         while let Some((mut row, _)) = scanner.next_row().await? {
+            pace.rest_if_due().await;
             report.rows_examined += 1;
             let now = self.now_ms();
             let row_dead = row.marker.is_some() && !row.exists(&table.options, now);
@@ -112,8 +153,13 @@ impl Engine {
         Ok(report)
     }
 
-    /// One pass over every table of every instance that may hold something to collect.
+    /// One pass over every table of every instance that may hold something to collect,
+    /// at full speed.
     pub async fn gc_all(&self) -> EngineResult<GcReport> {
+        self.gc_all_paced(&mut Pace::new(false)).await
+    }
+
+    async fn gc_all_paced(&self, pace: &mut Pace) -> EngineResult<GcReport> {
         let mut total = GcReport::default();
         for instance in self.instances() {
             for table in self.tables(&instance.name)? {
@@ -127,7 +173,7 @@ impl Engine {
                 if !expires && self.swept.get(table.id) == Some(state) {
                     continue;
                 }
-                let report = self.gc_table(&table).await?;
+                let report = self.gc_table_paced(&table, pace).await?;
                 if !expires {
                     self.swept.set(table.id, state);
                 }
@@ -151,7 +197,7 @@ impl Engine {
             loop {
                 ticker.tick().await;
                 let Some(engine) = weak.upgrade() else { return };
-                match engine.gc_all().await {
+                match engine.gc_all_paced(&mut Pace::new(true)).await {
                     Ok(report) if report.versions_removed + report.rows_removed > 0 => {
                         tracing::info!(?report, "gc pass")
                     }
