@@ -258,14 +258,18 @@ const BULK_VALUE_BYTES: usize = 240;
 /// Rows per bulk-load chunk, as `COPY` hands them to the engine.
 const BULK_CHUNK: i64 = 1000;
 
-fn bulk_put(i: i64) -> RowWrite {
+fn bulk_value(i: i64) -> Vec<u8> {
     let mut v = vec![b'x'; BULK_VALUE_BYTES];
     v[..8].copy_from_slice(&i.to_be_bytes());
+    v
+}
+
+fn bulk_put(i: i64) -> RowWrite {
     RowWrite {
         pk: vec![PkValue::Integer(i)],
         change: RowChange::Put(vec![ColumnOp::Put {
             column: "v".into(),
-            value: Value::Binary(v),
+            value: Value::Binary(bulk_value(i)),
             version: None,
         }]),
         condition: Condition::row(RowExistence::ExpectNotExist),
@@ -308,9 +312,7 @@ fn bulk_load(c: &mut Criterion) {
             let first = next.fetch_add(BULK_CHUNK, Ordering::Relaxed);
             let mut batch = sled::Batch::default();
             for i in first..first + BULK_CHUNK {
-                let mut v = vec![b'x'; BULK_VALUE_BYTES];
-                v[..8].copy_from_slice(&i.to_be_bytes());
-                batch.insert(&bulk_key(i)[..], v);
+                batch.insert(&bulk_key(i)[..], bulk_value(i));
             }
             s.raw.apply_batch(batch).unwrap();
         })
