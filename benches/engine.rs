@@ -30,21 +30,31 @@ struct Setup {
     _dirs: Vec<tempfile::TempDir>,
 }
 
-fn value(i: i64) -> Vec<u8> {
-    let mut v = vec![b'x'; VALUE_BYTES];
+/// A value of `bytes` bytes that starts with `i`, so no two rows store the same value.
+fn value_of(i: i64, bytes: usize) -> Vec<u8> {
+    let mut v = vec![b'x'; bytes];
     v[..8].copy_from_slice(&i.to_be_bytes());
     v
 }
 
+fn value(i: i64) -> Vec<u8> {
+    value_of(i, VALUE_BYTES)
+}
+
 fn put(i: i64) -> RowWrite {
+    put_with(i, value(i), Condition::IGNORE)
+}
+
+/// A put of `value` into column `v` of row `i`, under `condition`.
+fn put_with(i: i64, value: Vec<u8>, condition: Condition) -> RowWrite {
     RowWrite {
         pk: vec![PkValue::Integer(i)],
         change: RowChange::Put(vec![ColumnOp::Put {
             column: "v".into(),
-            value: Value::Binary(value(i)),
+            value: Value::Binary(value),
             version: None,
         }]),
-        condition: Condition::IGNORE,
+        condition,
         return_row: false,
     }
 }
@@ -259,22 +269,15 @@ const BULK_VALUE_BYTES: usize = 240;
 const BULK_CHUNK: i64 = 1000;
 
 fn bulk_value(i: i64) -> Vec<u8> {
-    let mut v = vec![b'x'; BULK_VALUE_BYTES];
-    v[..8].copy_from_slice(&i.to_be_bytes());
-    v
+    value_of(i, BULK_VALUE_BYTES)
 }
 
 fn bulk_put(i: i64) -> RowWrite {
-    RowWrite {
-        pk: vec![PkValue::Integer(i)],
-        change: RowChange::Put(vec![ColumnOp::Put {
-            column: "v".into(),
-            value: Value::Binary(bulk_value(i)),
-            version: None,
-        }]),
-        condition: Condition::row(RowExistence::ExpectNotExist),
-        return_row: false,
-    }
+    put_with(
+        i,
+        bulk_value(i),
+        Condition::row(RowExistence::ExpectNotExist),
+    )
 }
 
 /// A key as long as a `bench/run` row key (table id, four PK values: about 40 bytes).

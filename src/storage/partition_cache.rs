@@ -616,6 +616,12 @@ mod tests {
 
     /// Reads `prefix` until the cache asks for a copy, which must be on read
     /// `READS_TO_CACHE` counted from a fresh or just-written partition.
+    /// Offers a copy of partition `p1` for `ticket` and checks that reads now hit it.
+    fn offer_and_expect_a_hit(cache: &PartitionCache, ticket: LoadTicket) {
+        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
+        assert!(is_hit(&cache.lookup(b"p1")));
+    }
+
     fn read_until_copied(cache: &PartitionCache, prefix: &[u8]) -> LoadTicket {
         for _ in 1..READS_TO_CACHE {
             assert!(matches!(cache.lookup(prefix), Lookup::Miss));
@@ -641,8 +647,7 @@ mod tests {
         assert_eq!(cache.cached_bytes(), 0);
         // The count starts again.
         let ticket = read_until_copied(&cache, b"p1");
-        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
-        assert!(is_hit(&cache.lookup(b"p1")));
+        offer_and_expect_a_hit(&cache, ticket);
     }
 
     #[test]
@@ -681,8 +686,7 @@ mod tests {
         };
         drop(cache.begin_write([&b"p9"[..]].into_iter()));
         drop(elsewhere);
-        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
-        assert!(is_hit(&cache.lookup(b"p1")));
+        offer_and_expect_a_hit(&cache, ticket);
     }
 
     #[test]
@@ -704,8 +708,7 @@ mod tests {
         let ticket = read_until_copied(&cache, b"p1");
         cache.abandon(b"p1", ticket);
         let ticket = read_until_copied(&cache, b"p1");
-        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
-        assert!(is_hit(&cache.lookup(b"p1")));
+        offer_and_expect_a_hit(&cache, ticket);
     }
 
     #[test]
@@ -716,8 +719,7 @@ mod tests {
         let ticket = read_until_copied(&cache, b"p1");
         // The first copy's failure must not reset the second one, still being made.
         cache.abandon(b"p1", stale);
-        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
-        assert!(is_hit(&cache.lookup(b"p1")));
+        offer_and_expect_a_hit(&cache, ticket);
     }
 
     #[test]
@@ -725,8 +727,7 @@ mod tests {
         let cache = PartitionCache::new(1 << 20);
         let ticket = read_until_copied(&cache, b"p1");
         assert!(matches!(cache.lookup(b"p1"), Lookup::Miss));
-        cache.offer(b"p1", ticket, Some(small_partition(b"p1a")));
-        assert!(is_hit(&cache.lookup(b"p1")));
+        offer_and_expect_a_hit(&cache, ticket);
     }
 
     #[test]
