@@ -5,8 +5,10 @@
 //! the conformance suite in `tests/storage_conformance.rs`.
 
 mod memory;
+mod pack;
 mod partition_cache;
 mod sled_backend;
+mod sled_store;
 mod sync;
 mod wal;
 

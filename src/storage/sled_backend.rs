@@ -16,11 +16,12 @@
 //! record (see `apply_to_sled` and `checkpoint`).
 
 use super::partition_cache::{Lookup, PartitionBuilder, PartitionCache};
+use super::sled_store::{Bytes, Store};
 use super::sync::{GroupCommit, Syncer};
 use super::wal::{self, Wal, SEQUENCE_KEY};
 use super::{
-    Backend, Check, Direction, Entry, KeyRange, Mutation, StorageError, StorageResult, SyncTicket,
-    WriteBatch,
+    prefix_successor, Backend, Check, Direction, Entry, KeyRange, Mutation, StorageError,
+    StorageResult, SyncTicket, WriteBatch,
 };
 use async_trait::async_trait;
 use std::collections::HashSet;
@@ -65,7 +66,8 @@ pub struct SledBackend {
 /// thread (`write_if_unsynced`).
 #[derive(Clone)]
 struct Writer {
-    db: sled::Db,
+    /// sled's trees: loose keys and packs (`sled_store`).
+    store: Arc<Store>,
     /// Held while a batch is checked and applied; holds the last record's sequence number.
     write_lock: Arc<Mutex<u64>>,
     /// The write-ahead log and the sync thread that writes it, when durable.
@@ -86,6 +88,7 @@ impl SledBackend {
             .path(dir)
             .cache_capacity(options.cache_capacity);
         let db = open_when_unlocked(&config).map_err(io_err)?;
+        let store = Arc::new(Store::open(db.clone())?);
         let sled_syncer = Arc::new(SledSyncer {
             db: db.clone(),
             log: File::open(dir.join("db")).map_err(io_err)?,
@@ -95,7 +98,7 @@ impl SledBackend {
         // Recovery runs in every mode: a log left by a durable run must not be replayed
         // later over newer writes.
         let wal_dir = dir.join("wal");
-        let last = replay(&db, &wal_dir)?;
+        let last = replay(&store, &wal_dir)?;
         // The log is deleted below: sled must know it holds everything up to `last`.
         db.insert(SEQUENCE_KEY, &last.to_be_bytes())
             .map_err(io_err)?;
@@ -120,13 +123,18 @@ impl SledBackend {
         });
         Ok(SledBackend {
             writer: Writer {
-                db,
+                store,
                 write_lock,
                 durability,
                 partitions,
             },
             sled_syncer,
         })
+    }
+
+    /// How many packs hold bulk-loaded entries (see `sled_store`).
+    pub fn packs(&self) -> usize {
+        self.writer.store.packs()
     }
 
     /// Makes everything written durable in sled itself, stops the sync thread and
@@ -162,7 +170,7 @@ impl Writer {
         if self.durability.is_some() {
             wal::encode_record(sequence, &batch.mutations, &mut record);
         }
-        apply_to_sled(&self.db, sequence, batch.mutations)?;
+        apply_to_sled(&self.store, sequence, batch.mutations)?;
         *last = sequence;
         Ok(Some(match &self.durability {
             Some((wal, commit)) => {
@@ -190,8 +198,7 @@ impl Writer {
                     (first.min(second), first.max(second)),
                     |(low, high), key| (low.min(key), high.max(key)),
                 );
-                let mut between = self.db.range::<&[u8], _>(low..=high);
-                between.next().transpose().map_err(io_err)?.is_none()
+                self.store.is_vacant(low, high)?
             }
             _ => false,
         };
@@ -208,11 +215,11 @@ impl Writer {
     }
 
     /// A value by key, with the reserved key hidden.
-    fn get_user(&self, key: &[u8]) -> StorageResult<Option<sled::IVec>> {
+    fn get_user(&self, key: &[u8]) -> StorageResult<Option<Bytes>> {
         if key == SEQUENCE_KEY {
             return Ok(None);
         }
-        self.db.get(key).map_err(io_err)
+        self.store.get(key)
     }
 }
 
@@ -244,34 +251,17 @@ fn open_when_unlocked(config: &sled::Config) -> sled::Result<sled::Db> {
 
 /// Applies one record's mutations to sled.
 ///
-/// A batch of several keys goes through `apply_batch`, which sled recovers atomically,
-/// together with its sequence number: after a crash sled is a prefix of its writes, so
-/// that number tells recovery which records to replay, and a batch sled kept but the log
-/// lost (never acknowledged) is not torn apart by replaying older records over part of
-/// it. A single key is a plain insert or remove: sled's `apply_batch` rolls its IO
-/// buffer twice (an IO thread's `pwrite` and `sync_file_range` every time), which cost
-/// more than the log's own sync. Such a write leaves the sequence number behind; replay
-/// then repeats some single-key records sled already has, which is harmless in order,
-/// and checkpoints move the number forward.
-fn apply_to_sled(db: &sled::Db, sequence: u64, mut mutations: Vec<Mutation>) -> StorageResult<()> {
-    if mutations.len() == 1 {
-        match mutations.pop() {
-            Some(Mutation::Put(k, v)) => db.insert(k, v).map(drop),
-            Some(Mutation::Delete(k)) => db.remove(k).map(drop),
-            None => Ok(()),
-        }
-        .map_err(io_err)?;
-        return Ok(());
-    }
-    let mut batch = sled::Batch::default();
-    for mutation in mutations {
-        match mutation {
-            Mutation::Put(k, v) => batch.insert(k, v),
-            Mutation::Delete(k) => batch.remove(k),
-        }
-    }
-    batch.insert(SEQUENCE_KEY, &sequence.to_be_bytes());
-    db.apply_batch(batch).map_err(io_err)
+/// A batch of several keys is applied atomically (`apply_batch`, or a transaction when it
+/// changes packs), together with its sequence number: after a crash sled is a prefix of
+/// its writes, so that number tells recovery which records to replay, and a batch sled
+/// kept but the log lost (never acknowledged) is not torn apart by replaying older
+/// records over part of it. A single loose key is a plain insert or remove: sled's
+/// `apply_batch` rolls its IO buffer twice (an IO thread's `pwrite` and
+/// `sync_file_range` every time), which cost more than the log's own sync. Such a write
+/// leaves the sequence number behind; replay then repeats some single-key records sled
+/// already has, which is harmless in order, and checkpoints move the number forward.
+fn apply_to_sled(store: &Store, sequence: u64, mutations: Vec<Mutation>) -> StorageResult<()> {
+    store.apply(sequence, mutations)
 }
 
 /// Makes sled hold every record of the log files written so far durably, then deletes
@@ -293,8 +283,8 @@ fn checkpoint(wal: &Wal, sled: &SledSyncer, write_lock: &Mutex<u64>) -> std::io:
 }
 
 /// Replays the log records sled does not hold yet; returns the last sequence number.
-fn replay(db: &sled::Db, wal_dir: &Path) -> StorageResult<u64> {
-    let applied = match db.get(SEQUENCE_KEY).map_err(io_err)? {
+fn replay(store: &Store, wal_dir: &Path) -> StorageResult<u64> {
+    let applied = match store.loose().get(SEQUENCE_KEY).map_err(io_err)? {
         Some(bytes) => u64::from_be_bytes(
             bytes
                 .as_ref()
@@ -313,7 +303,7 @@ fn replay(db: &sled::Db, wal_dir: &Path) -> StorageResult<u64> {
         tracing::info!("replaying {} write-ahead log records", records.len());
     }
     for record in records {
-        apply_to_sled(db, record.sequence, record.mutations)?;
+        apply_to_sled(store, record.sequence, record.mutations)?;
         last = record.sequence;
     }
     Ok(last)
@@ -333,15 +323,15 @@ impl SledBackend {
         start: Bound<&[u8]>,
         end: Bound<&[u8]>,
         limit: usize,
-        each: &mut dyn FnMut(sled::IVec, sled::IVec) -> StorageResult<bool>,
+        each: &mut dyn FnMut(Bytes, Bytes) -> StorageResult<bool>,
     ) -> StorageResult<()> {
-        let mut tail: std::collections::VecDeque<(sled::IVec, sled::IVec)> =
+        let mut tail: std::collections::VecDeque<(Bytes, Bytes)> =
             std::collections::VecDeque::with_capacity(limit.min(1024));
-        for item in self.writer.db.range::<&[u8], _>((start, end)) {
+        for item in self.writer.store.range(start, end) {
             if tail.len() == limit {
                 tail.pop_front();
             }
-            tail.push_back(item.map_err(io_err)?);
+            tail.push_back(item?);
         }
         while let Some((k, v)) = tail.pop_back() {
             if !each(k, v)? {
@@ -359,8 +349,13 @@ impl SledBackend {
         prefix: &[u8],
     ) -> StorageResult<Option<super::partition_cache::Partition>> {
         let mut builder = PartitionBuilder::new();
-        for item in self.writer.db.scan_prefix(prefix) {
-            let (key, value) = item.map_err(io_err)?;
+        let after = prefix_successor(prefix);
+        let end = match &after {
+            Some(after) => Bound::Excluded(after.as_slice()),
+            None => Bound::Unbounded,
+        };
+        for item in self.writer.store.range(Bound::Included(prefix), end) {
+            let (key, value) = item?;
             if !builder.push(&key, &value) {
                 return Ok(None);
             }
@@ -393,14 +388,11 @@ impl Backend for SledBackend {
             return Ok(Vec::new());
         }
         let start = user_start(bound_ref(&range.start));
-        let iter = self
-            .writer
-            .db
-            .range::<&[u8], _>((start, bound_ref(&range.end)));
+        let iter = self.writer.store.range(start, bound_ref(&range.end));
         // Point reads scan with an unbounded limit; do not reserve for it.
         let mut out = Vec::with_capacity(limit.min(64));
-        let mut push = |item: sled::Result<(sled::IVec, sled::IVec)>| -> StorageResult<bool> {
-            let (k, v) = item.map_err(io_err)?;
+        let mut push = |item: StorageResult<(Bytes, Bytes)>| -> StorageResult<bool> {
+            let (k, v) = item?;
             out.push((k.to_vec(), v.to_vec()));
             Ok(out.len() < limit)
         };
@@ -432,13 +424,10 @@ impl Backend for SledBackend {
             return Ok(());
         }
         let start = user_start(bound_ref(&range.start));
-        let iter = self
-            .writer
-            .db
-            .range::<&[u8], _>((start, bound_ref(&range.end)));
+        let iter = self.writer.store.range(start, bound_ref(&range.end));
         let mut seen = 0;
-        let mut each = |item: sled::Result<(sled::IVec, sled::IVec)>| -> StorageResult<bool> {
-            let (k, v) = item.map_err(io_err)?;
+        let mut each = |item: StorageResult<(Bytes, Bytes)>| -> StorageResult<bool> {
+            let (k, v) = item?;
             seen += 1;
             Ok(visit(&k, &v) && seen < limit)
         };
@@ -532,7 +521,7 @@ impl Backend for SledBackend {
     }
 
     fn size_on_disk(&self) -> u64 {
-        self.writer.db.size_on_disk().unwrap_or(0)
+        self.writer.store.loose().size_on_disk().unwrap_or(0)
     }
 }
 

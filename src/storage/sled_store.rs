@@ -1,0 +1,422 @@
+//! The sled backend's keyspace: loose keys and packs, read as one ordered map.
+//!
+//! Most writes store each key as its own sled entry (the default tree, "loose"). A batch
+//! that only adds keys to a stretch of the keyspace where nothing is stored yet, which is
+//! what a bulk load writes, is stored instead as packs (`pack`) in a second tree, keyed
+//! by each pack's last key. Their key ranges never overlap: a new pack is written only
+//! where no key and no other pack lies.
+//!
+//! Reads merge the two; where both hold a key, the loose entry is the newer one (a
+//! later write of a packed key is stored loose and shadows the packed copy, so a point
+//! update costs what it costs on loose data). A delete removes the key from its pack too,
+//! rewriting that pack. Whatever changes packs is written in one sled transaction with
+//! the rest of the batch, so readers and crash recovery see the batch whole, as with
+//! `apply_batch`.
+
+use super::pack::{self, Pack, PACK_BYTES, PACK_ROWS};
+use super::wal::SEQUENCE_KEY;
+use super::{Mutation, StorageError, StorageResult};
+use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
+use sled::IVec;
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A batch is stored packed only from this many new keys: below it the packs would be
+/// nearly empty and point reads of them would pay two lookups for nothing.
+const PACK_MIN_BATCH: usize = 16;
+
+/// The tree that holds the packs.
+const PACKS_TREE: &[u8] = b"packs";
+
+fn io_err(e: impl std::fmt::Display) -> StorageError {
+    StorageError::Io(e.to_string())
+}
+
+/// Bytes within a sled value: all of a loose key or value, or one entry of a pack.
+#[derive(Clone)]
+pub(crate) struct Bytes {
+    buffer: IVec,
+    start: usize,
+    end: usize,
+}
+
+impl Bytes {
+    fn whole(buffer: IVec) -> Bytes {
+        let end = buffer.len();
+        Bytes {
+            buffer,
+            start: 0,
+            end,
+        }
+    }
+
+    /// `part`, which must lie within `buffer`.
+    fn within(buffer: &IVec, part: &[u8]) -> Bytes {
+        let start = (part.as_ptr() as usize).saturating_sub(buffer.as_ptr() as usize);
+        Bytes {
+            buffer: buffer.clone(),
+            start,
+            end: start + part.len(),
+        }
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.buffer[self.start..self.end]
+    }
+}
+
+/// The loose tree and the packs tree.
+pub(crate) struct Store {
+    loose: sled::Db,
+    packs: sled::Tree,
+    /// Whether any pack exists: reads of a database that never bulk-loaded skip the
+    /// packs tree. Only ever turns true.
+    has_packs: AtomicBool,
+}
+
+impl Store {
+    pub(crate) fn open(loose: sled::Db) -> StorageResult<Store> {
+        let packs = loose.open_tree(PACKS_TREE).map_err(io_err)?;
+        let has_packs = AtomicBool::new(!packs.is_empty());
+        Ok(Store {
+            loose,
+            packs,
+            has_packs,
+        })
+    }
+
+    /// The loose tree, which also holds the reserved sequence key.
+    pub(crate) fn loose(&self) -> &sled::Db {
+        &self.loose
+    }
+
+    /// How many packs exist.
+    pub(crate) fn packs(&self) -> usize {
+        self.packs.len()
+    }
+
+    fn any_packs(&self) -> bool {
+        self.has_packs.load(Ordering::Acquire)
+    }
+
+    /// The value under `key`, loose or packed.
+    pub(crate) fn get(&self, key: &[u8]) -> StorageResult<Option<Bytes>> {
+        if let Some(value) = self.loose.get(key).map_err(io_err)? {
+            return Ok(Some(Bytes::whole(value)));
+        }
+        if !self.any_packs() {
+            return Ok(None);
+        }
+        let Some((_, buffer)) = self.pack_holding(key)? else {
+            return Ok(None);
+        };
+        let pack = Pack::parse(&buffer)?;
+        Ok(pack.get(key)?.map(|value| Bytes::within(&buffer, value)))
+    }
+
+    /// The pack whose range could hold `key` (the first whose last key is not below
+    /// it), with its key.
+    fn pack_holding(&self, key: &[u8]) -> StorageResult<Option<(IVec, IVec)>> {
+        self.packs
+            .range::<&[u8], _>(key..)
+            .next()
+            .transpose()
+            .map_err(io_err)
+    }
+
+    /// Whether no key is stored in `[low, high]` and no pack's range meets it.
+    pub(crate) fn is_vacant(&self, low: &[u8], high: &[u8]) -> StorageResult<bool> {
+        let mut loose = self.loose.range::<&[u8], _>(low..=high);
+        if loose.next().transpose().map_err(io_err)?.is_some() {
+            return Ok(false);
+        }
+        if !self.any_packs() {
+            return Ok(true);
+        }
+        match self.pack_holding(low)? {
+            Some((_, buffer)) => Ok(Pack::parse(&buffer)?.key(0)? > high),
+            None => Ok(true),
+        }
+    }
+
+    /// Every entry in `(start, end)`, in key order.
+    pub(crate) fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Entries {
+        let loose = self.loose.range::<&[u8], _>((start, end)).fuse();
+        let packed = self.any_packs().then(|| PackedEntries {
+            packs: self.packs.range::<&[u8], _>((start, Bound::Unbounded)),
+            current: None,
+            start: Some(to_owned(start)),
+            end: to_owned(end),
+        });
+        Entries {
+            loose,
+            packed,
+            loose_head: None,
+            packed_head: None,
+        }
+    }
+
+    /// Applies one log record's mutations (see `sled_backend::apply_to_sled` for the
+    /// sequence number's part).
+    pub(crate) fn apply(&self, sequence: u64, mut mutations: Vec<Mutation>) -> StorageResult<()> {
+        let mut pack_writes = sled::Batch::default();
+        let (mut loose, packs_change) = if self.packable(&mut mutations)? {
+            self.pack(mutations, &mut pack_writes);
+            (Vec::new(), true)
+        } else if self.any_packs() {
+            let changed = self.unpack_deleted(&mutations, &mut pack_writes)?;
+            (mutations, changed)
+        } else {
+            (mutations, false)
+        };
+        if !packs_change && loose.len() == 1 {
+            // A single key is a plain insert or remove; see `apply_to_sled`.
+            match loose.pop() {
+                Some(Mutation::Put(k, v)) => self.loose.insert(k, v).map(drop),
+                Some(Mutation::Delete(k)) => self.loose.remove(k).map(drop),
+                None => Ok(()),
+            }
+            .map_err(io_err)?;
+            return Ok(());
+        }
+        let mut loose_writes = sled::Batch::default();
+        for mutation in loose {
+            match mutation {
+                Mutation::Put(k, v) => loose_writes.insert(k, v),
+                Mutation::Delete(k) => loose_writes.remove(k),
+            }
+        }
+        loose_writes.insert(SEQUENCE_KEY, &sequence.to_be_bytes());
+        if !packs_change {
+            return self.loose.apply_batch(loose_writes).map_err(io_err);
+        }
+        // Set before the packs appear, so no reader that could see them skips them.
+        self.has_packs.store(true, Ordering::Release);
+        let loose_tree: &sled::Tree = &self.loose;
+        (loose_tree, &self.packs)
+            .transaction(|(loose, packs)| {
+                packs.apply_batch(&pack_writes)?;
+                loose.apply_batch(&loose_writes)?;
+                Ok::<_, ConflictableTransactionError<()>>(())
+            })
+            .map_err(|e| match e {
+                TransactionError::Storage(e) => io_err(e),
+                TransactionError::Abort(()) => StorageError::Io("a write was aborted".into()),
+            })
+    }
+
+    /// Whether the batch only puts distinct keys into a stretch of the keyspace where
+    /// nothing is stored, and is large enough to be worth packing. A batch of puts is left
+    /// sorted by key, which changes nothing it does: the sort is stable, so puts of one
+    /// key keep their order.
+    fn packable(&self, mutations: &mut [Mutation]) -> StorageResult<bool> {
+        if mutations.len() < PACK_MIN_BATCH
+            || !mutations.iter().all(|m| matches!(m, Mutation::Put(..)))
+        {
+            return Ok(false);
+        }
+        mutations.sort_by(|a, b| a.key().cmp(b.key()));
+        if mutations
+            .windows(2)
+            .any(|pair| pair[0].key() == pair[1].key())
+        {
+            return Ok(false);
+        }
+        match (mutations.first(), mutations.last()) {
+            (Some(first), Some(last)) => self.is_vacant(first.key(), last.key()),
+            _ => Ok(false),
+        }
+    }
+
+    /// Writes a packable batch's puts as packs of up to `PACK_ROWS` entries and
+    /// `PACK_BYTES` bytes.
+    fn pack(&self, mutations: Vec<Mutation>, pack_writes: &mut sled::Batch) {
+        let mut group: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(PACK_ROWS);
+        let mut bytes = 0;
+        let mut close = |group: &mut Vec<(Vec<u8>, Vec<u8>)>| {
+            if let Some((last, _)) = group.last() {
+                let packed = pack::encode(group.iter().map(|(k, v)| (k.as_slice(), v.as_slice())));
+                pack_writes.insert(last.as_slice(), packed);
+            }
+            group.clear();
+        };
+        for mutation in mutations {
+            if let Mutation::Put(key, value) = mutation {
+                bytes += key.len() + value.len();
+                group.push((key, value));
+                if group.len() == PACK_ROWS || bytes >= PACK_BYTES {
+                    close(&mut group);
+                    bytes = 0;
+                }
+            }
+        }
+        close(&mut group);
+    }
+
+    /// Rewrites the packs that hold keys this batch deletes, without those keys; returns
+    /// whether there were any.
+    fn unpack_deleted(
+        &self,
+        mutations: &[Mutation],
+        pack_writes: &mut sled::Batch,
+    ) -> StorageResult<bool> {
+        // Pack key -> (pack, its keys to drop); several deletes can hit one pack.
+        let mut touched: BTreeMap<IVec, (IVec, Vec<usize>)> = BTreeMap::new();
+        for mutation in mutations {
+            let Mutation::Delete(key) = mutation else {
+                continue;
+            };
+            let Some((pack_key, buffer)) = self.pack_holding(key)? else {
+                continue;
+            };
+            if let Ok(index) = Pack::parse(&buffer)?.search(key)? {
+                let (_, dropped) = touched
+                    .entry(pack_key)
+                    .or_insert_with(|| (buffer, Vec::new()));
+                dropped.push(index);
+            }
+        }
+        for (pack_key, (buffer, dropped)) in &touched {
+            let pack = Pack::parse(&buffer)?;
+            let kept = (0..pack.len())
+                .filter(|index| !dropped.contains(index))
+                .map(|index| pack.entry(index))
+                .collect::<StorageResult<Vec<_>>>()?;
+            // The pack is keyed by its last key, which may be among the dropped ones.
+            pack_writes.remove(pack_key.clone());
+            if let Some((last, _)) = kept.last() {
+                pack_writes.insert(*last, pack::encode(kept.iter().copied()));
+            }
+        }
+        Ok(!touched.is_empty())
+    }
+}
+
+fn to_owned(bound: Bound<&[u8]>) -> Bound<Vec<u8>> {
+    match bound {
+        Bound::Included(k) => Bound::Included(k.to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+/// A range's entries in key order: loose and packed merged, a loose entry shadowing a
+/// packed one with the same key.
+pub(crate) struct Entries {
+    loose: std::iter::Fuse<sled::Iter>,
+    packed: Option<PackedEntries>,
+    loose_head: Option<(IVec, IVec)>,
+    packed_head: Option<(Bytes, Bytes)>,
+}
+
+impl Iterator for Entries {
+    type Item = StorageResult<(Bytes, Bytes)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.loose_head.is_none() {
+            match self.loose.next() {
+                Some(Ok(entry)) => self.loose_head = Some(entry),
+                Some(Err(e)) => return Some(Err(io_err(e))),
+                None => {}
+            }
+        }
+        if self.packed_head.is_none() {
+            if let Some(packed) = &mut self.packed {
+                match packed.next() {
+                    Some(Ok(entry)) => self.packed_head = Some(entry),
+                    Some(Err(e)) => return Some(Err(e)),
+                    None => self.packed = None,
+                }
+            }
+        }
+        let mut shadowed = false;
+        let take_loose = match (&self.loose_head, &self.packed_head) {
+            (None, None) => return None,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some((loose, _)), Some((packed, _))) => match loose.as_ref().cmp(&packed[..]) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Greater => false,
+                std::cmp::Ordering::Equal => {
+                    // The loose entry is the newer write of this key.
+                    shadowed = true;
+                    true
+                }
+            },
+        };
+        if shadowed {
+            self.packed_head = None;
+        }
+        if take_loose {
+            let (key, value) = self.loose_head.take()?;
+            Some(Ok((Bytes::whole(key), Bytes::whole(value))))
+        } else {
+            self.packed_head.take().map(Ok)
+        }
+    }
+}
+
+/// The packed entries of a range, pack after pack.
+struct PackedEntries {
+    packs: sled::Iter,
+    /// The pack being read and the index of its next entry.
+    current: Option<(IVec, usize)>,
+    /// The range's start, until the first pack has been positioned on it.
+    start: Option<Bound<Vec<u8>>>,
+    end: Bound<Vec<u8>>,
+}
+
+impl PackedEntries {
+    fn next(&mut self) -> Option<StorageResult<(Bytes, Bytes)>> {
+        self.advance().transpose()
+    }
+
+    fn advance(&mut self) -> StorageResult<Option<(Bytes, Bytes)>> {
+        loop {
+            if let Some((buffer, index)) = &mut self.current {
+                let pack = Pack::parse(buffer)?;
+                if *index < pack.len() {
+                    let (key, value) = pack.entry(*index)?;
+                    *index += 1;
+                    let before_end = match &self.end {
+                        Bound::Included(end) => key <= end.as_slice(),
+                        Bound::Excluded(end) => key < end.as_slice(),
+                        Bound::Unbounded => true,
+                    };
+                    if !before_end {
+                        return Ok(None);
+                    }
+                    return Ok(Some((
+                        Bytes::within(buffer, key),
+                        Bytes::within(buffer, value),
+                    )));
+                }
+            }
+            let Some((_, buffer)) = self.packs.next().transpose().map_err(io_err)? else {
+                return Ok(None);
+            };
+            // Only the first pack can hold keys before the start; later packs begin past
+            // the end of the one before.
+            let first = match self.start.take() {
+                Some(Bound::Included(start)) => {
+                    let pack = Pack::parse(&buffer)?;
+                    pack.search(&start)?.unwrap_or_else(|at| at)
+                }
+                Some(Bound::Excluded(start)) => {
+                    let pack = Pack::parse(&buffer)?;
+                    match pack.search(&start)? {
+                        Ok(at) => at + 1,
+                        Err(at) => at,
+                    }
+                }
+                Some(Bound::Unbounded) | None => 0,
+            };
+            self.current = Some((buffer, first));
+        }
+    }
+}
