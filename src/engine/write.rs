@@ -15,6 +15,7 @@ use super::types::{PrimaryKey, Row, Value};
 use super::validate::{check_name, check_value};
 use super::Engine;
 use crate::storage::{Check, SyncTicket, WriteBatch};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -181,19 +182,20 @@ impl WorkingSet {
         assume_absent: bool,
     ) -> EngineResult<&mut StoredRow> {
         let key = row_prefix(table.id, pk);
-        if !self.rows.contains_key(&key) {
-            let (row, original) = if assume_absent {
-                self.unconfirmed = true;
-                (StoredRow::absent(pk.to_vec(), key.clone()), None)
-            } else {
-                engine.load_row(table, pk).await?
-            };
-            self.rows.insert(key.clone(), WorkingRow { original, row });
-        }
-        self.rows
-            .get_mut(&key)
-            .map(|w| &mut w.row)
-            .ok_or_else(|| EngineError::Corrupt("working row vanished".into()))
+        // One hash of the key per row touched: a bulk load's rows are all new.
+        let working = match self.rows.entry(key) {
+            Entry::Occupied(entry) => entry.into_mut(),
+            Entry::Vacant(entry) => {
+                let (row, original) = if assume_absent {
+                    self.unconfirmed = true;
+                    (StoredRow::absent(pk.to_vec(), entry.key().clone()), None)
+                } else {
+                    engine.load_row(table, pk).await?
+                };
+                entry.insert(WorkingRow { original, row })
+            }
+        };
+        Ok(&mut working.row)
     }
 
     /// Checks the write's condition against the working row and, if it holds, applies it.
