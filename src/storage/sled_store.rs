@@ -267,14 +267,28 @@ impl Store {
     ) -> StorageResult<bool> {
         // Pack key -> (pack, its keys to drop); several deletes can hit one pack.
         let mut touched: BTreeMap<IVec, (IVec, Vec<usize>)> = BTreeMap::new();
+        // The pack the previous delete looked up: deletes of a whole range (DROP TABLE)
+        // come in key order, many to a pack, and need one lookup per pack.
+        let mut previous: Option<(IVec, IVec)> = None;
         for mutation in mutations {
             let Mutation::Delete(key) = mutation else {
                 continue;
             };
-            let Some((pack_key, buffer)) = self.pack_holding(key)? else {
+            let reusable = match &previous {
+                Some((pack_key, buffer)) => {
+                    key.as_slice() <= pack_key.as_ref()
+                        && Pack::parse(buffer)?.key(0)? <= key.as_slice()
+                }
+                None => false,
+            };
+            if !reusable {
+                previous = self.pack_holding(key)?;
+            }
+            let Some((pack_key, buffer)) = &previous else {
                 continue;
             };
-            if let Ok(index) = Pack::parse(&buffer)?.search(key)? {
+            if let Ok(index) = Pack::parse(buffer)?.search(key)? {
+                let (pack_key, buffer) = (pack_key.clone(), buffer.clone());
                 let (_, dropped) = touched
                     .entry(pack_key)
                     .or_insert_with(|| (buffer, Vec::new()));
