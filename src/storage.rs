@@ -231,14 +231,15 @@ pub trait Backend: Send + Sync + 'static {
     /// durable: the ticket, handed to `wait_durable`, waits for that. A bulk load that
     /// acknowledges once at its end writes its batches this way and waits once, so its
     /// batches share syncs instead of waiting for one each. Backends without a separate
-    /// sync step keep this default.
+    /// sync step keep this default. The checks are handed over, not borrowed: a backend
+    /// may apply the batch on another thread without copying a bulk load's keys.
     async fn write_if_unsynced(
         &self,
-        checks: &[Check],
+        checks: Vec<Check>,
         batch: WriteBatch,
     ) -> StorageResult<Option<SyncTicket>> {
         Ok(self
-            .write_if(checks, batch)
+            .write_if(&checks, batch)
             .await?
             .then_some(SyncTicket::default()))
     }

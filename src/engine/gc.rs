@@ -138,7 +138,7 @@ impl Engine {
             // runs one row at a time), tens of thousands after a burst of updates.
             if self
                 .backend
-                .write_if_unsynced(&[check], batch)
+                .write_if_unsynced(vec![check], batch)
                 .await?
                 .is_some()
             {

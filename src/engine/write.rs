@@ -250,7 +250,7 @@ impl WorkingSet {
                 .write_if(&checks, batch)
                 .await?
                 .then_some(SyncTicket::default()),
-            Sync::Later => engine.backend.write_if_unsynced(&checks, batch).await?,
+            Sync::Later => engine.backend.write_if_unsynced(checks, batch).await?,
         })
     }
 }

@@ -492,7 +492,7 @@ impl Backend for SledBackend {
 
     async fn write_if_unsynced(
         &self,
-        checks: &[Check],
+        checks: Vec<Check>,
         batch: WriteBatch,
     ) -> StorageResult<Option<SyncTicket>> {
         // A bulk load's batch of many rows is applied on a blocking thread: that leaves
@@ -500,10 +500,9 @@ impl Backend for SledBackend {
         // flight) and to serve other connections. A small batch (GC's rewrite of one
         // row) costs less than the hand-over and is applied here.
         if batch.mutations.len() < BULK_BATCH_MUTATIONS {
-            return Ok(self.writer.apply(checks, batch)?.map(SyncTicket));
+            return Ok(self.writer.apply(&checks, batch)?.map(SyncTicket));
         }
         let writer = self.writer.clone();
-        let checks = checks.to_vec();
         let applied = tokio::task::spawn_blocking(move || writer.apply(&checks, batch))
             .await
             .map_err(|e| StorageError::Io(format!("applying a batch failed: {e}")))??;
