@@ -153,7 +153,12 @@ impl SledBackend {
 impl Writer {
     /// Checks and applies a batch; returns its group-commit number (0 when not durable),
     /// or `None` when a check failed.
-    fn apply(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<Option<u64>> {
+    fn apply(
+        &self,
+        checks: &[Check],
+        batch: WriteBatch,
+        waited: Waited,
+    ) -> StorageResult<Option<u64>> {
         if batch.mutations.iter().any(|m| m.key() == SEQUENCE_KEY) {
             return Err(StorageError::Io("the empty key is reserved".into()));
         }
@@ -175,7 +180,10 @@ impl Writer {
         Ok(Some(match &self.durability {
             Some((wal, commit)) => {
                 wal.append_encoded(&record);
-                commit.register()
+                match waited {
+                    Waited::Now => commit.register(),
+                    Waited::Later => commit.register_unwaited(record.len()),
+                }
             }
             None => 0,
         }))
@@ -221,6 +229,14 @@ impl Writer {
         }
         self.store.get(key)
     }
+}
+
+/// Whether the writer of a batch waits for it to be durable right away (`write_if`) or
+/// later, if ever (`write_if_unsynced`); only the first starts a sync (see `sync`).
+#[derive(Debug, Clone, Copy)]
+enum Waited {
+    Now,
+    Later,
 }
 
 /// Unsynced batches with at least this many mutations are applied on a blocking thread.
@@ -481,7 +497,7 @@ impl Backend for SledBackend {
     }
 
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool> {
-        let Some(seq) = self.writer.apply(checks, batch)? else {
+        let Some(seq) = self.writer.apply(checks, batch, Waited::Now)? else {
             return Ok(false);
         };
         if let Some((_, commit)) = &self.writer.durability {
@@ -500,12 +516,16 @@ impl Backend for SledBackend {
         // flight) and to serve other connections. A small batch (GC's rewrite of one
         // row) costs less than the hand-over and is applied here.
         if batch.mutations.len() < BULK_BATCH_MUTATIONS {
-            return Ok(self.writer.apply(&checks, batch)?.map(SyncTicket));
+            return Ok(self
+                .writer
+                .apply(&checks, batch, Waited::Later)?
+                .map(SyncTicket));
         }
         let writer = self.writer.clone();
-        let applied = tokio::task::spawn_blocking(move || writer.apply(&checks, batch))
-            .await
-            .map_err(|e| StorageError::Io(format!("applying a batch failed: {e}")))??;
+        let applied =
+            tokio::task::spawn_blocking(move || writer.apply(&checks, batch, Waited::Later))
+                .await
+                .map_err(|e| StorageError::Io(format!("applying a batch failed: {e}")))??;
         Ok(applied.map(SyncTicket))
     }
 

@@ -1,6 +1,12 @@
 //! Group commit: writers apply their batch in memory, then wait for one shared sync that
 //! covers every write applied before it started. A dedicated thread runs the syncs, so
 //! concurrent writers share one `fsync` instead of paying one each.
+//!
+//! A sync runs only when someone needs one: a writer that waits (`register`), a wait for
+//! an earlier write (`wait_durable`), or writes registered without waiting
+//! (`register_unwaited`, a bulk load's chunks) that have queued `UNWAITED_SYNC_BYTES` of
+//! log since the last sync, which bounds the log kept in memory. A COPY thus syncs every
+//! few megabytes and once at its end, as PostgreSQL's does, not once per chunk.
 
 use std::sync::{Arc, Condvar, Mutex};
 use tokio::sync::watch;
@@ -13,8 +19,15 @@ pub(crate) trait Syncer: Send + Sync + 'static {
 struct State {
     /// Sequence number of the newest applied write.
     applied: u64,
+    /// The newest sequence number someone needs durable.
+    wanted: u64,
+    /// Log bytes of writes registered unwaited since the last sync began.
+    unwaited_bytes: usize,
     shutdown: bool,
 }
+
+/// Unwaited writes ask for a sync once they have queued this many bytes of log.
+const UNWAITED_SYNC_BYTES: usize = 4 * 1024 * 1024;
 
 /// Hands out sequence numbers to applied writes and reports when they are durable.
 pub(crate) struct GroupCommit {
@@ -34,6 +47,8 @@ impl GroupCommit {
         let commit = Arc::new(GroupCommit {
             state: Mutex::new(State {
                 applied: 0,
+                wanted: 0,
+                unwaited_bytes: 0,
                 shutdown: false,
             }),
             wake: Condvar::new(),
@@ -55,16 +70,39 @@ impl GroupCommit {
 
     /// Records one applied write and returns its sequence number. Call it while the
     /// write's effects are visible, so the sync that covers the number covers the write.
+    /// The writer is about to wait for it, so a sync starts.
     pub(crate) fn register(&self) -> u64 {
         let mut state = self.lock();
         state.applied += 1;
         let seq = state.applied;
+        state.wanted = seq;
         self.wake.notify_one();
+        seq
+    }
+
+    /// Like `register`, for a write nobody waits for yet, whose log record is
+    /// `record_bytes` long: it is synced with the next sync someone needs.
+    pub(crate) fn register_unwaited(&self, record_bytes: usize) -> u64 {
+        let mut state = self.lock();
+        state.applied += 1;
+        let seq = state.applied;
+        state.unwaited_bytes += record_bytes;
+        if state.unwaited_bytes >= UNWAITED_SYNC_BYTES {
+            state.wanted = seq;
+            self.wake.notify_one();
+        }
         seq
     }
 
     /// Waits until a sync covering `seq` has finished.
     pub(crate) async fn wait_durable(&self, seq: u64) -> Result<(), String> {
+        {
+            let mut state = self.lock();
+            if state.wanted < seq {
+                state.wanted = seq;
+                self.wake.notify_one();
+            }
+        }
         let mut rx = self.synced.subscribe();
         let outcome = rx
             .wait_for(|synced| match synced {
@@ -100,9 +138,11 @@ impl GroupCommit {
         loop {
             let (target, shutdown) = {
                 let mut state = self.lock();
-                while state.applied == synced_up_to && !state.shutdown {
+                while state.wanted <= synced_up_to && !state.shutdown {
                     state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
                 }
+                // Everything applied so far goes into this sync, wanted or not.
+                state.unwaited_bytes = 0;
                 (state.applied, state.shutdown)
             };
             if target > synced_up_to {
@@ -123,5 +163,72 @@ impl GroupCommit {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    #[derive(Default)]
+    struct CountingSyncer(AtomicUsize);
+
+    impl Syncer for CountingSyncer {
+        fn sync(&self) -> std::io::Result<()> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    fn syncs_reach(syncer: &CountingSyncer, at_least: usize) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if syncer.0.load(Ordering::SeqCst) >= at_least {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        false
+    }
+
+    #[tokio::test]
+    async fn unwaited_writes_sync_when_waited_for_or_when_their_log_grows() {
+        let syncer = Arc::new(CountingSyncer::default());
+        let commit = GroupCommit::start(Arc::clone(&syncer) as Arc<dyn Syncer>);
+        let first = commit.register_unwaited(100);
+        let second = commit.register_unwaited(100);
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(
+            syncer.0.load(Ordering::SeqCst),
+            0,
+            "nobody needed a sync yet"
+        );
+
+        // Waiting for the first covers the second too: one sync of everything applied.
+        commit.wait_durable(first).await.unwrap();
+        commit.wait_durable(second).await.unwrap();
+        assert_eq!(syncer.0.load(Ordering::SeqCst), 1);
+
+        // Enough unwaited log asks for a sync on its own.
+        for _ in 0..4 {
+            commit.register_unwaited(UNWAITED_SYNC_BYTES / 4);
+        }
+        assert!(
+            syncs_reach(&syncer, 2),
+            "4 MiB of unwaited log was never synced"
+        );
+
+        // A waiting writer starts a sync at once.
+        let waited = commit.register();
+        commit.wait_durable(waited).await.unwrap();
+        assert!(syncer.0.load(Ordering::SeqCst) >= 3);
+
+        // Shutdown syncs what nobody waited for.
+        commit.register_unwaited(1);
+        let before = syncer.0.load(Ordering::SeqCst);
+        commit.shutdown();
+        assert_eq!(syncer.0.load(Ordering::SeqCst), before + 1);
     }
 }
