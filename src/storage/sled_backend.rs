@@ -1,4 +1,6 @@
-//! The embedded default backend: one sled tree in one directory, plus a write-ahead log.
+//! The embedded default backend: sled in one directory, plus a write-ahead log. Keys live
+//! in sled's default tree, or, when a bulk load wrote them, in packs of many rows in a
+//! second tree; `sled_store` reads the two as one ordered map.
 //!
 //! A write is durable once its record in the write-ahead log (`wal`) is synced; concurrent
 //! writers share that sync (group commit). sled itself is synced only at checkpoints and
