@@ -15,7 +15,7 @@
 //! (`partition_cache`), which every write passes through before it applies.
 //!
 //! The empty key is reserved: it holds a log sequence number up to which sled holds every
-//! record (see `apply_to_sled` and `checkpoint`).
+//! record (see `Store::apply` and `checkpoint`).
 
 use super::partition_cache::{Lookup, PartitionBuilder, PartitionCache};
 use super::sled_store::{Bytes, Store};
@@ -177,7 +177,7 @@ impl Writer {
         if self.durability.is_some() {
             wal::encode_record(sequence, &batch.mutations, &mut record);
         }
-        apply_to_sled(&self.store, sequence, batch.mutations)?;
+        self.store.apply(sequence, batch.mutations)?;
         *last = sequence;
         Ok(Some(match &self.durability {
             Some((wal, commit)) => {
@@ -267,21 +267,6 @@ fn open_when_unlocked(config: &sled::Config) -> sled::Result<sled::Db> {
     }
 }
 
-/// Applies one record's mutations to sled.
-///
-/// A batch of several keys is applied atomically (`apply_batch`, or a transaction when it
-/// changes packs), together with its sequence number: after a crash sled is a prefix of
-/// its writes, so that number tells recovery which records to replay, and a batch sled
-/// kept but the log lost (never acknowledged) is not torn apart by replaying older
-/// records over part of it. A single loose key is a plain insert or remove: sled's
-/// `apply_batch` rolls its IO buffer twice (an IO thread's `pwrite` and
-/// `sync_file_range` every time), which cost more than the log's own sync. Such a write
-/// leaves the sequence number behind; replay then repeats some single-key records sled
-/// already has, which is harmless in order, and checkpoints move the number forward.
-fn apply_to_sled(store: &Store, sequence: u64, mutations: Vec<Mutation>) -> StorageResult<()> {
-    store.apply(sequence, mutations)
-}
-
 /// Makes sled hold every record of the log files written so far durably, then deletes
 /// those files. Runs on the sync thread (or at close), between two log writes.
 fn checkpoint(wal: &Wal, sled: &SledSyncer, write_lock: &Mutex<u64>) -> std::io::Result<()> {
@@ -321,7 +306,7 @@ fn replay(store: &Store, wal_dir: &Path) -> StorageResult<u64> {
         tracing::info!("replaying {} write-ahead log records", records.len());
     }
     for record in records {
-        apply_to_sled(store, record.sequence, record.mutations)?;
+        store.apply(record.sequence, record.mutations)?;
         last = record.sequence;
     }
     Ok(last)

@@ -161,8 +161,18 @@ impl Store {
         }
     }
 
-    /// Applies one log record's mutations (see `sled_backend::apply_to_sled` for the
-    /// sequence number's part).
+    /// Applies one log record's mutations.
+    ///
+    /// A batch of several keys is applied atomically (`apply_batch`, or a transaction
+    /// when it changes packs), together with its sequence number: after a crash sled is
+    /// a prefix of its writes, so that number tells recovery which records to replay, and
+    /// a batch sled kept but the log lost (never acknowledged) is not torn apart by
+    /// replaying older records over part of it. A single loose key is a plain insert or
+    /// remove: sled's `apply_batch` rolls its IO buffer twice (an IO thread's `pwrite`
+    /// and `sync_file_range` every time), which cost more than the log's own sync. Such a
+    /// write leaves the sequence number behind; replay then repeats some single-key
+    /// records sled already has, which is harmless in order, and checkpoints move the
+    /// number forward.
     pub(crate) fn apply(&self, sequence: u64, mut mutations: Vec<Mutation>) -> StorageResult<()> {
         let mut pack_writes = sled::Batch::default();
         let (mut loose, packs_change) = if self.packable(&mut mutations)? {
@@ -175,7 +185,7 @@ impl Store {
             (mutations, false)
         };
         if !packs_change && loose.len() == 1 {
-            // A single key is a plain insert or remove; see `apply_to_sled`.
+            // A single key is a plain insert or remove (see above).
             match loose.pop() {
                 Some(Mutation::Put(k, v)) => self.loose.insert(k, v).map(drop),
                 Some(Mutation::Delete(k)) => self.loose.remove(k).map(drop),
@@ -296,7 +306,7 @@ impl Store {
             }
         }
         for (pack_key, (buffer, dropped)) in &touched {
-            let pack = Pack::parse(&buffer)?;
+            let pack = Pack::parse(buffer)?;
             let kept = (0..pack.len())
                 .filter(|index| !dropped.contains(index))
                 .map(|index| pack.entry(index))
