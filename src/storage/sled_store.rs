@@ -20,7 +20,7 @@ use sled::transaction::{ConflictableTransactionError, TransactionError, Transact
 use sled::IVec;
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::RwLock;
 
 /// A batch is stored packed only from this many new keys: below it the packs would be
 /// nearly empty and point reads of them would pay two lookups for nothing.
@@ -74,19 +74,30 @@ impl std::ops::Deref for Bytes {
 pub(crate) struct Store {
     loose: sled::Db,
     packs: sled::Tree,
-    /// Whether any pack exists: reads of a database that never bulk-loaded skip the
-    /// packs tree. Only ever turns true.
-    has_packs: AtomicBool,
+    /// The smallest and the largest key any pack has held, or `None` before the first
+    /// pack. A lookup outside skips the packs tree, so the tables that were never bulk
+    /// loaded (and new keys past a loaded table's, as INSERTs often write) keep one
+    /// lookup per read. It only ever widens: a stale wider span costs a lookup, never a
+    /// wrong answer.
+    span: RwLock<Option<(Vec<u8>, Vec<u8>)>>,
 }
 
 impl Store {
     pub(crate) fn open(loose: sled::Db) -> StorageResult<Store> {
         let packs = loose.open_tree(PACKS_TREE).map_err(io_err)?;
-        let has_packs = AtomicBool::new(!packs.is_empty());
+        let first = packs.first().map_err(io_err)?;
+        let last = packs.last().map_err(io_err)?;
+        let span = match (first, last) {
+            (Some((_, first_pack)), Some((last_key, _))) => Some((
+                Pack::parse(&first_pack)?.key(0)?.to_vec(),
+                last_key.to_vec(),
+            )),
+            _ => None,
+        };
         Ok(Store {
             loose,
             packs,
-            has_packs,
+            span: RwLock::new(span),
         })
     }
 
@@ -100,8 +111,43 @@ impl Store {
         self.packs.len()
     }
 
-    fn any_packs(&self) -> bool {
-        self.has_packs.load(Ordering::Acquire)
+    /// Whether some pack may hold a key in `[low, high]`.
+    fn may_pack(&self, low: Bound<&[u8]>, high: Bound<&[u8]>) -> bool {
+        let span = self.span.read().unwrap_or_else(|p| p.into_inner());
+        let Some((first, last)) = span.as_ref() else {
+            return false;
+        };
+        let starts_before_last = match low {
+            Bound::Included(low) => low <= last.as_slice(),
+            Bound::Excluded(low) => low < last.as_slice(),
+            Bound::Unbounded => true,
+        };
+        let ends_after_first = match high {
+            Bound::Included(high) => high >= first.as_slice(),
+            Bound::Excluded(high) => high > first.as_slice(),
+            Bound::Unbounded => true,
+        };
+        starts_before_last && ends_after_first
+    }
+
+    fn may_pack_key(&self, key: &[u8]) -> bool {
+        self.may_pack(Bound::Included(key), Bound::Included(key))
+    }
+
+    /// Makes the span cover `[low, high]`; called before packs there appear.
+    fn widen_span(&self, low: &[u8], high: &[u8]) {
+        let mut span = self.span.write().unwrap_or_else(|p| p.into_inner());
+        match span.as_mut() {
+            Some((first, last)) => {
+                if low < first.as_slice() {
+                    *first = low.to_vec();
+                }
+                if high > last.as_slice() {
+                    *last = high.to_vec();
+                }
+            }
+            None => *span = Some((low.to_vec(), high.to_vec())),
+        }
     }
 
     /// The value under `key`, loose or packed.
@@ -109,7 +155,7 @@ impl Store {
         if let Some(value) = self.loose.get(key).map_err(io_err)? {
             return Ok(Some(Bytes::whole(value)));
         }
-        if !self.any_packs() {
+        if !self.may_pack_key(key) {
             return Ok(None);
         }
         let Some((_, buffer)) = self.pack_holding(key)? else {
@@ -135,7 +181,7 @@ impl Store {
         if loose.next().transpose().map_err(io_err)?.is_some() {
             return Ok(false);
         }
-        if !self.any_packs() {
+        if !self.may_pack(Bound::Included(low), Bound::Included(high)) {
             return Ok(true);
         }
         match self.pack_holding(low)? {
@@ -147,7 +193,7 @@ impl Store {
     /// Every entry in `(start, end)`, in key order.
     pub(crate) fn range(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Entries {
         let loose = self.loose.range::<&[u8], _>((start, end)).fuse();
-        let packed = self.any_packs().then(|| PackedEntries {
+        let packed = self.may_pack(start, end).then(|| PackedEntries {
             packs: self.packs.range::<&[u8], _>((start, Bound::Unbounded)),
             current: None,
             start: Some(to_owned(start)),
@@ -176,9 +222,18 @@ impl Store {
     pub(crate) fn apply(&self, sequence: u64, mut mutations: Vec<Mutation>) -> StorageResult<()> {
         let mut pack_writes = sled::Batch::default();
         let (mut loose, packs_change) = if self.packable(&mut mutations)? {
+            if let (Some(first), Some(last)) = (mutations.first(), mutations.last()) {
+                // Before the packs appear, so no reader that could see them skips them.
+                self.widen_span(first.key(), last.key());
+            }
             self.pack(mutations, &mut pack_writes);
             (Vec::new(), true)
-        } else if self.any_packs() {
+        } else if self
+            .span
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+        {
             let changed = self.unpack_deleted(&mutations, &mut pack_writes)?;
             (mutations, changed)
         } else {
@@ -205,8 +260,6 @@ impl Store {
         if !packs_change {
             return self.loose.apply_batch(loose_writes).map_err(io_err);
         }
-        // Set before the packs appear, so no reader that could see them skips them.
-        self.has_packs.store(true, Ordering::Release);
         let loose_tree: &sled::Tree = &self.loose;
         (loose_tree, &self.packs)
             .transaction(|(loose, packs)| {
@@ -284,6 +337,9 @@ impl Store {
             let Mutation::Delete(key) = mutation else {
                 continue;
             };
+            if !self.may_pack_key(key) {
+                continue;
+            }
             let reusable = match &previous {
                 Some((pack_key, buffer)) => {
                     key.as_slice() <= pack_key.as_ref()
