@@ -11,7 +11,7 @@
 //! update costs what it costs on loose data). A delete removes the key from its pack too,
 //! rewriting that pack. Whatever changes packs is written in one sled transaction with
 //! the rest of the batch, so readers and crash recovery see the batch whole, as with
-//! `apply_batch`.
+//! `apply_batch`. Keys outside the span of every key ever packed skip the packs tree.
 
 use super::pack::{self, Pack, PACK_BYTES, PACK_ROWS};
 use super::wal::SEQUENCE_KEY;
@@ -228,16 +228,9 @@ impl Store {
             }
             self.pack(mutations, &mut pack_writes);
             (Vec::new(), true)
-        } else if self
-            .span
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
-        {
+        } else {
             let changed = self.unpack_deleted(&mutations, &mut pack_writes)?;
             (mutations, changed)
-        } else {
-            (mutations, false)
         };
         if !packs_change && loose.len() == 1 {
             // A single key is a plain insert or remove (see above).
