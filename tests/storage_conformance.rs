@@ -555,6 +555,25 @@ async fn concurrent_disjoint_writers(b: Arc<dyn Backend>) {
     b.write(cleanup).await.unwrap();
 }
 
+/// What a scan of `range` must return, read from a sorted map.
+fn model_range(
+    model: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+    range: &KeyRange,
+    direction: Direction,
+    limit: usize,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut expected: Vec<_> = model
+        .iter()
+        .filter(|(k, _)| in_range(k, &range.start, &range.end))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if direction == Direction::Backward {
+        expected.reverse();
+    }
+    expected.truncate(limit);
+    expected
+}
+
 /// A small deterministic generator (xorshift), so a failure replays.
 struct Rng(u64);
 
@@ -620,15 +639,7 @@ async fn partition_reads_follow_writes(b: &dyn Backend) {
                 })
                 .await
                 .unwrap();
-                let mut expected: Vec<_> = model
-                    .iter()
-                    .filter(|(k, _)| in_range(k, &range.start, &range.end))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                if direction == Direction::Backward {
-                    expected.reverse();
-                }
-                expected.truncate(limit);
+                let expected = model_range(&model, &range, direction, limit);
                 assert_eq!(
                     seen, expected,
                     "step {step}: {range:?} {direction:?} {limit}"
@@ -858,15 +869,7 @@ async fn bulk_loads_then_changes(
                     Direction::Backward
                 };
                 let limit = [1, 5, 40, usize::MAX][rng.below(4) as usize];
-                let mut expected: Vec<_> = model
-                    .iter()
-                    .filter(|(k, _)| in_range(k, &range.start, &range.end))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                if direction == Direction::Backward {
-                    expected.reverse();
-                }
-                expected.truncate(limit);
+                let expected = model_range(&model, &range, direction, limit);
                 let scanned = b.scan(&range, direction, limit).await.unwrap();
                 assert_eq!(
                     scanned, expected,
