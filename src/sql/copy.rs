@@ -11,10 +11,10 @@
 use super::ddl::{object_name, table_name, ROWID};
 use super::expr::fold;
 use super::types::{CopyFormat, CopySink, Datum, SqlError, SqlResult};
-use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value};
+use super::values::{datum_into_value, datum_to_pk};
 use crate::engine::{
     BatchMode, ColumnOp, Condition, ConditionFailure, Engine, EngineResult, PkValue, PrimaryKey,
-    RowChange, RowExistence, RowWrite, StagedWrites, SyncTicket, TableMeta, Value, ValueType,
+    RowChange, RowExistence, RowWrite, StagedWrites, SyncTicket, TableMeta, ValueType,
     WriteOutcome, WriteResult,
 };
 use async_trait::async_trait;
@@ -401,13 +401,7 @@ impl CopyFrom {
                     if datum == Datum::Null {
                         continue;
                     }
-                    let value = match (ty, datum) {
-                        // Text stays text: moved, not copied.
-                        (Some(ValueType::String), Datum::Text(text)) => Value::String(text),
-                        (Some(ty), datum) => datum_to_value(&datum, *ty)?,
-                        (None, datum) => datum_to_natural_value(&datum)
-                            .ok_or_else(|| SqlError::internal("null value"))?,
-                    };
+                    let value = datum_into_value(datum, *ty)?;
                     ops.push(ColumnOp::Put {
                         column: column.clone(),
                         value,

@@ -8,7 +8,9 @@ use super::expr::{compile, eval, fold, NoColumns, Params, Scalar};
 use super::relation::{Relation, RelationKind, Source};
 use super::select::{plan_read, read_rows, static_type, ReadContext, ReadPlan};
 use super::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
-use super::values::{datum_to_natural_value, datum_to_pk, datum_to_value, value_sql_type};
+use super::values::{
+    datum_into_value, datum_to_natural_value, datum_to_pk, datum_to_value, value_sql_type,
+};
 use crate::engine::{
     BatchMode, ColumnCondition, ColumnOp, Condition, ConditionFailure, Direction, Engine, PkValue,
     PrimaryKey, RowChange, RowExistence, RowView, RowWrite, StagedWrites, TableMeta, ValueType,
@@ -612,11 +614,7 @@ fn assignment_ops(
                     column: column.clone(),
                 }),
                 d => {
-                    let value = match ty {
-                        Some(ty) => datum_to_value(&d, *ty)?,
-                        None => datum_to_natural_value(&d)
-                            .ok_or_else(|| SqlError::internal("null value"))?,
-                    };
+                    let value = datum_into_value(d, *ty)?;
                     ops.push(ColumnOp::Put {
                         column: column.clone(),
                         value,
