@@ -488,7 +488,7 @@ impl Backend for SledBackend {
             return Ok(false);
         };
         if let Some((_, commit)) = &self.writer.durability {
-            commit.wait_durable(seq).await.map_err(StorageError::Io)?;
+            commit.wait_synced(seq).await.map_err(StorageError::Io)?;
         }
         Ok(true)
     }

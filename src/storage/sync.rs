@@ -94,7 +94,7 @@ impl GroupCommit {
         seq
     }
 
-    /// Waits until a sync covering `seq` has finished.
+    /// Asks for a sync covering `seq` (a write registered unwaited) and waits for it.
     pub(crate) async fn wait_durable(&self, seq: u64) -> Result<(), String> {
         {
             let mut state = self.lock();
@@ -103,6 +103,12 @@ impl GroupCommit {
                 self.wake.notify_one();
             }
         }
+        self.wait_synced(seq).await
+    }
+
+    /// Waits until a sync covering `seq` has finished; `register` has already asked for
+    /// it, so a commit takes the state lock once.
+    pub(crate) async fn wait_synced(&self, seq: u64) -> Result<(), String> {
         let mut rx = self.synced.subscribe();
         let outcome = rx
             .wait_for(|synced| match synced {
@@ -222,7 +228,7 @@ mod tests {
 
         // A waiting writer starts a sync at once.
         let waited = commit.register();
-        commit.wait_durable(waited).await.unwrap();
+        commit.wait_synced(waited).await.unwrap();
         assert!(syncer.0.load(Ordering::SeqCst) >= 3);
 
         // Shutdown syncs what nobody waited for.
