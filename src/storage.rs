@@ -4,6 +4,7 @@
 //! so it knows nothing of sled; a backend knows nothing of tables. Every backend must pass
 //! the conformance suite in `tests/storage_conformance.rs`.
 
+mod apply_thread;
 mod memory;
 mod pack;
 mod partition_cache;
@@ -233,6 +234,10 @@ pub trait Backend: Send + Sync + 'static {
     /// batches share syncs instead of waiting for one each. Backends without a separate
     /// sync step keep this default. The checks are handed over, not borrowed: a backend
     /// may apply the batch on another thread without copying a bulk load's keys.
+    ///
+    /// Batches apply in the order their futures are first polled: within that first poll
+    /// a backend applies the batch, or queues it behind the batches before it. A bulk
+    /// load relies on this to keep two batches in flight.
     async fn write_if_unsynced(
         &self,
         checks: Vec<Check>,

@@ -135,6 +135,20 @@ async fn a_bad_line_is_reported_and_nothing_stays() {
         .await
         .unwrap_err();
     assert_fails_at_line(&err, "23505", 11);
+    // Two chunks are in flight at once, and they apply in order: a key repeated in the
+    // next chunk, or in the one after, is refused on its second line.
+    for (first, again) in [(700, 1500), (5, 2200)] {
+        let key = 2000 + first - 1;
+        let repeated = good.replacen(
+            &format!("{}\tr{}\t", 2000 + again - 1, 2000 + again - 1),
+            &format!("{key}\tagain\t"),
+            1,
+        );
+        let err = copy_in(&client, "COPY c FROM STDIN", &repeated)
+            .await
+            .unwrap_err();
+        assert_fails_at_line(&err, "23505", again);
+    }
     assert_eq!(
         simple_rows(&client, "SELECT id FROM c").await,
         vec![vec!["1000"]]

@@ -304,6 +304,11 @@ impl Engine {
     /// `write_rows` that returns once the rows are applied and visible, before they are
     /// durable. For bulk loads: they write many batches and acknowledge once, after
     /// `wait_durable` of the last ticket, so the batches share syncs.
+    ///
+    /// A batch of PutRows of new rows (a bulk load's) reads nothing first, so it reaches
+    /// the backend within the future's first poll, and such batches apply in the order
+    /// their futures are first polled (see `Backend::write_if_unsynced`). Only a retry,
+    /// after a row turned out to exist, waits before it writes.
     pub async fn write_rows_unsynced(
         &self,
         writes: Vec<(Arc<TableMeta>, RowWrite)>,

@@ -17,6 +17,7 @@
 //! The empty key is reserved: it holds a log sequence number up to which sled holds every
 //! record (see `Store::apply` and `checkpoint`).
 
+use super::apply_thread::ApplyThread;
 use super::partition_cache::{Lookup, PartitionBuilder, PartitionCache};
 use super::sled_store::{Bytes, Store};
 use super::sync::{GroupCommit, Syncer};
@@ -62,6 +63,8 @@ impl Default for SledOptions {
 pub struct SledBackend {
     writer: Writer,
     sled_syncer: Arc<SledSyncer>,
+    /// Applies bulk batches (`write_if_unsynced`) in the order they are handed over.
+    bulk: ApplyThread,
 }
 
 /// What applying a batch needs; cheap to clone, so a batch can be applied on another
@@ -131,6 +134,7 @@ impl SledBackend {
                 partitions,
             },
             sled_syncer,
+            bulk: ApplyThread::start("pgwide-apply").map_err(io_err)?,
         })
     }
 
@@ -498,10 +502,11 @@ impl Backend for SledBackend {
         checks: Vec<Check>,
         batch: WriteBatch,
     ) -> StorageResult<Option<SyncTicket>> {
-        // A bulk load's batch of many rows is applied on a blocking thread: that leaves
-        // the caller's thread free to prepare the next batch (COPY keeps one batch in
-        // flight) and to serve other connections. A small batch (GC's rewrite of one
-        // row) costs less than the hand-over and is applied here.
+        // A bulk load's batch of many rows is applied on the apply thread: that leaves
+        // the caller's thread free to prepare the next batch (COPY keeps two in flight)
+        // and to serve other connections. A small batch (GC's rewrite of one row) costs
+        // less than the hand-over and is applied here. Either way it is applied or queued
+        // before this future first returns, so batches apply in the order handed over.
         if batch.mutations.len() < BULK_BATCH_MUTATIONS {
             return Ok(self
                 .writer
@@ -509,10 +514,11 @@ impl Backend for SledBackend {
                 .map(SyncTicket));
         }
         let writer = self.writer.clone();
-        let applied =
-            tokio::task::spawn_blocking(move || writer.apply(&checks, batch, Waited::Later))
-                .await
-                .map_err(|e| StorageError::Io(format!("applying a batch failed: {e}")))??;
+        let applied = self
+            .bulk
+            .run(move || writer.apply(&checks, batch, Waited::Later))
+            .await
+            .map_err(|_| StorageError::Io("applying a batch failed".into()))??;
         Ok(applied.map(SyncTicket))
     }
 
