@@ -47,23 +47,52 @@ pub fn encode_row(marker: &RowMarker, cells: &[StoredCell]) -> Vec<u8> {
         .iter()
         .map(|c| 8 + 6 + c.value.size() + c.column.len() / 2)
         .sum();
+    let groups = column_groups(cells);
+    let mut out = start_row(marker, groups.len(), payload);
+    for group in groups {
+        put_column(&mut out, &group[0].column, group.len());
+        for cell in group {
+            put_version(&mut out, cell.version, &cell.value);
+        }
+    }
+    out
+}
+
+/// Encodes a row whose columns hold one version each, given as (column, version, value)
+/// in ascending column order: the bytes `encode_row` writes for those cells, without
+/// building them first. A bulk load's new rows are encoded this way.
+pub fn encode_single_versions(marker: &RowMarker, cells: &[(&str, i64, &Value)]) -> Vec<u8> {
+    let payload: usize = cells
+        .iter()
+        .map(|(column, _, value)| 8 + 6 + value.size() + column.len())
+        .sum();
+    let mut out = start_row(marker, cells.len(), payload);
+    for (column, version, value) in cells {
+        put_column(&mut out, column, 1);
+        put_version(&mut out, *version, value);
+    }
+    out
+}
+
+/// A row value's header: format, marker and column count.
+fn start_row(marker: &RowMarker, columns: usize, payload: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(24 + payload);
     out.push(FORMAT);
     out.extend_from_slice(&marker.revision.to_be_bytes());
     out.extend_from_slice(&marker.last_write_ms.to_be_bytes());
-    let groups = column_groups(cells);
-    put_varint(&mut out, groups.len() as u64);
-    for group in groups {
-        let name = &group[0].column;
-        put_varint(&mut out, name.len() as u64);
-        out.extend_from_slice(name.as_bytes());
-        put_varint(&mut out, group.len() as u64);
-        for cell in group {
-            out.extend_from_slice(&cell.version.to_be_bytes());
-            put_value(&mut out, &cell.value);
-        }
-    }
+    put_varint(&mut out, columns as u64);
     out
+}
+
+fn put_column(out: &mut Vec<u8>, name: &str, versions: usize) {
+    put_varint(out, name.len() as u64);
+    out.extend_from_slice(name.as_bytes());
+    put_varint(out, versions as u64);
+}
+
+fn put_version(out: &mut Vec<u8>, version: i64, value: &Value) {
+    out.extend_from_slice(&version.to_be_bytes());
+    put_value(out, value);
 }
 
 /// What a projected decode (`decode_columns`) left out: the newest and the oldest
