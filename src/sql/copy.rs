@@ -273,8 +273,10 @@ struct CopyFrom {
     /// Parsed rows not yet written, with their line numbers.
     pending: Vec<(u64, RowWrite)>,
     pending_bytes: usize,
-    /// Keys this COPY wrote, to delete again if it fails.
-    written: Vec<PrimaryKey>,
+    /// Keys this COPY wrote, chunk by chunk, to delete again if it fails. Kept as the
+    /// chunks' own lists: one list of a million keys would be copied whole each time it
+    /// grew.
+    written: Vec<Vec<PrimaryKey>>,
     /// Chunks handed to the engine whose outcome is not known yet, oldest first.
     in_flight: VecDeque<InFlight>,
     /// The newest batch written: COPY waits for it to be durable once, at the end,
@@ -397,7 +399,7 @@ impl CopyFrom {
         }
         let table = &self.table;
         let mut pk: Vec<Option<PkValue>> = vec![None; table.pk.len()];
-        let mut ops = Vec::new();
+        let mut ops = Vec::with_capacity(self.fields.len());
         for (field, value) in self.fields.iter().zip(values) {
             let datum = value.map_or(Datum::Null, Datum::Text);
             match field {
@@ -446,7 +448,9 @@ impl CopyFrom {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let mut pending = std::mem::take(&mut self.pending);
+        // The next chunk's rows go into a buffer of a chunk's size: grown row by row, it
+        // was reallocated ten times a chunk.
+        let mut pending = std::mem::replace(&mut self.pending, Vec::with_capacity(CHUNK_ROWS));
         self.pending_bytes = 0;
         if self.table.auto_rowid {
             let first = self
@@ -498,7 +502,7 @@ impl CopyFrom {
             .iter()
             .all(|o| matches!(o, WriteOutcome::Applied(_))));
         self.rows += keys.len() as u64;
-        self.written.extend(keys);
+        self.written.push(keys);
         Ok(())
     }
 
@@ -552,7 +556,7 @@ impl CopyFrom {
             }
         }
         let chunk = self.engine.limits().max_batch_write_rows.max(1);
-        for keys in self.written.chunks(chunk) {
+        for keys in self.written.iter().flat_map(|keys| keys.chunks(chunk)) {
             let deletes = keys
                 .iter()
                 .map(|pk| {
