@@ -11,7 +11,7 @@
 use super::ddl::{object_name, table_name, ROWID};
 use super::expr::fold;
 use super::types::{CopyFormat, CopySink, Datum, SqlError, SqlResult};
-use super::values::{datum_into_value, datum_to_pk};
+use super::values::{datum_into_pk, datum_into_value};
 use crate::engine::{
     BatchMode, ColumnOp, Condition, ConditionFailure, Engine, EngineResult, PkValue, PrimaryKey,
     RowChange, RowExistence, RowWrite, StagedWrites, SyncTicket, TableMeta, ValueType,
@@ -404,7 +404,7 @@ impl CopyFrom {
             let datum = value.map_or(Datum::Null, Datum::Text);
             match field {
                 Field::Pk(k) => {
-                    pk[*k] = Some(datum_to_pk(&datum, table.pk[*k].ty, &table.pk[*k].name)?)
+                    pk[*k] = Some(datum_into_pk(datum, table.pk[*k].ty, &table.pk[*k].name)?)
                 }
                 Field::Attr(column, ty) => {
                     if datum == Datum::Null {

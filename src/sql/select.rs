@@ -11,7 +11,7 @@ use super::paged_rows::{PagedRows, Shape};
 use super::query::ReadMeter;
 use super::relation::{Relation, RelationKind, Source, VERSIONS_SCHEMA};
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult};
-use super::values::{compare, datum_to_pk, datum_to_value};
+use super::values::{compare, datum_into_pk, datum_to_value};
 use crate::engine::{
     ColumnCondition, Direction, Engine, PkBound, PkType, PkValue, PrimaryKey, RangeRequest,
     ReadOptions, RowView, StagedView, TableMeta,
@@ -518,7 +518,7 @@ fn operand_pk_or_null(
     let column = &table.pk[k];
     match eval(s, &[], params)? {
         Datum::Null => Ok(None),
-        d => datum_to_pk(&d, column.ty, &column.name).map(Some),
+        d => datum_into_pk(d, column.ty, &column.name).map(Some),
     }
 }
 
@@ -735,7 +735,7 @@ impl ReadPlan {
             for s in options {
                 match eval(s, &[], params)? {
                     Datum::Null => {}
-                    d => values.push(datum_to_pk(&d, table.pk[k].ty, &table.pk[k].name)?),
+                    d => values.push(datum_into_pk(d, table.pk[k].ty, &table.pk[k].name)?),
                 }
             }
             keys = keys

@@ -100,10 +100,16 @@ pub fn parse_bytea(text: &str) -> SqlResult<Vec<u8>> {
 }
 
 fn parse_bool(text: &str) -> Option<bool> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "t" | "true" | "yes" | "on" | "1" | "y" => Some(true),
-        "f" | "false" | "no" | "off" | "0" | "n" => Some(false),
-        _ => None,
+    // Compared without lowercasing into a new string: this runs for every boolean field
+    // a COPY loads.
+    let text = text.trim();
+    let is = |words: &[&str]| words.iter().any(|w| text.eq_ignore_ascii_case(w));
+    if is(&["t", "true", "yes", "on", "1", "y"]) {
+        Some(true)
+    } else if is(&["f", "false", "no", "off", "0", "n"]) {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -162,11 +168,19 @@ pub fn datum_to_natural_value(datum: &Datum) -> Option<Value> {
 }
 
 fn parse_float(text: &str) -> SqlResult<f64> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "nan" => Ok(f64::NAN),
-        "infinity" | "inf" => Ok(f64::INFINITY),
-        "-infinity" | "-inf" => Ok(f64::NEG_INFINITY),
-        t => t.parse().map_err(|_| invalid("double precision", text)),
+    // As `parse_bool`, without a lowercased copy. Rust's parser takes "1E5" as "1e5".
+    let trimmed = text.trim();
+    let is = |words: &[&str]| words.iter().any(|w| trimmed.eq_ignore_ascii_case(w));
+    if is(&["nan"]) {
+        Ok(f64::NAN)
+    } else if is(&["infinity", "inf"]) {
+        Ok(f64::INFINITY)
+    } else if is(&["-infinity", "-inf"]) {
+        Ok(f64::NEG_INFINITY)
+    } else {
+        trimmed
+            .parse()
+            .map_err(|_| invalid("double precision", text))
     }
 }
 
@@ -188,6 +202,15 @@ pub fn datum_to_pk(datum: &Datum, ty: PkType, column: &str) -> SqlResult<PkValue
             Value::Binary(b) => PkValue::Binary(b),
             _ => return Err(mismatch(ty.name(), other)),
         }),
+    }
+}
+
+/// `datum_to_pk` of an owned datum: text and bytes are moved into the key, not copied.
+pub fn datum_into_pk(datum: Datum, ty: PkType, column: &str) -> SqlResult<PkValue> {
+    match (ty, datum) {
+        (PkType::String, Datum::Text(text)) => Ok(PkValue::String(text)),
+        (PkType::Binary, Datum::Bytes(bytes)) => Ok(PkValue::Binary(bytes)),
+        (ty, datum) => datum_to_pk(&datum, ty, column),
     }
 }
 
@@ -290,6 +313,34 @@ mod tests {
             let natural = datum_to_natural_value(datum);
             let owned = datum_into_value(datum.clone(), None).ok();
             assert_eq!(owned, natural, "{datum:?} untyped");
+            for ty in [PkType::String, PkType::Integer, PkType::Binary] {
+                let borrowed = datum_to_pk(datum, ty, "k").map_err(|e| e.code);
+                let owned = datum_into_pk(datum.clone(), ty, "k").map_err(|e| e.code);
+                assert_eq!(owned, borrowed, "{datum:?} as a {ty:?} key");
+            }
         }
+    }
+
+    /// Booleans and doubles are read case-insensitively and trimmed, as PostgreSQL reads
+    /// them; anything else is 22P02.
+    #[test]
+    fn booleans_and_doubles_from_text() {
+        for (text, expected) in [
+            (" TRUE ", Some(true)),
+            ("Yes", Some(true)),
+            ("1", Some(true)),
+            ("oFf", Some(false)),
+            ("n", Some(false)),
+            ("truth", None),
+            ("", None),
+        ] {
+            assert_eq!(parse_bool(text), expected, "{text:?}");
+        }
+        assert_eq!(parse_float(" -Infinity").ok(), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_float("INF").ok(), Some(f64::INFINITY));
+        assert!(parse_float("NaN").is_ok_and(f64::is_nan));
+        assert_eq!(parse_float("1E3 ").ok(), Some(1000.0));
+        assert_eq!(parse_float("-2.5e-1").ok(), Some(-0.25));
+        assert_eq!(parse_float("1.5x").map_err(|e| e.code), Err("22P02".into()));
     }
 }
