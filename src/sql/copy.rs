@@ -10,8 +10,8 @@
 
 use super::ddl::{object_name, table_name, ROWID};
 use super::expr::fold;
-use super::types::{CopyFormat, CopySink, Datum, SqlError, SqlResult};
-use super::values::{datum_into_pk, datum_into_value};
+use super::types::{CopyFormat, CopySink, SqlError, SqlResult};
+use super::values::{text_into_pk, text_into_value};
 use crate::engine::{
     BatchMode, ColumnOp, Condition, ConditionFailure, Engine, EngineResult, PkValue, PrimaryKey,
     RowChange, RowExistence, RowWrite, StagedWrites, SyncTicket, TableMeta, ValueType,
@@ -21,6 +21,7 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, CopyOption, Ident, ObjectName};
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -300,6 +301,13 @@ struct InFlight {
     write: BoxFuture<'static, EngineResult<(WriteResult, SyncTicket)>>,
 }
 
+fn null_in_key(column: &str) -> SqlError {
+    SqlError::new(
+        "23502",
+        format!("null value in primary key column \"{column}\""),
+    )
+}
+
 fn at_line(line: u64, e: SqlError) -> SqlError {
     SqlError::new(e.code, format!("{} (COPY line {line})", e.message))
 }
@@ -380,7 +388,7 @@ impl CopyFrom {
         result
     }
 
-    fn row(&self, values: Vec<Option<String>>) -> SqlResult<RowWrite> {
+    fn row(&self, values: Vec<Option<Cow<'_, str>>>) -> SqlResult<RowWrite> {
         if values.len() < self.fields.len() {
             return Err(SqlError::new(
                 "22P04",
@@ -401,22 +409,15 @@ impl CopyFrom {
         let mut pk: Vec<Option<PkValue>> = vec![None; table.pk.len()];
         let mut ops = Vec::with_capacity(self.fields.len());
         for (field, value) in self.fields.iter().zip(values) {
-            let datum = value.map_or(Datum::Null, Datum::Text);
-            match field {
-                Field::Pk(k) => {
-                    pk[*k] = Some(datum_into_pk(datum, table.pk[*k].ty, &table.pk[*k].name)?)
-                }
-                Field::Attr(column, ty) => {
-                    if datum == Datum::Null {
-                        continue;
-                    }
-                    let value = datum_into_value(datum, *ty)?;
-                    ops.push(ColumnOp::Put {
-                        column: column.clone(),
-                        value,
-                        version: None,
-                    });
-                }
+            match (field, value) {
+                (Field::Pk(k), Some(text)) => pk[*k] = Some(text_into_pk(text, table.pk[*k].ty)?),
+                (Field::Pk(k), None) => return Err(null_in_key(&table.pk[*k].name)),
+                (Field::Attr(..), None) => continue,
+                (Field::Attr(column, ty), Some(text)) => ops.push(ColumnOp::Put {
+                    column: column.clone(),
+                    value: text_into_value(text, *ty)?,
+                    version: None,
+                }),
             }
         }
         let pk = if table.auto_rowid {
@@ -425,14 +426,7 @@ impl CopyFrom {
         } else {
             pk.into_iter()
                 .enumerate()
-                .map(|(k, v)| {
-                    v.ok_or_else(|| {
-                        SqlError::new(
-                            "23502",
-                            format!("null value in primary key column \"{}\"", table.pk[k].name),
-                        )
-                    })
-                })
+                .map(|(k, v)| v.ok_or_else(|| null_in_key(&table.pk[k].name)))
                 .collect::<SqlResult<_>>()?
         };
         Ok(RowWrite {
@@ -619,12 +613,19 @@ impl CopySink for CopyFrom {
 }
 
 fn utf8(bytes: Vec<u8>) -> SqlResult<String> {
-    String::from_utf8(bytes)
-        .map_err(|_| SqlError::new("22021", "invalid byte sequence for encoding \"UTF8\""))
+    String::from_utf8(bytes).map_err(|_| invalid_utf8())
+}
+
+fn utf8_str(bytes: &[u8]) -> SqlResult<&str> {
+    std::str::from_utf8(bytes).map_err(|_| invalid_utf8())
+}
+
+fn invalid_utf8() -> SqlError {
+    SqlError::new("22021", "invalid byte sequence for encoding \"UTF8\"")
 }
 
 /// Splits a text-format line: delimiter-separated, backslash escapes, `\N` for NULL.
-fn split_text(record: &[u8], format: &CopyFormat) -> SqlResult<Vec<Option<String>>> {
+fn split_text<'a>(record: &'a [u8], format: &CopyFormat) -> SqlResult<Vec<Option<Cow<'a, str>>>> {
     let mut out = Vec::new();
     for raw in record.split(|&b| b == format.delimiter) {
         if raw == format.null.as_bytes() {
@@ -632,8 +633,9 @@ fn split_text(record: &[u8], format: &CopyFormat) -> SqlResult<Vec<Option<String
             continue;
         }
         if !raw.contains(&b'\\') {
-            // Most fields have no escapes: one copy instead of a push per byte.
-            out.push(Some(utf8(raw.to_vec())?));
+            // Most fields have no escapes: they are read where they lie, and only a text
+            // value is copied out (see `text_into_value`).
+            out.push(Some(Cow::Borrowed(utf8_str(raw)?)));
             continue;
         }
         let mut value = Vec::with_capacity(raw.len());
@@ -681,26 +683,26 @@ fn split_text(record: &[u8], format: &CopyFormat) -> SqlResult<Vec<Option<String
                 other => value.push(other),
             }
         }
-        out.push(Some(utf8(value)?));
+        out.push(Some(Cow::Owned(utf8(value)?)));
     }
     Ok(out)
 }
 
 /// Splits a CSV record: quoted fields may hold delimiters, quotes (doubled or escaped)
 /// and newlines; an unquoted field equal to the NULL string is NULL.
-fn split_csv(record: &[u8], format: &CopyFormat) -> SqlResult<Vec<Option<String>>> {
+fn split_csv<'a>(record: &[u8], format: &CopyFormat) -> SqlResult<Vec<Option<Cow<'a, str>>>> {
     let mut out = Vec::new();
     let mut value = Vec::new();
     let mut quoted_field = false;
     let mut in_quotes = false;
     let mut i = 0;
     let finish =
-        |value: &mut Vec<u8>, quoted: bool, out: &mut Vec<Option<String>>| -> SqlResult<()> {
+        |value: &mut Vec<u8>, quoted: bool, out: &mut Vec<Option<Cow<'a, str>>>| -> SqlResult<()> {
             let bytes = std::mem::take(value);
             if !quoted && bytes == format.null.as_bytes() {
                 out.push(None);
             } else {
-                out.push(Some(utf8(bytes)?));
+                out.push(Some(Cow::Owned(utf8(bytes)?)));
             }
             Ok(())
         };
@@ -751,6 +753,13 @@ mod tests {
                 Some("\\x".into()),
                 Some("A".into())
             ]
+        );
+        // A field without escapes is read in place; its bytes must still be UTF-8.
+        let got = split_text(b"plain\t42", &f).unwrap();
+        assert!(matches!(got[0], Some(Cow::Borrowed("plain"))));
+        assert_eq!(
+            split_text(b"ok\t\xff", &f).map_err(|e| e.code),
+            Err("22021")
         );
     }
 

@@ -3,6 +3,7 @@
 
 use super::types::{Datum, SqlError, SqlResult, SqlType};
 use crate::engine::{PkRef, PkType, PkValue, Value, ValueRef, ValueType};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 pub fn pk_sql_type(ty: PkType) -> SqlType {
@@ -121,23 +122,50 @@ pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
         (ValueType::Integer, Datum::Float(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
             Value::Integer(*f as i64)
         }
-        (ValueType::Integer, Datum::Text(t)) => {
-            Value::Integer(t.trim().parse().map_err(|_| invalid("bigint", t))?)
-        }
+        (ty, Datum::Text(t)) => text_to_value(t, ty)?,
         (ValueType::Double, Datum::Float(f)) => Value::Double(*f),
         (ValueType::Double, Datum::Int(i)) => Value::Double(*i as f64),
-        (ValueType::Double, Datum::Text(t)) => Value::Double(parse_float(t)?),
         (ValueType::Boolean, Datum::Bool(b)) => Value::Boolean(*b),
-        (ValueType::Boolean, Datum::Text(t)) => {
-            Value::Boolean(parse_bool(t).ok_or_else(|| invalid("boolean", t))?)
-        }
-        (ValueType::String, Datum::Text(t)) => Value::String(t.clone()),
         (ValueType::String, Datum::Int(i)) => Value::String(i.to_string()),
         (ValueType::String, Datum::Float(f)) => Value::String(f.to_string()),
         (ValueType::String, Datum::Bool(b)) => Value::String(b.to_string()),
         (ValueType::Binary, Datum::Bytes(b)) => Value::Binary(b.clone()),
-        (ValueType::Binary, Datum::Text(t)) => Value::Binary(parse_bytea(t)?),
         (ty, other) => return Err(mismatch(ty.name(), other)),
+    })
+}
+
+/// Text as a value of type `ty`, as an assignment of a text literal to such a column.
+fn text_to_value(text: &str, ty: ValueType) -> SqlResult<Value> {
+    Ok(match ty {
+        ValueType::Integer => Value::Integer(parse_bigint(text)?),
+        ValueType::Double => Value::Double(parse_float(text)?),
+        ValueType::Boolean => {
+            Value::Boolean(parse_bool(text).ok_or_else(|| invalid("boolean", text))?)
+        }
+        ValueType::String => Value::String(text.to_string()),
+        ValueType::Binary => Value::Binary(parse_bytea(text)?),
+    })
+}
+
+fn parse_bigint(text: &str) -> SqlResult<i64> {
+    text.trim().parse().map_err(|_| invalid("bigint", text))
+}
+
+/// `datum_into_value` of a text datum, for text the caller may only borrow (COPY's
+/// fields are slices of its input): only a string value copies it.
+pub fn text_into_value(text: Cow<'_, str>, ty: Option<ValueType>) -> SqlResult<Value> {
+    match ty {
+        Some(ValueType::String) | None => Ok(Value::String(text.into_owned())),
+        Some(ty) => text_to_value(&text, ty),
+    }
+}
+
+/// `datum_into_pk` of a text datum, borrowed where it can be, as `text_into_value`.
+pub fn text_into_pk(text: Cow<'_, str>, ty: PkType) -> SqlResult<PkValue> {
+    Ok(match ty {
+        PkType::String => PkValue::String(text.into_owned()),
+        PkType::Integer => PkValue::Integer(parse_bigint(&text)?),
+        PkType::Binary => PkValue::Binary(parse_bytea(&text)?),
     })
 }
 
@@ -317,6 +345,44 @@ mod tests {
                 let borrowed = datum_to_pk(datum, ty, "k").map_err(|e| e.code);
                 let owned = datum_into_pk(datum.clone(), ty, "k").map_err(|e| e.code);
                 assert_eq!(owned, borrowed, "{datum:?} as a {ty:?} key");
+            }
+        }
+    }
+
+    /// Borrowed text converts as the same text in a datum does, errors included.
+    #[test]
+    fn text_conversion_matches_the_datum_one() {
+        let texts = [
+            "42",
+            " -7 ",
+            "x",
+            "2.5",
+            "1e3",
+            "Infinity",
+            "TRUE",
+            "off",
+            "",
+            "\\x00ff",
+            "\\x0",
+            "9223372036854775808",
+        ];
+        let types = [
+            ValueType::String,
+            ValueType::Integer,
+            ValueType::Double,
+            ValueType::Boolean,
+            ValueType::Binary,
+        ];
+        for text in texts {
+            for ty in types.into_iter().map(Some).chain([None]) {
+                let datum = datum_into_value(Datum::Text(text.into()), ty).map_err(|e| e.code);
+                let text_value = text_into_value(Cow::Borrowed(text), ty).map_err(|e| e.code);
+                assert_eq!(text_value, datum, "{text:?} as {ty:?}");
+            }
+            for ty in [PkType::String, PkType::Integer, PkType::Binary] {
+                let datum = datum_into_pk(Datum::Text(text.into()), ty, "k").map_err(|e| e.code);
+                let text_key = text_into_pk(Cow::Borrowed(text), ty).map_err(|e| e.code);
+                assert_eq!(text_key, datum, "{text:?} as a {ty:?} key");
             }
         }
     }
