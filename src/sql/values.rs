@@ -313,6 +313,14 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
 mod tests {
     use super::*;
 
+    const VALUE_TYPES: [ValueType; 5] = [
+        ValueType::String,
+        ValueType::Integer,
+        ValueType::Double,
+        ValueType::Boolean,
+        ValueType::Binary,
+    ];
+
     /// Moving a datum in gives what converting a borrowed one gives, errors included.
     #[test]
     fn owned_conversion_matches_the_borrowed_one() {
@@ -325,15 +333,8 @@ mod tests {
             Datum::Bool(true),
             Datum::Null,
         ];
-        let types = [
-            ValueType::String,
-            ValueType::Integer,
-            ValueType::Double,
-            ValueType::Boolean,
-            ValueType::Binary,
-        ];
         for datum in &datums {
-            for ty in types {
+            for ty in VALUE_TYPES {
                 let borrowed = datum_to_value(datum, ty).map_err(|e| e.code);
                 let owned = datum_into_value(datum.clone(), Some(ty)).map_err(|e| e.code);
                 assert_eq!(owned, borrowed, "{datum:?} as {ty:?}");
@@ -366,15 +367,8 @@ mod tests {
             "\\x0",
             "9223372036854775808",
         ];
-        let types = [
-            ValueType::String,
-            ValueType::Integer,
-            ValueType::Double,
-            ValueType::Boolean,
-            ValueType::Binary,
-        ];
         for text in texts {
-            for ty in types.into_iter().map(Some).chain([None]) {
+            for ty in VALUE_TYPES.into_iter().map(Some).chain([None]) {
                 let datum = datum_into_value(Datum::Text(text.into()), ty).map_err(|e| e.code);
                 let text_value = text_into_value(Cow::Borrowed(text), ty).map_err(|e| e.code);
                 assert_eq!(text_value, datum, "{text:?} as {ty:?}");
