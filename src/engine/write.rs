@@ -893,7 +893,9 @@ mod tests {
                         columns.sort_unstable();
                         columns.dedup();
                         columns.len() == ops.len()
-                            && ops.iter().all(|op| matches!(op, ColumnOp::Put { version: None, .. }))
+                            && ops
+                                .iter()
+                                .all(|op| matches!(op, ColumnOp::Put { version: None, .. }))
                     });
                 prop_assert!(!plain, "a plain new row was not encoded directly");
                 return Ok(());

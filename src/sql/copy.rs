@@ -1,12 +1,13 @@
 //! COPY: `COPY t [(cols)] FROM STDIN` loads rows in text or CSV format through the
 //! engine in atomic chunks of `CHUNK_ROWS` rows (each row a PutRow EXPECT_NOT_EXIST, so
-//! an existing key is 23505). The chunks do not wait for their own sync: COPY completes once
-//! the last one is durable. Two chunks are in flight while the next is parsed: the backend
-//! applies them on another thread, in order (see `InFlight`). A bad line is reported with its line
-//! number and the rows already written by that COPY are deleted again, so nothing of it
-//! stays. Inside a transaction block the rows are kept instead, checked against the
-//! transaction's writes at CopyDone and staged with them (see [`CopyDestination`]).
-//! `COPY ... TO STDOUT` runs a SELECT whose rows the server formats.
+//! an existing key is 23505). The chunks do not wait for their own sync: COPY completes
+//! once the last one is durable. Two chunks are in flight while the next is parsed: the
+//! backend applies them on another thread, in order (see `InFlight`). A bad line is
+//! reported with its line number and the rows already written by that COPY are deleted
+//! again, so nothing of it stays. Inside a transaction block the rows are kept instead,
+//! checked against the transaction's writes at CopyDone and staged with them (see
+//! [`CopyDestination`]). `COPY ... TO STDOUT` runs a SELECT whose rows the server
+//! formats.
 
 use super::ddl::{object_name, table_name, ROWID};
 use super::expr::fold;
