@@ -68,6 +68,21 @@ impl ApplyThread {
             result.await.map_err(|_| NotApplied)
         }
     }
+
+    /// Blocks the calling thread until every job queued before this call has run.
+    pub(crate) fn drain(&self) {
+        let Some(jobs) = &self.jobs else {
+            return;
+        };
+        let (done, finished) = mpsc::channel::<()>();
+        let marker: Job = Box::new(move || {
+            let _ = done.send(());
+        });
+        if jobs.send(marker).is_ok() {
+            // An error means the thread is gone, and with it every job.
+            let _ = finished.recv();
+        }
+    }
 }
 
 impl Drop for ApplyThread {
@@ -120,6 +135,23 @@ mod tests {
         let next = thread.run(|| 7u32);
         assert!(failed.await.is_err());
         assert_eq!(next.await.unwrap(), 7);
+    }
+
+    #[test]
+    fn drain_returns_once_every_queued_job_has_run() {
+        let thread = ApplyThread::start("test-apply").unwrap();
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        for i in 0..3 {
+            let ran = Arc::clone(&ran);
+            drop(thread.run(move || {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                ran.lock().unwrap().push(i);
+            }));
+        }
+        thread.drain();
+        assert_eq!(*ran.lock().unwrap(), vec![0, 1, 2]);
+        // The thread keeps running jobs afterwards.
+        thread.drain();
     }
 
     #[test]

@@ -146,6 +146,10 @@ impl SledBackend {
     /// Makes everything written durable in sled itself, stops the sync thread and
     /// deletes the log files sled now covers.
     pub fn close(&self) -> StorageResult<()> {
+        // Bulk batches handed over before the server stopped (a COPY cut off mid-way)
+        // are applied first, so the checkpoint covers them and nothing is applied after
+        // it, into a log no sync thread writes any more.
+        self.bulk.drain();
         if let Some((wal, commit)) = &self.writer.durability {
             commit.shutdown();
             checkpoint(wal, &self.sled_syncer, &self.writer.write_lock).map_err(io_err)?;
