@@ -192,3 +192,32 @@ async fn deallocate_of_an_unknown_statement_is_26000() {
         vec![vec!["2".to_string()]]
     );
 }
+
+/// A parameter number past what a Bind message can carry is 42P02 in both protocols,
+/// not a statement that asks for a parameter list that long (the fuzzer's
+/// `SELECT * FROM t WHERE k =$9223372036854775807 ...` aborted the server on it).
+#[tokio::test]
+async fn a_parameter_number_too_large_is_42p02() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE t (k BIGINT PRIMARY KEY, n BIGINT)")
+        .await
+        .unwrap();
+    let sql = "SELECT * FROM t WHERE k = $9223372036854775807 OR n < -9223372036854775808";
+    for result in [
+        client.batch_execute(sql).await,
+        client.prepare(sql).await.map(|_| ()),
+        client.prepare("SELECT $65536").await.map(|_| ()),
+    ] {
+        let error = result.expect_err("a parameter number that large must fail");
+        assert_eq!(error.code().map(|c| c.code()), Some("42P02"), "{error:?}");
+    }
+    // The largest number a Bind can carry is still a parameter.
+    let statement = client.prepare("SELECT $65535::bigint").await;
+    assert!(statement.is_ok(), "{statement:?}");
+    assert_eq!(
+        simple_rows(&client, "SELECT 2").await,
+        vec![vec!["2".to_string()]]
+    );
+}

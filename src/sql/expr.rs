@@ -144,12 +144,24 @@ pub fn fold(ident: &ast::Ident) -> String {
 
 /// The index of a `$n` placeholder.
 pub fn placeholder_index(text: &str) -> SqlResult<usize> {
-    text.strip_prefix('$')
+    let number = text
+        .strip_prefix('$')
         .and_then(|n| n.parse::<usize>().ok())
         .filter(|n| *n >= 1)
-        .map(|n| n - 1)
-        .ok_or_else(|| SqlError::syntax(format!("bad parameter placeholder {text}")))
+        .ok_or_else(|| SqlError::syntax(format!("bad parameter placeholder {text}")))?;
+    // A statement's parameter types are kept by number, so `$9223372036854775807` would
+    // ask for a list that long. No Bind message can carry more than 65,535 values.
+    if number > MAX_PARAMETERS {
+        return Err(SqlError::new(
+            "42P02",
+            format!("there is no parameter {text}"),
+        ));
+    }
+    Ok(number - 1)
 }
+
+/// The most parameters a statement can be given: a Bind message counts them in 16 bits.
+const MAX_PARAMETERS: usize = u16::MAX as usize;
 
 /// Compiles an expression; `expected` is the type the context wants (for parameters).
 pub fn compile(
