@@ -136,8 +136,8 @@ async fn a_bad_line_is_reported_and_nothing_stays() {
         .unwrap_err();
     assert_fails_at_line(&err, "23505", 11);
     // Two chunks are in flight at once, and they apply in order: a key repeated in the
-    // next chunk, or in the one after, is refused on its second line.
-    for (first, again) in [(700, 1500), (5, 2200)] {
+    // same chunk, the next one or the one after is refused on its second line.
+    for (first, again) in [(3, 9), (700, 1500), (5, 2200)] {
         let key = 2000 + first - 1;
         let repeated = good.replacen(
             &format!("{}\tr{}\t", 2000 + again - 1, 2000 + again - 1),

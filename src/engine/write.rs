@@ -193,7 +193,17 @@ impl WorkingSet {
         let key = row_prefix(table.id, pk);
         // One hash of the key per row touched: a bulk load's rows are all new.
         let working = match self.rows.entry(key) {
-            Entry::Occupied(entry) => entry.into_mut(),
+            Entry::Occupied(mut entry) => {
+                if let Working::New(value) = entry.get() {
+                    // A later write of a row the batch encoded directly: decode it first.
+                    let row = StoredRow::decode(pk.to_vec(), entry.key().clone(), value)?;
+                    entry.insert(Working::Row(WorkingRow {
+                        original: None,
+                        row,
+                    }));
+                }
+                entry.into_mut()
+            }
             Entry::Vacant(entry) => {
                 let (row, original) = if assume_absent {
                     self.unconfirmed = true;
@@ -204,13 +214,6 @@ impl WorkingSet {
                 entry.insert(Working::Row(WorkingRow { original, row }))
             }
         };
-        if let Working::New(value) = working {
-            let row = StoredRow::decode(pk.to_vec(), row_prefix(table.id, pk), value)?;
-            *working = Working::Row(WorkingRow {
-                original: None,
-                row,
-            });
-        }
         match working {
             Working::Row(working) => Ok(&mut working.row),
             Working::New(_) => Err(EngineError::Corrupt("a new row was not decoded".into())),

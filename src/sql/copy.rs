@@ -12,7 +12,7 @@
 use super::ddl::{object_name, table_name, ROWID};
 use super::expr::fold;
 use super::types::{CopyFormat, CopySink, SqlError, SqlResult};
-use super::values::{text_into_pk, text_into_value};
+use super::values::{null_in_key, text_into_pk, text_into_value};
 use crate::engine::{
     BatchMode, ColumnOp, Condition, ConditionFailure, Engine, EngineResult, PkValue, PrimaryKey,
     RowChange, RowExistence, RowWrite, StagedWrites, SyncTicket, TableMeta, ValueType,
@@ -300,13 +300,6 @@ struct InFlight {
     lines: Vec<u64>,
     keys: Vec<PrimaryKey>,
     write: BoxFuture<'static, EngineResult<(WriteResult, SyncTicket)>>,
-}
-
-fn null_in_key(column: &str) -> SqlError {
-    SqlError::new(
-        "23502",
-        format!("null value in primary key column \"{column}\""),
-    )
 }
 
 fn at_line(line: u64, e: SqlError) -> SqlError {

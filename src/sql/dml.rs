@@ -9,7 +9,8 @@ use super::relation::{Relation, RelationKind, Source};
 use super::select::{plan_read, read_rows, static_type, ReadContext, ReadPlan};
 use super::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{
-    datum_into_value, datum_to_natural_value, datum_to_pk, datum_to_value, value_sql_type,
+    datum_into_value, datum_to_natural_value, datum_to_pk, datum_to_value, null_in_key,
+    value_sql_type,
 };
 use crate::engine::{
     BatchMode, ColumnCondition, ColumnOp, Condition, ConditionFailure, Direction, Engine, PkValue,
@@ -690,14 +691,7 @@ async fn insert_rows(
         let pk = pk
             .into_iter()
             .enumerate()
-            .map(|(k, v)| {
-                v.ok_or_else(|| {
-                    SqlError::new(
-                        "23502",
-                        format!("null value in primary key column \"{}\"", table.pk[k].name),
-                    )
-                })
-            })
+            .map(|(k, v)| v.ok_or_else(|| null_in_key(&table.pk[k].name)))
             .collect::<SqlResult<Vec<_>>>()?;
         out.push((pk, ops, values));
     }

@@ -100,14 +100,18 @@ pub fn parse_bytea(text: &str) -> SqlResult<Vec<u8>> {
         .collect()
 }
 
+/// Whether `text` is one of `words`, ignoring ASCII case.
+fn one_of(text: &str, words: &[&str]) -> bool {
+    words.iter().any(|w| text.eq_ignore_ascii_case(w))
+}
+
 fn parse_bool(text: &str) -> Option<bool> {
     // Compared without lowercasing into a new string: this runs for every boolean field
     // a COPY loads.
     let text = text.trim();
-    let is = |words: &[&str]| words.iter().any(|w| text.eq_ignore_ascii_case(w));
-    if is(&["t", "true", "yes", "on", "1", "y"]) {
+    if one_of(text, &["t", "true", "yes", "on", "1", "y"]) {
         Some(true)
-    } else if is(&["f", "false", "no", "off", "0", "n"]) {
+    } else if one_of(text, &["f", "false", "no", "off", "0", "n"]) {
         Some(false)
     } else {
         None
@@ -198,12 +202,11 @@ pub fn datum_to_natural_value(datum: &Datum) -> Option<Value> {
 fn parse_float(text: &str) -> SqlResult<f64> {
     // As `parse_bool`, without a lowercased copy. Rust's parser takes "1E5" as "1e5".
     let trimmed = text.trim();
-    let is = |words: &[&str]| words.iter().any(|w| trimmed.eq_ignore_ascii_case(w));
-    if is(&["nan"]) {
+    if one_of(trimmed, &["nan"]) {
         Ok(f64::NAN)
-    } else if is(&["infinity", "inf"]) {
+    } else if one_of(trimmed, &["infinity", "inf"]) {
         Ok(f64::INFINITY)
-    } else if is(&["-infinity", "-inf"]) {
+    } else if one_of(trimmed, &["-infinity", "-inf"]) {
         Ok(f64::NEG_INFINITY)
     } else {
         trimmed
@@ -220,10 +223,7 @@ pub fn datum_to_pk(datum: &Datum, ty: PkType, column: &str) -> SqlResult<PkValue
         PkType::Binary => ValueType::Binary,
     };
     match datum {
-        Datum::Null => Err(SqlError::new(
-            "23502",
-            format!("null value in primary key column \"{column}\""),
-        )),
+        Datum::Null => Err(null_in_key(column)),
         other => Ok(match datum_to_value(other, value)? {
             Value::Integer(i) => PkValue::Integer(i),
             Value::String(s) => PkValue::String(s),
@@ -231,6 +231,14 @@ pub fn datum_to_pk(datum: &Datum, ty: PkType, column: &str) -> SqlResult<PkValue
             _ => return Err(mismatch(ty.name(), other)),
         }),
     }
+}
+
+/// The error for a NULL given to primary-key column `column`.
+pub fn null_in_key(column: &str) -> SqlError {
+    SqlError::new(
+        "23502",
+        format!("null value in primary key column \"{column}\""),
+    )
 }
 
 /// `datum_to_pk` of an owned datum: text and bytes are moved into the key, not copied.
