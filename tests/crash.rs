@@ -1,8 +1,9 @@
 //! Crash recovery, after sled's `test_crash_recovery`: a child process writes through the
 //! engine over durable sled and prints every acknowledged write; the parent kills it with
 //! SIGKILL at a random moment, reopens the database and checks that every acknowledged
-//! write is there with its value and version, and that no multi-row atomic batch is half
-//! applied. State accumulates over the cycles, so recovery is also checked on top of
+//! write is there with its value and version, that no multi-row atomic batch is half
+//! applied, and that every bulk load acknowledged after its closing wait is whole (its
+//! batches skip the log and are made durable by a sync of sled). State accumulates over the cycles, so recovery is also checked on top of
 //! earlier recoveries.
 //!
 //! The child is this test binary itself, re-run with `child_entry` selected (an ignored
@@ -27,6 +28,9 @@ const CYCLES: usize = 24;
 /// Atomic batches alternate between these sizes: a few rows stored key by key, and
 /// enough new consecutive rows for the backend to store them packed.
 const BATCH_ROWS: [usize; 2] = [3, 40];
+/// A bulk load writes this many batches of this many new rows, then waits once.
+const LOAD_BATCHES: usize = 3;
+const LOAD_ROWS: usize = 40;
 
 async fn open(dir: &Path) -> Engine {
     let backend = SledBackend::open(
@@ -121,6 +125,7 @@ fn child_entry() {
                 }
             }));
         }
+        let loader = Arc::clone(&engine);
         let engine = Arc::clone(&engine);
         tasks.push(tokio::spawn(async move {
             let t = engine.table(DEFAULT_INSTANCE, "crash").unwrap();
@@ -134,6 +139,35 @@ fn child_entry() {
                 let result = engine.write_rows(writes, BatchMode::Atomic).await.unwrap();
                 assert_eq!(result.applied(), rows);
                 emit(&format!("BATCH {batch}"));
+                i += 1;
+            }
+        }));
+        // And one bulk loader, as COPY writes: batches of new rows that are not
+        // durable when written, acknowledged together once the last one is.
+        tasks.push(tokio::spawn(async move {
+            let engine = loader;
+            let t = engine.table(DEFAULT_INSTANCE, "crash").unwrap();
+            let mut i = 0;
+            while Instant::now() < deadline {
+                let mut loaded = Vec::new();
+                let mut ticket = None;
+                for part in 0..LOAD_BATCHES {
+                    let batch = format!("c{cycle:02}-bload{i:05}.{part}x{LOAD_ROWS}");
+                    let writes = (0..LOAD_ROWS)
+                        .map(|r| (Arc::clone(&t), put(&format!("{batch}-{r:02}"), &batch)))
+                        .collect();
+                    let (result, written) = engine
+                        .write_rows_unsynced(writes, BatchMode::Atomic)
+                        .await
+                        .unwrap();
+                    assert_eq!(result.applied(), LOAD_ROWS);
+                    loaded.push(batch);
+                    ticket = Some(written);
+                }
+                engine.wait_durable(ticket.unwrap()).await.unwrap();
+                for batch in loaded {
+                    emit(&format!("BATCH {batch}"));
+                }
                 i += 1;
             }
         }));

@@ -7,7 +7,8 @@
 //! included, and so does a value large enough to be a blob.
 
 use pgwide::storage::{
-    Backend, Check, Direction, KeyRange, MemoryBackend, SledBackend, SledOptions, WriteBatch,
+    Backend, Check, Direction, KeyRange, MemoryBackend, SledBackend, SledOptions, SyncTicket,
+    WriteBatch,
 };
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
 use std::sync::Arc;
@@ -831,6 +832,7 @@ async fn bulk_loads_then_changes(
 ) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
     let mut model = std::collections::BTreeMap::<Vec<u8>, Vec<u8>>::new();
     let mut rng = Rng(seed);
+    let mut unsynced = None;
     // Even keys of 0..1000 in batches of 100; the odd ones and 1000.. stay free.
     for start in (0..1000).step_by(200) {
         let mut batch = WriteBatch::default();
@@ -844,7 +846,7 @@ async fn bulk_loads_then_changes(
             });
             model.insert(bulk_key(n), value);
         }
-        assert!(b.write_if(&checks, batch).await.unwrap());
+        assert!(write_bulk(b, checks, batch, start % 400 == 0, &mut unsynced).await);
     }
     for step in 0..3000u64 {
         match rng.below(20) {
@@ -954,7 +956,7 @@ async fn bulk_loads_then_changes(
                     });
                     added.push((bulk_key(n), value));
                 }
-                let applied = b.write_if(&checks, batch).await.unwrap();
+                let applied = write_bulk(b, checks, batch, rng.below(2) == 0, &mut unsynced).await;
                 let free = added.iter().all(|(k, _)| !model.contains_key(k));
                 assert_eq!(applied, free, "step {step}: bulk {from}..{to}");
                 if applied {
@@ -962,6 +964,10 @@ async fn bulk_loads_then_changes(
                 }
             }
         }
+    }
+    // As a bulk load ends: once this returns, every batch written unsynced is durable.
+    if let Some(ticket) = unsynced {
+        b.wait_durable(ticket).await.unwrap();
     }
     assert_eq!(
         everything(b, b"bulk/").await,
@@ -971,6 +977,27 @@ async fn bulk_loads_then_changes(
             .collect::<Vec<_>>()
     );
     model
+}
+
+/// Writes a bulk batch as a waited write, or as a bulk load does (`write_if_unsynced`,
+/// noting its ticket in `unsynced`); returns whether it applied.
+async fn write_bulk(
+    b: &dyn Backend,
+    checks: Vec<Check>,
+    batch: WriteBatch,
+    as_bulk_load: bool,
+    unsynced: &mut Option<SyncTicket>,
+) -> bool {
+    if !as_bulk_load {
+        return b.write_if(&checks, batch).await.unwrap();
+    }
+    match b.write_if_unsynced(checks, batch).await.unwrap() {
+        Some(ticket) => {
+            *unsynced = Some(ticket);
+            true
+        }
+        None => false,
+    }
 }
 
 fn durable() -> SledOptions {

@@ -4,9 +4,10 @@
 //!
 //! A sync runs only when someone needs one: a writer that waits (`register`), a wait for
 //! an earlier write (`wait_durable`), or writes registered without waiting
-//! (`register_unwaited`, a bulk load's chunks) that have queued `UNWAITED_SYNC_BYTES` of
-//! log since the last sync, which bounds the log kept in memory. A COPY thus syncs every
-//! few megabytes and once at its end, as PostgreSQL's does, not once per chunk.
+//! (`register_unwaited`: background GC's rewrites, and the log's placeholders for a bulk
+//! load's batches) that have queued `UNWAITED_SYNC_BYTES` of log since the last sync,
+//! which bounds the log kept in memory. A COPY thus syncs once, at its end, not once per
+//! chunk.
 
 use std::sync::{Arc, Condvar, Mutex};
 use tokio::sync::watch;
