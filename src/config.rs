@@ -20,6 +20,9 @@ pub struct Config {
     pub worker_threads: usize,
     /// Threads that serve client connections, each with its own single-threaded
     /// runtime (`server::ConnectionThreads`); 0 = connections run on the worker threads.
+    /// Four on a 2-core machine: when a thread waits out another's time slice, the
+    /// clients it serves wait with it, and with four threads for 8 clients that is two
+    /// clients, not four (see the README's Benchmarks).
     pub connection_threads: usize,
     /// Seconds shutdown waits for running statements before closing connections.
     pub shutdown_grace_secs: u64,
@@ -75,7 +78,7 @@ impl Default for Config {
             data_dir: PathBuf::from("./pgwide-data"),
             max_connections: 100,
             worker_threads: 2,
-            connection_threads: 2,
+            connection_threads: 4,
             shutdown_grace_secs: 10,
             durable: true,
             gc_interval_secs: 60,
@@ -215,7 +218,7 @@ mod tests {
         assert_eq!(config.listen, "0.0.0.0:6000");
         assert_eq!(config.worker_threads, 4);
         assert_eq!(
-            config.connection_threads, 2,
+            config.connection_threads, 4,
             "connections get their own threads"
         );
         assert_eq!(config.data_dir, PathBuf::from("./pgwide-data"));

@@ -71,7 +71,7 @@ struct ServeArgs {
     #[arg(long, value_name = "N")]
     worker_threads: Option<usize>,
     /// Threads that serve client connections, each with its own single-threaded
-    /// runtime; 0 = connections run on the worker threads [default: 2]
+    /// runtime; 0 = connections run on the worker threads [default: 4]
     #[arg(long, value_name = "N")]
     connection_threads: Option<usize>,
     /// Longest client message in bytes (a query, a Bind, a COPY chunk); longer ones end
