@@ -5,9 +5,10 @@
 //! A write is durable once its record in the write-ahead log (`wal`) is synced; concurrent
 //! writers share that sync (group commit). sled itself is synced at checkpoints, on close,
 //! and when a bulk load waits for its batches: those are kept in sled only, and the log
-//! holds just their sequence numbers (`DurableBy::SledSync`). sled 0.34's `flush()` only calls `sync_file_range` on its log and never syncs
-//! blob files (values over a quarter segment), so a checkpoint follows it with `fsync` of
-//! the log, of new blob files and of their directory before any log file is deleted.
+//! holds just their sequence numbers (`DurableBy::SledSync`). sled 0.34's `flush()` only
+//! calls `sync_file_range` on its log and never syncs blob files (values over a quarter
+//! segment), so every sync of sled follows it with `fsync` of the log, of new blob files
+//! and of their directory; a checkpoint does so before any log file is deleted.
 //! Writes are applied under one mutex so conditional checks and their batch are atomic,
 //! and so records reach the log in the order sled applied them; the expensive part, the
 //! sync, happens outside it.
