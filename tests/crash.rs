@@ -3,8 +3,8 @@
 //! SIGKILL at a random moment, reopens the database and checks that every acknowledged
 //! write is there with its value and version, that no multi-row atomic batch is half
 //! applied, and that every bulk load acknowledged after its closing wait is whole (its
-//! batches skip the log and are made durable by a sync of sled). State accumulates over the cycles, so recovery is also checked on top of
-//! earlier recoveries.
+//! batches skip the log and are made durable by a sync of sled). State accumulates over
+//! the cycles, so recovery is also checked on top of earlier recoveries.
 //!
 //! The child is this test binary itself, re-run with `child_entry` selected (an ignored
 //! test that only does work when `PGWIDE_CRASH_DIR` is set).
