@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::storage::SledOptions;
+
+const MIB: u64 = 1024 * 1024;
+
 /// Everything `pgwide serve` can be told.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -40,10 +44,9 @@ pub struct Config {
     /// backend's partition cache); 0 turns it off. When the partitions read often do not
     /// fit, copies are dropped and made again, which costs more than it saves.
     pub partition_cache_mb: u64,
-    /// Memory (MB) for sled's page cache of tree nodes. A node it has dropped is read
-    /// back from its file and deserialized whole on the next access. sled counts more
-    /// than the memory a node holds: at 1,000,000 rows after an UPDATE run, 512 MB had it
-    /// dropping nodes at 750 MiB of resident memory, and 2,048 MB took no more.
+    /// Memory (MB) for sled's page cache of tree nodes (`SledOptions::cache_capacity`).
+    /// A node it has dropped is read back from its file and deserialized whole on the
+    /// next access.
     pub sled_cache_mb: u64,
     /// Longest frontend message accepted (bytes): a query, a Bind's parameters, one
     /// COPY data chunk. Longer ones end the connection with SQLSTATE 54000.
@@ -89,8 +92,9 @@ impl Default for Config {
             gc_interval_secs: 60,
             limits: crate::engine::Limits::default(),
             query_memory_mb: 512,
-            partition_cache_mb: 512,
-            sled_cache_mb: 2048,
+            // The sled backend's own defaults, in MB, so the two cannot disagree.
+            partition_cache_mb: SledOptions::default().partition_cache_bytes / MIB,
+            sled_cache_mb: SledOptions::default().cache_capacity / MIB,
             max_message_bytes: 5 * 1024 * 1024,
             authentication_timeout_ms: 60_000,
             statement_timeout_ms: 0,

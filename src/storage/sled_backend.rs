@@ -41,7 +41,9 @@ use std::sync::{Arc, Mutex};
 pub struct SledOptions {
     /// Sync every acknowledged write to disk (group commit). Off only for throwaway data.
     pub durable: bool,
-    /// sled's page cache size in bytes.
+    /// sled's page cache size in bytes. sled counts more than the memory a node holds:
+    /// at 1,000,000 rows after an UPDATE run, 512 MB had it dropping nodes at 750 MiB
+    /// resident, and 2,048 MB took no more.
     pub cache_capacity: u64,
     /// When the write-ahead log has grown this many bytes, sled is synced and the log
     /// files it then covers are deleted (a checkpoint).
@@ -55,7 +57,7 @@ impl Default for SledOptions {
     fn default() -> Self {
         SledOptions {
             durable: true,
-            cache_capacity: 512 * 1024 * 1024,
+            cache_capacity: 2048 * 1024 * 1024,
             checkpoint_bytes: 64 * 1024 * 1024,
             partition_cache_bytes: 512 * 1024 * 1024,
         }
