@@ -149,8 +149,23 @@ pub fn decode_columns(
 /// decoded, borrowed from `bytes`, instead of collecting owned cells.
 pub fn visit_columns<'a>(
     bytes: &'a [u8],
+    keep: impl FnMut(&[u8]) -> bool,
+    kept_versions: KeptVersions,
+    cell: impl FnMut(&'a str, i64, ValueRef<'a>),
+) -> EngineResult<(RowMarker, Skipped)> {
+    visit_columns_through(bytes, keep, kept_versions, None, cell)
+}
+
+/// [`visit_columns`] that, given `through`, stops at the first column whose name sorts
+/// after it: the rest of the row is neither read nor checked, and `Skipped` covers only
+/// the columns before. Columns ascend by name, so a read that needs nothing of the
+/// columns it does not keep (no TTL to check them against) passes `through` = its
+/// greatest wanted name and steps over the rest of the row for free.
+pub fn visit_columns_through<'a>(
+    bytes: &'a [u8],
     mut keep: impl FnMut(&[u8]) -> bool,
     kept_versions: KeptVersions,
+    through: Option<&[u8]>,
     mut cell: impl FnMut(&'a str, i64, ValueRef<'a>),
 ) -> EngineResult<(RowMarker, Skipped)> {
     let mut input = Reader { bytes, at: 0 };
@@ -162,6 +177,9 @@ pub fn visit_columns<'a>(
         let name = input.take(len)?;
         if previous.is_some_and(|p| !ascending(p, name)) {
             return Err(corrupt("columns out of order"));
+        }
+        if through.is_some_and(|last| ascending(last, name)) {
+            return Ok((marker, skipped));
         }
         previous = Some(name);
         let versions = input.count()?;
@@ -488,10 +506,26 @@ mod tests {
             prop_assert_eq!(skipped.oldest, rest.min());
             // Newest only: the first (newest) cell of each kept column, the same summary.
             let (_, newest, newest_skipped) = decode(KeptVersions::Newest);
-            let mut expected_newest = expected;
+            let mut expected_newest = expected.clone();
             expected_newest.dedup_by(|later, first| later.column == first.column);
             prop_assert!(same(&newest, &expected_newest));
             prop_assert_eq!(newest_skipped, skipped);
+            // Stopping past the greatest wanted name keeps the same cells.
+            let mut through_kept = Vec::new();
+            let (through_marker, _) = visit_columns_through(
+                &bytes,
+                |name| std::str::from_utf8(name).is_ok_and(|name| wanted.contains(name)),
+                KeptVersions::All,
+                wanted.iter().max().map(|name| name.as_bytes()),
+                |column, version, value| through_kept.push(StoredCell {
+                    column: column.to_owned(),
+                    version,
+                    value: value.to_value(),
+                }),
+            )
+            .expect("decodes");
+            prop_assert_eq!(through_marker, marker);
+            prop_assert!(same(&through_kept, &expected));
         }
 
         #[test]

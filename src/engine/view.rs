@@ -12,7 +12,7 @@
 use super::codec::decode_pk_ref;
 use super::error::{EngineError, EngineResult};
 use super::options::TableOptions;
-use super::row_format::{visit_columns, KeptVersions};
+use super::row_format::{visit_columns_through, KeptVersions};
 use super::stored::ReadOptions;
 use super::types::{Cell, PkRef, PkType, Row, ValueRef};
 use smallvec::SmallVec;
@@ -85,11 +85,26 @@ impl<'a> RowView<'a> {
                 .as_ref()
                 .is_none_or(|columns| columns.iter().any(|c| c.as_bytes() == name))
         };
+        // Without a TTL the columns a read does not want cannot change what it returns
+        // (their versions only matter to whether an expiring row still exists), so the
+        // decode stops after the last wanted column (names ascend in a row): a range read
+        // of the first of four attributes reads about a quarter of each row.
+        let through = match (&read.columns, options.ttl < 0) {
+            (Some(columns), true) => Some(
+                columns
+                    .iter()
+                    .map(|c| c.as_bytes())
+                    .max()
+                    .unwrap_or_default(),
+            ),
+            _ => None,
+        };
         let mut cells: SmallVec<[CellRef<'a>; INLINE_CELLS]> = SmallVec::new();
-        let (marker, skipped) = visit_columns(
+        let (marker, skipped) = visit_columns_through(
             value,
             wanted,
             KeptVersions::Newest,
+            through,
             |column, version, value| {
                 cells.push(CellRef {
                     column,

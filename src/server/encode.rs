@@ -342,6 +342,9 @@ pub(crate) fn put_float_text(out: &mut BytesMut, value: f64, single: bool) {
             b"-Infinity"
         });
     }
+    if !single && put_short_decimal(out, value) {
+        return;
+    }
     // ryu finds the shortest round-trip digits (as PostgreSQL does, with its own copy
     // of Ryū); only the layout differs, so the digits are taken out of ryu's text.
     let mut buffer = ryu::Buffer::new();
@@ -361,6 +364,54 @@ pub(crate) fn put_float_text(out: &mut BytesMut, value: f64, single: bool) {
         return out.put_slice(text.strip_suffix(".0").unwrap_or(text).as_bytes());
     }
     put_shortest_laid_out(out, text, single);
+}
+
+/// Fractional digits `put_short_decimal` handles.
+const SHORT_DECIMALS: u32 = 4;
+/// 10^`SHORT_DECIMALS`.
+const SHORT_DECIMAL_SCALE: f64 = 1e4;
+
+/// Prints a float8 that is a decimal of at most 15 significant digits and at most
+/// `SHORT_DECIMALS` after the point, such as a price in cents, and returns whether it
+/// was one; most stored amounts are, and ryu takes a third of the time of a 100-row
+/// range read's values. Prints what ryu's shortest digits print:
+/// - `units / 10^SHORT_DECIMALS` is checked to be exactly `value`, as reading the
+///   text back computes it (both are exact doubles, `units` below 2^53, and the
+///   division rounds correctly), so the text reads back to `value`;
+/// - it has at most 15 significant digits (DBL_DIG), and two different decimals of at
+///   most 15 digits never read back to the same double, so no shorter text does.
+///
+/// The magnitudes it accepts, from 1e-4 up to 1e11, all print in fixed notation.
+fn put_short_decimal(out: &mut BytesMut, value: f64) -> bool {
+    let scaled = value * SHORT_DECIMAL_SCALE;
+    let exact = scaled == scaled.trunc()
+        && scaled != 0.0
+        && scaled.abs() < 1e15
+        && scaled / SHORT_DECIMAL_SCALE == value;
+    if !exact {
+        return false;
+    }
+    // A whole number below 1e15, so the conversion is exact.
+    let mut units = scaled.abs() as u64;
+    let mut decimals = SHORT_DECIMALS;
+    while decimals > 0 && units.is_multiple_of(10) {
+        units /= 10;
+        decimals -= 1;
+    }
+    if value < 0.0 {
+        out.put_u8(b'-');
+    }
+    let unit = 10u64.pow(decimals);
+    out.put_slice(itoa::Buffer::new().format(units / unit).as_bytes());
+    if decimals > 0 {
+        out.put_u8(b'.');
+        let fraction = units % unit;
+        // Zero-padded to `decimals` digits: 0.05 is 5 hundredths.
+        for place in (0..decimals).rev() {
+            out.put_u8(b'0' + (fraction / 10u64.pow(place) % 10) as u8);
+        }
+    }
+    true
 }
 
 /// Lays ryu's `text` out as PostgreSQL does, for any magnitude.
@@ -558,6 +609,45 @@ mod tests {
             put_shortest_laid_out(&mut general, ryu::Buffer::new().format_finite(single), true);
             let shortcut = float(v, true);
             proptest::prop_assert_eq!(shortcut.as_bytes(), &general[..], "float4 {:e}", single);
+        }
+    }
+
+    proptest::proptest! {
+        /// Decimals with few fractional digits (prices, rates) take the short path and
+        /// print exactly what ryu's digits print.
+        #[test]
+        fn short_decimals_print_as_ryu_does(
+            units in -999_999_999_999_999i64..=999_999_999_999_999,
+            decimals in 0u32..=6,
+        ) {
+            let v = units as f64 / 10f64.powi(decimals as i32);
+            let mut general = BytesMut::new();
+            match v == 0.0 {
+                true => general.put_slice(if v.is_sign_negative() { b"-0" } else { b"0" }),
+                false => put_shortest_laid_out(&mut general, ryu::Buffer::new().format_finite(v), false),
+            }
+            let printed = float(v, false);
+            proptest::prop_assert_eq!(printed.as_bytes(), &general[..], "float8 {:e}", v);
+        }
+    }
+
+    #[test]
+    fn short_decimals_take_the_short_path() {
+        for (v, expected) in [
+            (12.5, "12.5"),
+            (-0.05, "-0.05"),
+            (0.0001, "0.0001"),
+            (9999.99, "9999.99"),
+            (100.0, "100"),
+            (12_345_678_901.25, "12345678901.25"),
+        ] {
+            let mut out = BytesMut::new();
+            assert!(put_short_decimal(&mut out, v), "{v}");
+            assert_eq!(&out[..], expected.as_bytes());
+        }
+        // Too many digits, too small, too large or zero: left to ryu.
+        for v in [std::f64::consts::PI, 0.00001, 1.5e11, 0.0, -0.0, 0.1 + 0.2] {
+            assert!(!put_short_decimal(&mut BytesMut::new(), v), "{v}");
         }
     }
 

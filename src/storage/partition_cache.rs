@@ -77,18 +77,43 @@ impl Partition {
         }
     }
 
-    /// The index one past the last entry whose key is not above `bound` as an end bound.
-    fn end_at(&self, bound: &Bound<Vec<u8>>) -> usize {
+    /// The index one past the last entry whose key is not above `bound` as an end bound,
+    /// searched from `first` on: `first` if the end lies before it.
+    fn end_at(&self, bound: &Bound<Vec<u8>>, first: usize) -> usize {
         match bound {
             Bound::Unbounded => self.entries.len(),
-            Bound::Included(k) => self.count_below(|key| key <= k.as_slice()),
-            Bound::Excluded(k) => self.count_below(|key| key < k.as_slice()),
+            Bound::Included(k) => self.count_below_from(first, |key| key <= k.as_slice()),
+            Bound::Excluded(k) => self.count_below_from(first, |key| key < k.as_slice()),
         }
     }
 
     /// How many leading entries satisfy `below` (which holds for a prefix of them).
     fn count_below(&self, below: impl Fn(&[u8]) -> bool) -> usize {
-        let (mut low, mut high) = (0, self.entries.len());
+        self.search(0, self.entries.len(), below)
+    }
+
+    /// `count_below` for a prefix known to reach `start`, found by galloping forward
+    /// from it: a range read's end lies a few entries past its start, and the probes
+    /// near the start touch memory the read is about to touch anyway, where a binary
+    /// search over the whole partition would miss the cache on most of them.
+    fn count_below_from(&self, start: usize, below: impl Fn(&[u8]) -> bool) -> usize {
+        let len = self.entries.len();
+        let (mut low, mut high, mut step) = (start, len, 1);
+        while low < len {
+            let probe = (low + step - 1).min(len - 1);
+            if !below(self.key(probe)) {
+                high = probe;
+                break;
+            }
+            low = probe + 1;
+            step *= 2;
+        }
+        self.search(low, high, below)
+    }
+
+    /// The first index in `low..high` whose key is not `below`, or `high`, given that
+    /// the entries satisfying `below` form a prefix.
+    fn search(&self, mut low: usize, mut high: usize, below: impl Fn(&[u8]) -> bool) -> usize {
         while low < high {
             let mid = low + (high - low) / 2;
             if below(self.key(mid)) {
@@ -110,7 +135,7 @@ impl Partition {
         visit: &mut (dyn for<'k> FnMut(&'k [u8], &'k [u8]) -> bool + Send),
     ) {
         let first = self.first_from(&range.start);
-        let end = self.end_at(&range.end).max(first);
+        let end = self.end_at(&range.end, first).max(first);
         let count = (end - first).min(limit);
         let mut each = |index: usize| visit(self.key(index), self.value(index));
         match direction {
