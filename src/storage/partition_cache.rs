@@ -92,8 +92,9 @@ impl Partition {
         self.search(0, self.entries.len(), below)
     }
 
-    /// `count_below` for a prefix known to reach `start`, found by galloping forward
-    /// from it: a range read's end lies a few entries past its start, and the probes
+    /// `count_below` for a prefix known to reach `start` (or `start` itself if `below`
+    /// fails there), found by galloping forward from it: a range read's end lies a few
+    /// entries past its start, and the probes
     /// near the start touch memory the read is about to touch anyway, where a binary
     /// search over the whole partition would miss the cache on most of them.
     fn count_below_from(&self, start: usize, below: impl Fn(&[u8]) -> bool) -> usize {
