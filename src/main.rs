@@ -74,6 +74,11 @@ struct ServeArgs {
     /// runtime; 0 = connections run on the worker threads [default: 4]
     #[arg(long, value_name = "N")]
     connection_threads: Option<usize>,
+    /// Tie connection thread i to the i-th usable CPU, modulo their number, so the
+    /// threads stay spread evenly: auto (while the server's other threads are quiet),
+    /// always or never [default: auto]
+    #[arg(long, value_name = "WHEN", value_parser = ["auto", "always", "never"])]
+    pin_connection_threads: Option<String>,
     /// Longest client message in bytes (a query, a Bind, a COPY chunk); longer ones end
     /// the connection with SQLSTATE 54000 [default: 5242880]
     #[arg(long, value_name = "BYTES")]
@@ -148,14 +153,16 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let connection_threads =
-        match pgwide::server::ConnectionThreads::start(config.connection_threads) {
-            Ok(threads) => threads,
-            Err(e) => {
-                eprintln!("pgwide: cannot start the connection threads: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+    let connection_threads = match pgwide::server::ConnectionThreads::start(
+        config.connection_threads,
+        config.pin_connection_threads,
+    ) {
+        Ok(threads) => threads,
+        Err(e) => {
+            eprintln!("pgwide: cannot start the connection threads: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let served = runtime.block_on(serve(config, connection_threads.handles()));
     connection_threads.stop();
     match served {
@@ -187,6 +194,9 @@ fn build_config(args: ServeArgs) -> Result<Config, String> {
     }
     if let Some(n) = args.connection_threads {
         config.connection_threads = n;
+    }
+    if let Some(when) = args.pin_connection_threads {
+        config.pin_connection_threads = when.parse()?;
     }
     if let Some(n) = args.max_message_bytes {
         config.max_message_bytes = n;

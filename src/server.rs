@@ -8,6 +8,7 @@
 //! `PERF_NOTES.md`), results stream without per-row allocations, and portals can be
 //! suspended at Execute's row limit.
 
+mod affinity;
 mod authenticate;
 mod cancel;
 mod connection;
@@ -15,6 +16,7 @@ mod copy;
 mod encode;
 mod extended;
 mod params;
+mod placement;
 mod startup;
 mod threads;
 mod tls;
@@ -23,6 +25,7 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
+pub use placement::Placement;
 pub use threads::ConnectionThreads;
 pub use tls::Tls;
 

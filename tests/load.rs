@@ -301,3 +301,74 @@ fn the_server_runs_without_transparent_huge_pages() {
     assert_eq!(thp, Some("0"), "THP_enabled in /proc/<pid>/status");
     server.stop();
 }
+
+/// The CPUs in a `Cpus_allowed_list` line of /proc ("0-3,6").
+fn cpu_list(text: &str) -> Vec<usize> {
+    text.split(',')
+        .flat_map(|part| match part.split_once('-') {
+            Some((from, to)) => (from.parse().unwrap()..=to.parse().unwrap()).collect(),
+            None => vec![part.parse().unwrap()],
+        })
+        .collect()
+}
+
+/// The CPUs each thread of `pid` whose name starts with `prefix` may run on, in the
+/// order of their names.
+fn cpus_of_threads(pid: u32, prefix: &str) -> Vec<Vec<usize>> {
+    let mut threads: Vec<(String, Vec<usize>)> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("proc tasks")
+        .filter_map(|task| {
+            let task = task.ok()?.path();
+            let name = std::fs::read_to_string(task.join("comm")).ok()?;
+            let status = std::fs::read_to_string(task.join("status")).ok()?;
+            let cpus = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+            Some((name.trim().to_string(), cpu_list(cpus.trim())))
+        })
+        .filter(|(name, _)| name.starts_with(prefix))
+        .collect();
+    threads.sort();
+    threads.into_iter().map(|(_, cpus)| cpus).collect()
+}
+
+/// By default an idle server ties connection thread i to the i-th CPU it may use
+/// (`server::placement`) when there are 2-4 of them; `--pin-connection-threads never`
+/// leaves the threads on every CPU.
+#[test]
+#[cfg(target_os = "linux")]
+fn idle_connection_threads_are_spread_over_the_cpus_unless_told_not_to() {
+    let server = Pgwide::fresh();
+    let allowed = cpus_of_threads(server.pid(), "pgwide")
+        .into_iter()
+        .max_by_key(Vec::len)
+        .expect("the main thread");
+    // Four threads by default; with more CPUs than that they are never tied.
+    let tied = (2..=4).contains(&allowed.len());
+    let spread: Vec<Vec<usize>> = (0..4)
+        .map(|i| match tied {
+            true => vec![allowed[i % allowed.len()]],
+            false => allowed.clone(),
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = cpus_of_threads(server.pid(), "pgwide-conn");
+    // Start-up work on other threads may free them for a moment; idle, they are tied.
+    while seen != spread && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        seen = cpus_of_threads(server.pid(), "pgwide-conn");
+    }
+    server.stop();
+    assert_eq!(seen, spread);
+
+    let temp = tempfile::tempdir().expect("temporary directory");
+    let free = Pgwide::start(
+        &temp.path().join("data"),
+        &["--pin-connection-threads", "never"],
+        &[],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let seen = cpus_of_threads(free.pid(), "pgwide-conn");
+    free.stop();
+    assert_eq!(seen, vec![allowed; 4]);
+}
