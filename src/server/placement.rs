@@ -5,8 +5,8 @@
 //! our threads share one. On 2 CPUs with 4 connection threads it often left three of
 //! them on one CPU for seconds at a time, because neither CPU was full; the clients of
 //! those three then waited behind each other. In a 20 s range run at 1,000,000 rows the
-//! p99 was 0.53-0.54 ms in every such second and 0.40-0.41 ms while the threads were
-//! split two and two (README, session 20).
+//! p99 was 0.53-0.54 ms in every such second, and 0.40-0.41 ms in four of the five
+//! seconds while the threads were split two and two (README, session 20).
 //!
 //! Why not always: during single-row writes the group-commit thread uses about a third
 //! of a CPU. A tied connection thread whose CPU is running it waits, even while the
