@@ -54,16 +54,17 @@ impl ConnectionThreads {
                 thread,
             });
         }
-        let governor = match (placement, assignment(&threads)) {
-            (Placement::Never, _) | (_, None) => None,
-            (Placement::Always, Some(assignment)) => {
-                assignment.apply(true);
-                None
-            }
-            (Placement::Auto, Some(assignment)) => {
-                assignment.apply(true);
-                Some(Governor::start(assignment)?)
-            }
+        // `never` does not even read the CPUs, so it cannot warn that they are unreadable.
+        let assigned = match placement {
+            Placement::Never => None,
+            Placement::Always | Placement::Auto => assignment(&threads),
+        };
+        if let Some(assignment) = &assigned {
+            assignment.apply(true);
+        }
+        let governor = match (placement, assigned) {
+            (Placement::Auto, Some(assignment)) => Some(Governor::start(assignment)?),
+            _ => None,
         };
         Ok(ConnectionThreads { threads, governor })
     }
