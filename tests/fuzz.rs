@@ -24,7 +24,10 @@ fn cargo_fuzz() -> Command {
         .current_dir(fuzz_dir())
         .env("RUSTC_BOOTSTRAP", "1")
         // The main build's flags (coverage, target dir) must not leak into this one.
-        .env_remove("RUSTFLAGS")
+        // cargo fuzz appends these to its own: no debug info. Its default line tables
+        // made the three targets 1.7 GB on CI machines whose disk has run out; a crash
+        // still names its functions, and its reproducer reruns with line numbers.
+        .env("RUSTFLAGS", "-Cdebuginfo=0")
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET_DIR")
         .arg("fuzz");
@@ -52,8 +55,9 @@ fn build() {
         );
         if !output.status.success() {
             return Err(format!(
-                "cargo fuzz build failed:\n{}",
-                String::from_utf8_lossy(&output.stderr)
+                "cargo fuzz build failed ({}):\n{}",
+                output.status,
+                build_errors(&String::from_utf8_lossy(&output.stderr))
             ));
         }
         Ok(())
@@ -61,6 +65,17 @@ fn build() {
     if let Err(message) = built {
         panic!("{message}");
     }
+}
+
+/// The part of a failed build's log worth reading: its last 120 lines once the
+/// `Compiling …` progress lines are gone (CI shows only a failure's first screenful,
+/// and a cold build prints hundreds of them before the error).
+fn build_errors(log: &str) -> String {
+    let lines: Vec<&str> = log
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("Compiling "))
+        .collect();
+    lines[lines.len().saturating_sub(120)..].join("\n")
 }
 
 fn seconds() -> u64 {

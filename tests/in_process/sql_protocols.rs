@@ -2,7 +2,7 @@
 //! protocol (binary results, as tokio-postgres reads them) must agree: every write form
 //! of DESIGN §3 "Writes" and every fast-path read of "Reads".
 
-mod common;
+use crate::common;
 
 use common::{simple_rows, TestServer};
 use tokio_postgres::types::Type;

@@ -3,7 +3,7 @@
 //! for schema-free columns whose type comes from the literal, and for literals that do
 //! not fit the cached plan's parameter types.
 
-mod common;
+use crate::common;
 
 use common::{code, simple_rows, TestServer};
 

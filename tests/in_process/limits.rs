@@ -4,7 +4,7 @@
 //! (53300), authentication timeout, `statement_timeout` (57014), and the idle timeouts
 //! (25P03, 57P05).
 
-mod common;
+use crate::common;
 
 use common::{code, simple_rows, TestServer};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! bound at execution, binary results of the types PostgreSQL gives (count(*) is
 //! bigint), and the memory limit's clear error.
 
-mod common;
+use crate::common;
 
 use common::{code, TestServer};
 
@@ -112,8 +112,8 @@ async fn a_query_over_the_memory_limit_fails_cleanly() {
 }
 
 /// Latency of a point get on the fast path and through DataFusion (same GetRow), to see
-/// what DataFusion's planning costs: `cargo test --release --test sql_datafusion --
-/// --ignored --nocapture`.
+/// what DataFusion's planning costs: `cargo test --release --test in_process --
+/// sql_datafusion::point_get_latency --ignored --nocapture`.
 #[tokio::test]
 #[ignore]
 async fn point_get_latency() {

@@ -2,7 +2,7 @@
 //! DatabaseMetaData, SQLAlchemy's inspector): parameters, binary results, and the
 //! catalog following DDL at once.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 

@@ -2,7 +2,7 @@
 //! GetRange forward/backward with LIMIT/OFFSET, attribute filters, projections, the
 //! versions relation, and the seed semantics through SQL.
 
-mod common;
+use crate::common;
 
 use common::{code, simple_rows, TestServer};
 

@@ -2,7 +2,7 @@
 //! (extended protocol) and psql's \copy (simple protocol); a bad line names its line
 //! number and leaves nothing of the COPY behind.
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use common::{code, simple_rows, TestServer};

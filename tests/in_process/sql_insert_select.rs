@@ -2,7 +2,7 @@
 //! the fast path or DataFusion, are converted like VALUES rows, and are written
 //! atomically.
 
-mod common;
+use crate::common;
 
 use common::{code, simple_rows, TestServer};
 

@@ -7,7 +7,7 @@
 //! Needs Debian's postgresql-15 (`scripts/test` installs it). Without it the test fails:
 //! a silently skipped differential test would look like a passing one.
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use rand::rngs::StdRng;

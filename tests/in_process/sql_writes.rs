@@ -1,7 +1,7 @@
 //! Every row of DESIGN §3 "Writes" over the wire, in the simple protocol (text results)
 //! and the extended protocol (tokio-postgres binds parameters and reads binary results).
 
-mod common;
+use crate::common;
 
 use common::{code, simple_rows, TestServer};
 

@@ -1,10 +1,10 @@
 //! Golden SQL files: each `tests/sql/NAME.sql` runs statement by statement against a
 //! fresh in-process server over the simple query protocol, and what a psql user would
 //! see — columns, rows, row counts, SQLSTATEs and messages — must equal
-//! `tests/sql/NAME.out`. `PGWIDE_BLESS=1 cargo test --test sql_golden` rewrites the
+//! `tests/sql/NAME.out`. `PGWIDE_BLESS=1 cargo test --test in_process sql_golden::` rewrites the
 //! `.out` files from the current behaviour (review the diff before committing it).
 
-mod common;
+use crate::common;
 
 use common::TestServer;
 use std::path::PathBuf;
