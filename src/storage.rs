@@ -7,6 +7,7 @@
 mod apply_thread;
 mod memory;
 mod pack;
+mod pack_hints;
 mod partition_cache;
 mod sled_backend;
 mod sled_store;

@@ -14,6 +14,7 @@
 //! `apply_batch`. Keys outside the span of every key ever packed skip the packs tree.
 
 use super::pack::{self, Pack, PACK_BYTES, PACK_ROWS};
+use super::pack_hints::PackHints;
 use super::wal::SEQUENCE_KEY;
 use super::{Mutation, StorageError, StorageResult};
 use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
@@ -80,6 +81,8 @@ pub(crate) struct Store {
     /// lookup per read. It only ever widens: a stale wider span costs a lookup, never a
     /// wrong answer.
     span: RwLock<Option<(Vec<u8>, Vec<u8>)>>,
+    /// Packs point reads have found, to find the next ones with a `get`.
+    pack_hints: PackHints,
 }
 
 impl Store {
@@ -98,6 +101,7 @@ impl Store {
             loose,
             packs,
             span: RwLock::new(span),
+            pack_hints: PackHints::default(),
         })
     }
 
@@ -158,11 +162,35 @@ impl Store {
         if !self.may_pack_key(key) {
             return Ok(None);
         }
-        let Some((_, buffer)) = self.pack_holding(key)? else {
+        if let Some(answer) = self.get_packed_by_hint(key)? {
+            return Ok(answer);
+        }
+        let Some((last_key, buffer)) = self.pack_holding(key)? else {
+            return Ok(None);
+        };
+        self.pack_hints.remember(&last_key);
+        let pack = Pack::parse(&buffer)?;
+        Ok(pack.get(key)?.map(|value| Bytes::within(&buffer, value)))
+    }
+
+    /// The packed value under `key` as the pack hints find it: `Some` of the answer when
+    /// the remembered pack they lead to covers `key`, `None` when they cannot tell (no
+    /// hint, a pack since gone, or a range that begins after `key`).
+    fn get_packed_by_hint(&self, key: &[u8]) -> StorageResult<Option<Option<Bytes>>> {
+        let Some(last_key) = self.pack_hints.at_or_after(key) else {
+            return Ok(None);
+        };
+        let Some(buffer) = self.packs.get(&last_key).map_err(io_err)? else {
+            self.pack_hints.forget(&last_key);
             return Ok(None);
         };
         let pack = Pack::parse(&buffer)?;
-        Ok(pack.get(key)?.map(|value| Bytes::within(&buffer, value)))
+        if pack.key(0)? > key {
+            return Ok(None);
+        }
+        Ok(Some(
+            pack.get(key)?.map(|value| Bytes::within(&buffer, value)),
+        ))
     }
 
     /// The pack whose range could hold `key` (the first whose last key is not below
