@@ -11,7 +11,7 @@
 
 use super::cancel::{CancelHandle, Scope};
 use super::encode::{put_data_row, put_row_description, Formats};
-use super::extended::{Portal, Statement};
+use super::extended::{Portals, Statement};
 use super::startup::{handshake, Established};
 use super::wire::{put_command_complete, put_select_complete, Frontend, Wire, WireError};
 use super::Shared;
@@ -126,7 +126,7 @@ pub(crate) async fn run_stream<S>(
         session,
         cancel: Arc::clone(&registration.handle),
         statements: HashMap::new(),
-        portals: HashMap::new(),
+        portals: Portals::default(),
         skipping: false,
         awaiting_command: true,
     };
@@ -142,7 +142,7 @@ pub(crate) struct Connection<S> {
     pub(super) session: Box<dyn SqlSession>,
     pub(super) cancel: Arc<CancelHandle>,
     pub(super) statements: HashMap<String, Statement>,
-    pub(super) portals: HashMap<String, Portal>,
+    pub(super) portals: Portals,
     /// After an error in the extended protocol, messages are discarded until Sync.
     pub(super) skipping: bool,
     /// ReadyForQuery was the last thing sent: the session is idle, and its idle

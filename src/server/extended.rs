@@ -20,6 +20,7 @@ use pgwire::messages::extendedquery::{
     BindComplete, CloseComplete, ParseComplete, PortalSuspended,
 };
 use pgwire::messages::response::EmptyQueryResponse;
+use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -38,6 +39,52 @@ pub(crate) struct Statement {
     /// where they name the inferred type (`varchar` for TEXT), since pgjdbc refuses a
     /// description that changes a type it declared.
     declared_oids: Vec<u32>,
+}
+
+/// A connection's portals. The unnamed one, which libpq and most drivers bind for
+/// every execution, has a slot of its own: taking it out for each Execute and putting it
+/// back in a `HashMap` hashed and compared its name each time (2.3% of the server's CPU
+/// in a profile of prepared point gets).
+#[derive(Default)]
+pub(crate) struct Portals {
+    unnamed: Option<Portal>,
+    named: HashMap<String, Portal>,
+}
+
+impl Portals {
+    fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    fn get(&self, name: &str) -> Option<&Portal> {
+        if name.is_empty() {
+            self.unnamed.as_ref()
+        } else {
+            self.named.get(name)
+        }
+    }
+
+    /// Binds `name` to `portal`, replacing a portal of that name.
+    fn insert(&mut self, name: String, portal: Portal) {
+        if name.is_empty() {
+            self.unnamed = Some(portal);
+        } else {
+            self.named.insert(name, portal);
+        }
+    }
+
+    fn remove(&mut self, name: &str) -> Option<Portal> {
+        if name.is_empty() {
+            self.unnamed.take()
+        } else {
+            self.named.remove(name)
+        }
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.unnamed = None;
+        self.named.clear();
+    }
 }
 
 pub(crate) struct Portal {
@@ -186,7 +233,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
             params.push(decode_param(raw.as_deref(), *ty, binary_param(i)?, i + 1)?);
         }
         let formats = Formats::from_codes(&bind.result_formats, prepared.columns.len())?;
-        if !bind.portal.is_empty() && self.portals.contains_key(&bind.portal) {
+        if !bind.portal.is_empty() && self.portals.contains(&bind.portal) {
             return Err(SqlError::new(
                 "42P03",
                 format!("cursor \"{}\" already exists", bind.portal),
@@ -263,10 +310,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
     }
 
     pub(super) async fn execute(&mut self, name: String, max_rows: i32) -> Result<(), Fault> {
-        // Taken out of the map while it runs (the session and socket are borrowed too).
-        let (name, mut portal) = self
+        // Taken out while it runs (the session and socket are borrowed too).
+        let mut portal = self
             .portals
-            .remove_entry(&name)
+            .remove(&name)
             .ok_or_else(|| missing_portal(&name))?;
         let result = self.run_portal(&mut portal, max_rows).await;
         self.portals.insert(name, portal);

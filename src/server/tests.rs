@@ -464,6 +464,32 @@ async fn only_sync_and_flush_write_to_the_socket() {
 }
 
 #[tokio::test]
+async fn the_unnamed_portal_is_replaced_by_each_bind_and_dropped_at_sync() {
+    let server = start().await;
+    let mut raw = Raw::connect(server.addr, "postgres").await;
+    raw.parse("", "echo $1", &[23])
+        .bind("", &[Some("7")], &[])
+        .bind("", &[Some("8")], &[])
+        .execute(0)
+        .sync()
+        .send()
+        .await;
+    let messages = raw.until_ready().await;
+    let kinds: Vec<u8> = messages.iter().map(|m| m.0).collect();
+    assert_eq!(kinds, b"122DCZ".to_vec());
+    assert_eq!(
+        raw::data_row_fields(&messages[3].1),
+        vec![Some(b"8".to_vec())],
+        "the second Bind's parameter"
+    );
+    // No transaction block is open, so Sync ended the portal.
+    raw.execute(0).sync().send().await;
+    let messages = raw.until_ready().await;
+    assert_eq!(messages[0].0, b'E');
+    assert_eq!(raw::error_code(&messages[0].1), "34000");
+}
+
+#[tokio::test]
 async fn execute_row_limit_suspends_the_portal() {
     let server = start().await;
     let mut client = connect(server.addr).await;
