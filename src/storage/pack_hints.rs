@@ -37,6 +37,11 @@ impl PackHints {
     }
 
     pub(crate) fn remember(&self, last_key: &[u8]) {
+        // A get of a key in a gap between packs finds the same pack every time: no need
+        // to hold every other read up for a write lock then.
+        if self.read().contains(last_key) {
+            return;
+        }
         let mut last_keys = self.write();
         if last_keys.len() >= MAX_HINTS {
             last_keys.clear();
