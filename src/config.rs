@@ -50,6 +50,9 @@ pub struct Config {
     /// backend's partition cache); 0 turns it off. When the partitions read often do not
     /// fit, copies are dropped and made again, which costs more than it saves.
     pub partition_cache_mb: u64,
+    /// Memory (MB) for single rows kept in memory for point reads (the sled backend's
+    /// row cache); 0 turns it off.
+    pub row_cache_mb: u64,
     /// Memory (MB) for sled's page cache of tree nodes (`SledOptions::cache_capacity`).
     /// A node it has dropped is read back from its file and deserialized whole on the
     /// next access.
@@ -101,6 +104,7 @@ impl Default for Config {
             query_memory_mb: 512,
             // The sled backend's own defaults, in MB, so the two cannot disagree.
             partition_cache_mb: SledOptions::default().partition_cache_bytes / MIB,
+            row_cache_mb: SledOptions::default().row_cache_bytes / MIB,
             sled_cache_mb: SledOptions::default().cache_capacity / MIB,
             max_message_bytes: 5 * 1024 * 1024,
             authentication_timeout_ms: 60_000,

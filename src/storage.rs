@@ -9,6 +9,7 @@ mod memory;
 mod pack;
 mod pack_hints;
 mod partition_cache;
+mod row_cache;
 mod sled_backend;
 mod sled_store;
 mod sync;

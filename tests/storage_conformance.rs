@@ -27,6 +27,7 @@ async fn conformance(backend: Arc<dyn Backend>) {
     concurrent_disjoint_writers(Arc::clone(&backend)).await;
     partition_reads_follow_writes(backend.as_ref()).await;
     partition_reads_see_every_acknowledged_write(Arc::clone(&backend)).await;
+    point_reads_see_every_acknowledged_write(Arc::clone(&backend)).await;
     large_batch_with_a_repeated_key(backend.as_ref()).await;
     let model = bulk_loads_then_changes(backend.as_ref(), 0x2545_F491_4F6C_DD1D).await;
     let mut cleanup = WriteBatch::default();
@@ -762,6 +763,70 @@ async fn partition_reads_see_every_acknowledged_write(b: Arc<dyn Backend>) {
     b.write(cleanup).await.unwrap();
 }
 
+/// Writers bump counters while readers get them by key over and over: every get must
+/// show at least the value acknowledged before it began, and a deleted counter must
+/// not come back. A cached row that outlived a write would show an older value.
+async fn point_reads_see_every_acknowledged_write(b: Arc<dyn Backend>) {
+    const WRITES: u64 = 300;
+    const COUNTERS: u64 = 4;
+    let counter = |c: u64| format!("point/counter{c}").into_bytes();
+    let acknowledged: Arc<Vec<std::sync::atomic::AtomicU64>> =
+        Arc::new((0..COUNTERS).map(|_| Default::default()).collect());
+    let writer = {
+        let (b, acknowledged) = (Arc::clone(&b), Arc::clone(&acknowledged));
+        tokio::spawn(async move {
+            for n in 1..=WRITES {
+                for c in 0..COUNTERS {
+                    b.write(put(&counter(c), &n.to_be_bytes())).await.unwrap();
+                    acknowledged[c as usize].store(n, std::sync::atomic::Ordering::SeqCst);
+                }
+                if n % 8 == 0 {
+                    tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+                }
+            }
+            // The last word: every counter deleted.
+            for c in 0..COUNTERS {
+                b.write(delete(&counter(c))).await.unwrap();
+                acknowledged[c as usize].store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+    };
+    let mut readers = Vec::new();
+    for reader in 0..3u64 {
+        let (b, acknowledged) = (Arc::clone(&b), Arc::clone(&acknowledged));
+        readers.push(tokio::spawn(async move {
+            let mut reads = 0u64;
+            let mut c = reader % COUNTERS;
+            loop {
+                let floor = acknowledged[c as usize].load(std::sync::atomic::Ordering::SeqCst);
+                let value = b.get(&counter(c)).await.unwrap();
+                let seen = value.map(|v| u64::from_be_bytes(v.try_into().unwrap()));
+                match floor {
+                    u64::MAX => assert_eq!(seen, None, "counter {c} came back after its delete"),
+                    // The delete may have applied since.
+                    WRITES if seen.is_none() => {}
+                    floor => assert!(
+                        seen.unwrap_or(0) >= floor,
+                        "counter {c}: read {seen:?} after {floor} was acknowledged"
+                    ),
+                }
+                reads += 1;
+                if (0..COUNTERS).all(|c| {
+                    acknowledged[c as usize].load(std::sync::atomic::Ordering::SeqCst) == u64::MAX
+                }) {
+                    return reads;
+                }
+                c = (c + 1) % COUNTERS;
+                tokio::task::yield_now().await;
+            }
+        }));
+    }
+    writer.await.unwrap();
+    for reader in readers {
+        assert!(reader.await.unwrap() > 0);
+    }
+}
+
 /// A batch of many puts in descending key order that puts one key twice: the later put
 /// wins, as in any batch, however the backend stores a large batch.
 async fn large_batch_with_a_repeated_key(b: &dyn Backend) {
@@ -1009,6 +1074,8 @@ fn durable() -> SledOptions {
         // Room for about two of the partitions `partition_reads_follow_writes` uses,
         // so copies are also evicted.
         partition_cache_bytes: 2 * 1024,
+        // About 4 KiB a shard, so rows are also evicted.
+        row_cache_bytes: 256 * 1024,
     }
 }
 

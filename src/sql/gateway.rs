@@ -33,6 +33,7 @@ impl Gateway {
                 SledOptions {
                     durable: config.durable,
                     partition_cache_bytes: config.partition_cache_mb.saturating_mul(1024 * 1024),
+                    row_cache_bytes: config.row_cache_mb.saturating_mul(1024 * 1024),
                     cache_capacity: config.sled_cache_mb.saturating_mul(1024 * 1024),
                     ..SledOptions::default()
                 },

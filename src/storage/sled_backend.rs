@@ -14,13 +14,15 @@
 //! sync, happens outside it.
 //!
 //! Range reads within one partition can be served from a cache of whole partitions
-//! (`partition_cache`), which every write passes through before it applies.
+//! (`partition_cache`), and point reads from a cache of single rows (`row_cache`); every
+//! write passes through both before it applies.
 //!
 //! The empty key is reserved: it holds a log sequence number up to which sled holds every
 //! record (see `Store::apply` and `checkpoint`).
 
 use super::apply_thread::ApplyThread;
 use super::partition_cache::{Lookup, PartitionBuilder, PartitionCache};
+use super::row_cache::{Probe, RowCache};
 use super::sled_store::{Bytes, Store};
 use super::sync::{GroupCommit, Syncer};
 use super::wal::{self, Wal, SEQUENCE_KEY};
@@ -51,6 +53,8 @@ pub struct SledOptions {
     /// Memory for whole partitions kept for range reads (`partition_cache`); 0 turns
     /// the cache off.
     pub partition_cache_bytes: u64,
+    /// Memory for single rows kept for point reads (`row_cache`); 0 turns the cache off.
+    pub row_cache_bytes: u64,
 }
 
 impl Default for SledOptions {
@@ -60,6 +64,7 @@ impl Default for SledOptions {
             cache_capacity: 2048 * 1024 * 1024,
             checkpoint_bytes: 64 * 1024 * 1024,
             partition_cache_bytes: 512 * 1024 * 1024,
+            row_cache_bytes: 512 * 1024 * 1024,
         }
     }
 }
@@ -84,6 +89,8 @@ struct Writer {
     durability: Option<(Arc<Wal>, Arc<GroupCommit>)>,
     /// Whole partitions kept for range reads; every write tells it what it touches.
     partitions: Option<Arc<PartitionCache>>,
+    /// Single rows kept for point reads; every write tells it what it touches.
+    rows: Option<Arc<RowCache>>,
     /// Syncs sled, for the batches kept in sled only (`DurableBy::SledSync`).
     sled: Arc<SledSyncer>,
     sled_only: Arc<SledOnlyBatches>,
@@ -143,12 +150,17 @@ impl SledBackend {
             let budget = usize::try_from(options.partition_cache_bytes).unwrap_or(usize::MAX);
             Arc::new(PartitionCache::new(budget))
         });
+        let rows = (options.row_cache_bytes > 0).then(|| {
+            let budget = usize::try_from(options.row_cache_bytes).unwrap_or(usize::MAX);
+            Arc::new(RowCache::new(budget))
+        });
         Ok(SledBackend {
             writer: Writer {
                 store,
                 write_lock,
                 durability,
                 partitions,
+                rows,
                 sled: Arc::clone(&sled_syncer),
                 sled_only: Arc::default(),
             },
@@ -194,6 +206,10 @@ impl Writer {
         let mut last = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
         let _writing = self
             .partitions
+            .as_ref()
+            .map(|cache| cache.begin_write(batch.mutations.iter().map(Mutation::key)));
+        let _writing_rows = self
+            .rows
             .as_ref()
             .map(|cache| cache.begin_write(batch.mutations.iter().map(Mutation::key)));
         if !self.checks_hold(checks)? {
@@ -441,7 +457,18 @@ impl Drop for SledBackend {
 #[async_trait]
 impl Backend for SledBackend {
     async fn get(&self, key: &[u8]) -> StorageResult<Option<Vec<u8>>> {
-        Ok(self.writer.get_user(key)?.map(|v| v.to_vec()))
+        let Some(rows) = &self.writer.rows else {
+            return Ok(self.writer.get_user(key)?.map(|v| v.to_vec()));
+        };
+        let ticket = match rows.probe(key) {
+            Probe::Hit(value) => return Ok(Some(value)),
+            Probe::Miss(ticket) => ticket,
+        };
+        let value = self.writer.get_user(key)?;
+        if let (Some(ticket), Some(value)) = (ticket, &value) {
+            rows.fill(ticket, key, value);
+        }
+        Ok(value.map(|v| v.to_vec()))
     }
 
     async fn scan(
