@@ -1,5 +1,5 @@
 //! Engine operations against raw sled over the same data, in the same run: GetRow vs
-//! `Db::get`, PutRow vs `Db::insert` (non-durable, and durable with group commit vs
+//! `Db::get` (and GetRow with the row cache turned off), PutRow vs `Db::insert` (non-durable, and durable with group commit vs
 //! insert + flush, one writer and eight), GetRange of 100 rows vs `Db::range`, and a
 //! bulk-load chunk of 1,000 new rows vs one `apply_batch` of 1,000 keys: what sled alone
 //! allows a COPY.
@@ -60,6 +60,10 @@ fn put_with(i: i64, value: Vec<u8>, condition: Condition) -> RowWrite {
 }
 
 async fn setup(durable: bool, rows: i64) -> Setup {
+    setup_with(durable, rows, SledOptions::default().row_cache_bytes).await
+}
+
+async fn setup_with(durable: bool, rows: i64, row_cache_bytes: u64) -> Setup {
     let engine_dir = tempfile::tempdir().unwrap();
     let raw_dir = tempfile::tempdir().unwrap();
     let backend = SledBackend::open(
@@ -67,6 +71,7 @@ async fn setup(durable: bool, rows: i64) -> Setup {
         SledOptions {
             durable,
             cache_capacity: 256 * 1024 * 1024,
+            row_cache_bytes,
             ..SledOptions::default()
         },
     )
@@ -116,20 +121,23 @@ async fn setup(durable: bool, rows: i64) -> Setup {
 fn reads(c: &mut Criterion) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let s = rt.block_on(setup(false, ROWS));
+    let uncached = rt.block_on(setup_with(false, ROWS, 0));
     let read = ReadOptions::default();
 
     let mut group = c.benchmark_group("get_row");
-    group.bench_function("engine", |b| {
-        b.to_async(&rt).iter(|| async {
-            let i = rand::thread_rng().gen_range(0..ROWS);
-            let got = s
-                .engine
-                .get_row(&s.table, &[PkValue::Integer(i)], &read)
-                .await
-                .unwrap();
-            assert!(got.row.is_some());
-        })
-    });
+    for (name, s) in [("engine", &s), ("engine_without_row_cache", &uncached)] {
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| async {
+                let i = rand::thread_rng().gen_range(0..ROWS);
+                let got = s
+                    .engine
+                    .get_row(&s.table, &[PkValue::Integer(i)], &read)
+                    .await
+                    .unwrap();
+                assert!(got.row.is_some());
+            })
+        });
+    }
     group.bench_function("raw_sled", |b| {
         b.iter(|| {
             let i = rand::thread_rng().gen_range(0..ROWS);

@@ -203,13 +203,16 @@ impl Writer {
         if batch.mutations.iter().any(|m| m.key() == SEQUENCE_KEY) {
             return Err(StorageError::Io("the empty key is reserved".into()));
         }
+        // Begun before the write lock and ended after it (locals drop in reverse order):
+        // the row cache only needs the write's span to cover its apply, and writers wait
+        // for each other's time under the lock.
+        let _writing_rows = self
+            .rows
+            .as_ref()
+            .map(|cache| cache.begin_write(batch.mutations.iter().map(Mutation::key)));
         let mut last = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
         let _writing = self
             .partitions
-            .as_ref()
-            .map(|cache| cache.begin_write(batch.mutations.iter().map(Mutation::key)));
-        let _writing_rows = self
-            .rows
             .as_ref()
             .map(|cache| cache.begin_write(batch.mutations.iter().map(Mutation::key)));
         if !self.checks_hold(checks)? {
