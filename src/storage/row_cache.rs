@@ -235,6 +235,9 @@ impl Shard {
     /// Evicts one entry the hand finds unread since it last passed; false if empty.
     fn evict_one(&mut self) -> bool {
         let buckets = self.table.num_buckets();
+        if buckets == 0 {
+            return false;
+        }
         // Two rounds: the first may only clear the marks.
         for _ in 0..2 * buckets {
             let index = self.hand % buckets;
