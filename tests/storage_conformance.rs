@@ -772,8 +772,14 @@ async fn point_reads_see_every_acknowledged_write(b: Arc<dyn Backend>) {
     let counter = |c: u64| format!("point/counter{c}").into_bytes();
     let acknowledged: Arc<Vec<std::sync::atomic::AtomicU64>> =
         Arc::new((0..COUNTERS).map(|_| Default::default()).collect());
+    // Set before the first delete: until then no counter may read as absent.
+    let deleting = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let writer = {
-        let (b, acknowledged) = (Arc::clone(&b), Arc::clone(&acknowledged));
+        let (b, acknowledged, deleting) = (
+            Arc::clone(&b),
+            Arc::clone(&acknowledged),
+            Arc::clone(&deleting),
+        );
         tokio::spawn(async move {
             for n in 1..=WRITES {
                 for c in 0..COUNTERS {
@@ -785,6 +791,7 @@ async fn point_reads_see_every_acknowledged_write(b: Arc<dyn Backend>) {
                 }
             }
             // The last word: every counter deleted.
+            deleting.store(true, std::sync::atomic::Ordering::SeqCst);
             for c in 0..COUNTERS {
                 b.write(delete(&counter(c))).await.unwrap();
                 acknowledged[c as usize].store(u64::MAX, std::sync::atomic::Ordering::SeqCst);
@@ -793,7 +800,11 @@ async fn point_reads_see_every_acknowledged_write(b: Arc<dyn Backend>) {
     };
     let mut readers = Vec::new();
     for reader in 0..3u64 {
-        let (b, acknowledged) = (Arc::clone(&b), Arc::clone(&acknowledged));
+        let (b, acknowledged, deleting) = (
+            Arc::clone(&b),
+            Arc::clone(&acknowledged),
+            Arc::clone(&deleting),
+        );
         readers.push(tokio::spawn(async move {
             let mut reads = 0u64;
             let mut c = reader % COUNTERS;
@@ -803,8 +814,8 @@ async fn point_reads_see_every_acknowledged_write(b: Arc<dyn Backend>) {
                 let seen = value.map(|v| u64::from_be_bytes(v.try_into().unwrap()));
                 match floor {
                     u64::MAX => assert_eq!(seen, None, "counter {c} came back after its delete"),
-                    // The delete may have applied since.
-                    WRITES if seen.is_none() => {}
+                    // A delete may have applied since the floor was read.
+                    _ if seen.is_none() && deleting.load(std::sync::atomic::Ordering::SeqCst) => {}
                     floor => assert!(
                         seen.unwrap_or(0) >= floor,
                         "counter {c}: read {seen:?} after {floor} was acknowledged"
