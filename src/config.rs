@@ -255,6 +255,13 @@ mod tests {
         assert!(Config::from_toml("pin_connection_threads = \"sometimes\"\n").is_err());
         assert_eq!(config.data_dir, PathBuf::from("./pgwide-data"));
         assert_eq!(config.sled_cache_mb, 2048);
+        assert_eq!(config.row_cache_mb, 512);
+        assert_eq!(
+            Config::from_toml("row_cache_mb = 0\n")
+                .unwrap()
+                .row_cache_mb,
+            0
+        );
         assert_eq!(
             Config::from_toml("sled_cache_mb = 256\n")
                 .unwrap()

@@ -1102,6 +1102,17 @@ async fn sled_backend_conforms() {
     conformance(Arc::new(backend)).await;
 }
 
+/// `row_cache_mb = 0`: point reads go straight to sled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sled_backend_conforms_without_row_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SledOptions {
+        row_cache_bytes: 0,
+        ..durable()
+    };
+    conformance(Arc::new(SledBackend::open(dir.path(), options).unwrap())).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sled_data_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
