@@ -1113,6 +1113,43 @@ async fn sled_backend_conforms_without_row_cache() {
     conformance(Arc::new(SledBackend::open(dir.path(), options).unwrap())).await;
 }
 
+/// Log files in the write-ahead log directory.
+fn log_files(data_dir: &std::path::Path) -> usize {
+    std::fs::read_dir(data_dir.join("wal")).unwrap().count()
+}
+
+/// Checkpoints delete the log files sled no longer needs (off the sync thread), so the
+/// log stays a file or two long however much is written, and `close` leaves one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_checkpoints_delete_the_log_files_they_cover() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = SledBackend::open(dir.path(), durable()).unwrap();
+    // About 60 records of over 100 bytes: checkpoints every 4 KiB of log.
+    for i in 0..600u32 {
+        b.write(put(format!("k{i:05}").as_bytes(), &[7u8; 100]))
+            .await
+            .unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while log_files(dir.path()) > 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} log files left after the checkpoints",
+            log_files(dir.path())
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    b.close().unwrap();
+    drop(b);
+    assert_eq!(
+        log_files(dir.path()),
+        1,
+        "close leaves only the fresh log file"
+    );
+    let b = SledBackend::open(dir.path(), durable()).unwrap();
+    assert_eq!(b.get(b"k00599").await.unwrap(), Some(vec![7u8; 100]));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sled_data_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
