@@ -8,6 +8,7 @@ mod apply_thread;
 mod memory;
 mod pack;
 mod pack_hints;
+mod pack_spans;
 mod partition_cache;
 mod row_cache;
 mod sled_backend;

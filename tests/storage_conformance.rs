@@ -1256,25 +1256,6 @@ async fn sled_point_gets_follow_packs_as_they_change() {
     let dir = tempfile::tempdir().unwrap();
     let b = SledBackend::open(dir.path(), durable()).unwrap();
     let mut model = std::collections::BTreeMap::<Vec<u8>, Vec<u8>>::new();
-    async fn load(
-        b: &SledBackend,
-        model: &mut std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
-        keys: std::ops::Range<u64>,
-        round: u8,
-    ) {
-        let mut batch = WriteBatch::default();
-        let mut checks = Vec::new();
-        for n in keys {
-            let value = vec![round; 1 + (n % 5) as usize];
-            batch.put(bulk_key(n), value.clone());
-            checks.push(Check {
-                key: bulk_key(n),
-                expected: None,
-            });
-            model.insert(bulk_key(n), value);
-        }
-        assert!(b.write_if(&checks, batch).await.unwrap());
-    }
     async fn all_gets_match(
         b: &SledBackend,
         model: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
@@ -1288,7 +1269,7 @@ async fn sled_point_gets_follow_packs_as_they_change() {
     }
 
     // Two packs of 32: keys 0..=31 and 32..=63.
-    load(&b, &mut model, 0..64, 1).await;
+    load_vacant(&b, &mut model, 0..64, round_value(1)).await;
     assert_eq!(b.packs(), 2, "the batch was stored as two packs");
     all_gets_match(&b, &model, "after the load").await;
 
@@ -1300,37 +1281,125 @@ async fn sled_point_gets_follow_packs_as_they_change() {
     model.remove(&bulk_key(31));
     all_gets_match(&b, &model, "after a delete of the first pack's last key").await;
 
-    let mut batch = WriteBatch::default();
-    for n in 32..64 {
-        batch.delete(bulk_key(n));
-        model.remove(&bulk_key(n));
-    }
-    b.write(batch).await.unwrap();
+    delete_all(&b, &mut model, 32..64).await;
     all_gets_match(&b, &model, "after the second pack was deleted").await;
 
     // New packs over the second one's old stretch and past it, with other bounds.
-    load(&b, &mut model, 40..104, 2).await;
+    load_vacant(&b, &mut model, 40..104, round_value(2)).await;
     all_gets_match(&b, &model, "after a second load with other bounds").await;
 
     // A new pack in a gap below a pack already found: a key in it must not be looked
     // for in the one above (read first, before any other read finds the new pack).
-    let mut batch = WriteBatch::default();
-    for n in 40..73 {
-        batch.delete(bulk_key(n));
-        model.remove(&bulk_key(n));
-    }
-    b.write(batch).await.unwrap();
+    delete_all(&b, &mut model, 40..73).await;
     all_gets_match(
         &b,
         &model,
         "after the first pack of the second load was deleted",
     )
     .await;
-    load(&b, &mut model, 44..60, 3).await;
+    load_vacant(&b, &mut model, 44..60, round_value(3)).await;
     assert_eq!(
         b.get(&bulk_key(50)).await.unwrap().as_ref(),
         model.get(&bulk_key(50)),
         "a key of a pack loaded into a gap"
     );
     all_gets_match(&b, &model, "after a load into a gap").await;
+}
+
+/// Values of 1 to 5 bytes, each byte `round`: tells the loads over one stretch apart.
+fn round_value(round: u8) -> impl Fn(u64) -> Vec<u8> {
+    move |n| vec![round; 1 + (n % 5) as usize]
+}
+
+/// Deletes `keys` in one batch, and from `model`.
+async fn delete_all(
+    b: &SledBackend,
+    model: &mut std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+    keys: std::ops::Range<u64>,
+) {
+    let mut batch = WriteBatch::default();
+    for n in keys {
+        batch.delete(bulk_key(n));
+        model.remove(&bulk_key(n));
+    }
+    b.write(batch).await.unwrap();
+}
+
+/// A value that names its key's number.
+fn described(n: u64) -> Vec<u8> {
+    format!("value of {n}").into_bytes()
+}
+
+/// Puts `keys` in one checked batch, which the sled backend stores packed when the
+/// stretch is vacant, and records them in `model`.
+async fn load_vacant(
+    b: &SledBackend,
+    model: &mut std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+    keys: std::ops::Range<u64>,
+    value_of: impl Fn(u64) -> Vec<u8>,
+) {
+    let mut batch = WriteBatch::default();
+    let mut checks = Vec::new();
+    for n in keys {
+        let value = value_of(n);
+        batch.put(bulk_key(n), value.clone());
+        checks.push(Check {
+            key: bulk_key(n),
+            expected: None,
+        });
+        model.insert(bulk_key(n), value);
+    }
+    assert!(b.write_if(&checks, batch).await.unwrap());
+}
+
+/// Packs are looked for only in the key spans of the batches stored packed
+/// (`storage::pack_spans`): separate batches keep separate spans, a batch over a span
+/// whose packs were deleted merges with it, and the spans come back after a reopen that
+/// replays the log and after a clean one. Every key reads as written throughout, also
+/// the ones between spans and in the stretch a merged span took over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sled_packs_are_found_through_the_spans_of_packed_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = std::collections::BTreeMap::<Vec<u8>, Vec<u8>>::new();
+    async fn all_gets_match(
+        b: &SledBackend,
+        model: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
+        when: &str,
+    ) {
+        for n in (0..1200).step_by(7).chain([63, 64, 999, 1000, 1063, 1064]) {
+            let key = bulk_key(n);
+            let got = b.get(&key).await.unwrap();
+            assert_eq!(got.as_ref(), model.get(&key), "{when}: get of key {n}");
+        }
+        let all: std::collections::BTreeMap<_, _> =
+            everything(b, b"bulk/").await.into_iter().collect();
+        assert_eq!(&all, model, "{when}: a scan of every key");
+    }
+    {
+        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        load_vacant(&b, &mut model, 0..64, described).await;
+        load_vacant(&b, &mut model, 1000..1064, described).await;
+        assert_eq!(b.packs(), 4);
+        assert_eq!(b.pack_spans(), 2, "one span per packed batch");
+        b.write(put(&bulk_key(500), b"loose")).await.unwrap();
+        model.insert(bulk_key(500), b"loose".to_vec());
+        all_gets_match(&b, &model, "after two loads and a loose key between").await;
+
+        delete_all(&b, &mut model, 1000..1064).await;
+        load_vacant(&b, &mut model, 700..1030, described).await;
+        assert_eq!(
+            b.pack_spans(),
+            2,
+            "the load over the emptied span's stretch merged with it"
+        );
+        all_gets_match(&b, &model, "after a load over an emptied span").await;
+    }
+    for round in 0..2 {
+        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        assert_eq!(b.pack_spans(), 2, "after reopen #{round}");
+        all_gets_match(&b, &model, &format!("after reopen #{round}")).await;
+        if round == 0 {
+            b.close().unwrap();
+        }
+    }
 }

@@ -179,6 +179,11 @@ impl SledBackend {
         self.writer.store.packs()
     }
 
+    /// How many key spans the packs may lie in (see `storage::pack_spans`).
+    pub fn pack_spans(&self) -> usize {
+        self.writer.store.pack_spans()
+    }
+
     /// Makes everything written durable in sled itself, stops the sync thread and
     /// deletes the log files sled now covers.
     pub fn close(&self) -> StorageResult<()> {

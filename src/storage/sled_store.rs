@@ -11,10 +11,12 @@
 //! update costs what it costs on loose data). A delete removes the key from its pack too,
 //! rewriting that pack. Whatever changes packs is written in one sled transaction with
 //! the rest of the batch, so readers and crash recovery see the batch whole, as with
-//! `apply_batch`. Keys outside the span of every key ever packed skip the packs tree.
+//! `apply_batch`. Keys outside the spans of the batches stored packed skip the packs tree
+//! (`pack_spans`).
 
 use super::pack::{self, Pack, PACK_BYTES, PACK_ROWS};
 use super::pack_hints::PackHints;
+use super::pack_spans::{PackSpans, SpanChange};
 use super::wal::SEQUENCE_KEY;
 use super::{Mutation, StorageError, StorageResult};
 use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
@@ -29,6 +31,9 @@ const PACK_MIN_BATCH: usize = 16;
 
 /// The tree that holds the packs.
 const PACKS_TREE: &[u8] = b"packs";
+
+/// The tree that holds the spans packs may lie in (`pack_spans`).
+const SPANS_TREE: &[u8] = b"pack_spans";
 
 fn io_err(e: impl std::fmt::Display) -> StorageError {
     StorageError::Io(e.to_string())
@@ -75,12 +80,12 @@ impl std::ops::Deref for Bytes {
 pub(crate) struct Store {
     loose: sled::Db,
     packs: sled::Tree,
-    /// The smallest and the largest key any pack has held, or `None` before the first
-    /// pack. A lookup outside skips the packs tree, so the tables that were never bulk
-    /// loaded (and new keys past a loaded table's, as INSERTs often write) keep one
-    /// lookup per read. It only ever widens: a stale wider span costs a lookup, never a
-    /// wrong answer.
-    span: RwLock<Option<(Vec<u8>, Vec<u8>)>>,
+    /// The stored copy of `spans`.
+    spans_tree: sled::Tree,
+    /// The key spans packs may lie in. A lookup outside all of them skips the packs
+    /// tree, so the tables that were never bulk loaded, and new keys between and past the
+    /// packed ones (as INSERTs write), keep one lookup per read.
+    spans: RwLock<PackSpans>,
     /// Packs point reads have found, to find the next ones with a `get`.
     pack_hints: PackHints,
 }
@@ -88,19 +93,36 @@ pub(crate) struct Store {
 impl Store {
     pub(crate) fn open(loose: sled::Db) -> StorageResult<Store> {
         let packs = loose.open_tree(PACKS_TREE).map_err(io_err)?;
-        let first = packs.first().map_err(io_err)?;
-        let last = packs.last().map_err(io_err)?;
-        let span = match (first, last) {
-            (Some((_, first_pack)), Some((last_key, _))) => Some((
-                Pack::parse(&first_pack)?.key(0)?.to_vec(),
-                last_key.to_vec(),
-            )),
-            _ => None,
-        };
+        let spans_tree = loose.open_tree(SPANS_TREE).map_err(io_err)?;
+        let stored = spans_tree
+            .iter()
+            .map(|entry| {
+                entry
+                    .map(|(last, first)| (last.to_vec(), first.to_vec()))
+                    .map_err(io_err)
+            })
+            .collect::<StorageResult<Vec<_>>>()?;
+        let mut spans = PackSpans::load(stored);
+        if spans.len() == 0 {
+            // Packs written before spans were stored: one span over all of them, as
+            // those versions kept.
+            if let (Some((_, first_pack)), Some((last_key, _))) = (
+                packs.first().map_err(io_err)?,
+                packs.last().map_err(io_err)?,
+            ) {
+                let first_key = Pack::parse(&first_pack)?.key(0)?.to_vec();
+                if let Some(change) = spans.cover(&first_key, &last_key) {
+                    spans_tree
+                        .apply_batch(span_writes(&change))
+                        .map_err(io_err)?;
+                }
+            }
+        }
         Ok(Store {
             loose,
             packs,
-            span: RwLock::new(span),
+            spans_tree,
+            spans: RwLock::new(spans),
             pack_hints: PackHints::default(),
         })
     }
@@ -115,43 +137,32 @@ impl Store {
         self.packs.len()
     }
 
+    /// How many spans packs may lie in.
+    pub(crate) fn pack_spans(&self) -> usize {
+        self.spans.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
     /// Whether some pack may hold a key in `[low, high]`.
     fn may_pack(&self, low: Bound<&[u8]>, high: Bound<&[u8]>) -> bool {
-        let span = self.span.read().unwrap_or_else(|p| p.into_inner());
-        let Some((first, last)) = span.as_ref() else {
-            return false;
-        };
-        let starts_before_last = match low {
-            Bound::Included(low) => low <= last.as_slice(),
-            Bound::Excluded(low) => low < last.as_slice(),
-            Bound::Unbounded => true,
-        };
-        let ends_after_first = match high {
-            Bound::Included(high) => high >= first.as_slice(),
-            Bound::Excluded(high) => high > first.as_slice(),
-            Bound::Unbounded => true,
-        };
-        starts_before_last && ends_after_first
+        self.spans
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .meets(low, high)
     }
 
     fn may_pack_key(&self, key: &[u8]) -> bool {
         self.may_pack(Bound::Included(key), Bound::Included(key))
     }
 
-    /// Makes the span cover `[low, high]`; called before packs there appear.
-    fn widen_span(&self, low: &[u8], high: &[u8]) {
-        let mut span = self.span.write().unwrap_or_else(|p| p.into_inner());
-        match span.as_mut() {
-            Some((first, last)) => {
-                if low < first.as_slice() {
-                    *first = low.to_vec();
-                }
-                if high > last.as_slice() {
-                    *last = high.to_vec();
-                }
-            }
-            None => *span = Some((low.to_vec(), high.to_vec())),
-        }
+    /// Makes the spans cover `[low, high]`, before packs there appear; returns the
+    /// writes that store the change, if there is one.
+    fn widen_spans(&self, low: &[u8], high: &[u8]) -> Option<sled::Batch> {
+        let change = self
+            .spans
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .cover(low, high);
+        change.as_ref().map(span_writes)
     }
 
     /// The value under `key`, loose or packed.
@@ -249,10 +260,11 @@ impl Store {
     /// number forward.
     pub(crate) fn apply(&self, sequence: u64, mut mutations: Vec<Mutation>) -> StorageResult<()> {
         let mut pack_writes = sled::Batch::default();
+        let mut spans_writes = None;
         let (mut loose, packs_change) = if self.packable(&mut mutations)? {
             if let (Some(first), Some(last)) = (mutations.first(), mutations.last()) {
                 // Before the packs appear, so no reader that could see them skips them.
-                self.widen_span(first.key(), last.key());
+                spans_writes = self.widen_spans(first.key(), last.key());
             }
             self.pack(mutations, &mut pack_writes);
             (Vec::new(), true)
@@ -282,10 +294,13 @@ impl Store {
             return self.loose.apply_batch(loose_writes).map_err(io_err);
         }
         let loose_tree: &sled::Tree = &self.loose;
-        (loose_tree, &self.packs)
-            .transaction(|(loose, packs)| {
+        (loose_tree, &self.packs, &self.spans_tree)
+            .transaction(|(loose, packs, spans)| {
                 packs.apply_batch(&pack_writes)?;
                 loose.apply_batch(&loose_writes)?;
+                if let Some(spans_writes) = &spans_writes {
+                    spans.apply_batch(spans_writes)?;
+                }
                 Ok::<_, ConflictableTransactionError<()>>(())
             })
             .map_err(|e| match e {
@@ -396,6 +411,18 @@ impl Store {
         }
         Ok(!touched.is_empty())
     }
+}
+
+/// The writes that store a change of the spans: removals first, so a span re-added under
+/// the same last key stays.
+fn span_writes(change: &SpanChange) -> sled::Batch {
+    let mut writes = sled::Batch::default();
+    for last in &change.removed {
+        writes.remove(last.as_slice());
+    }
+    let (last, first) = &change.added;
+    writes.insert(last.as_slice(), first.as_slice());
+    writes
 }
 
 fn to_owned(bound: Bound<&[u8]>) -> Bound<Vec<u8>> {
@@ -519,5 +546,61 @@ impl PackedEntries {
             };
             self.current = Some((buffer, first));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(n: u32) -> Vec<u8> {
+        format!("k{n:05}").into_bytes()
+    }
+
+    fn puts(keys: std::ops::Range<u32>) -> Vec<Mutation> {
+        keys.map(|n| Mutation::Put(key(n), n.to_be_bytes().to_vec()))
+            .collect()
+    }
+
+    /// A database whose packs were written before spans were stored gets one span over
+    /// all its packs when opened, so none of them is skipped, and keeps it stored.
+    #[test]
+    fn packs_without_stored_spans_get_one_span_over_them_all() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        {
+            let store = Store::open(db.clone()).unwrap();
+            store.apply(1, puts(0..40)).unwrap();
+            store.apply(2, puts(100..140)).unwrap();
+            assert_eq!((store.packs(), store.pack_spans()), (4, 2));
+        }
+        db.open_tree(SPANS_TREE).unwrap().clear().unwrap();
+        for reopen in 0..2 {
+            let store = Store::open(db.clone()).unwrap();
+            assert_eq!(store.pack_spans(), 1, "reopen #{reopen}");
+            for n in (0..40).chain(100..140) {
+                let value = store.get(&key(n)).unwrap();
+                assert_eq!(value.as_deref(), Some(&n.to_be_bytes()[..]), "key {n}");
+            }
+            assert_eq!(store.get(&key(50)).unwrap().as_deref(), None);
+        }
+    }
+
+    /// A key between two packed batches is found absent without the packs tree, and a
+    /// packed batch written there later is found.
+    #[test]
+    fn a_batch_packed_between_spans_is_found() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let store = Store::open(db).unwrap();
+        store.apply(1, puts(0..40)).unwrap();
+        store.apply(2, puts(100..140)).unwrap();
+        assert!(!store.may_pack_key(&key(50)));
+        assert_eq!(store.get(&key(50)).unwrap().as_deref(), None);
+        store.apply(3, puts(45..70)).unwrap();
+        assert_eq!(store.pack_spans(), 3);
+        assert!(store.may_pack_key(&key(50)));
+        assert_eq!(
+            store.get(&key(50)).unwrap().as_deref(),
+            Some(&50u32.to_be_bytes()[..])
+        );
     }
 }
