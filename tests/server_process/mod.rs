@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::Duration;
@@ -38,10 +39,16 @@ pub fn command(dir: &Path, listen: &str, args: &[&str], env: &[(&str, &str)]) ->
 }
 
 impl Pgwide {
-    /// Starts the server and waits until it accepts connections.
+    /// Starts the server on a free port and waits until it accepts connections. A port
+    /// found free can be taken by another test's server before this one binds it; the
+    /// server then exits, and it is started again on another port.
     pub fn start(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pgwide {
-        let port = free_port();
-        Self::start_on(dir, port, args, env)
+        for _ in 0..3 {
+            if let Ok(server) = Self::try_start_on(dir, free_port(), args, env) {
+                return server;
+            }
+        }
+        Self::start_on(dir, free_port(), args, env)
     }
 
     /// A server with default flags over a new temporary data directory, removed with it.
@@ -53,24 +60,52 @@ impl Pgwide {
     }
 
     pub fn start_on(dir: &Path, port: u16, args: &[&str], env: &[(&str, &str)]) -> Pgwide {
+        match Self::try_start_on(dir, port, args, env) {
+            Ok(server) => server,
+            Err(status) => panic!("pgwide exited at start-up: {status}"),
+        }
+    }
+
+    /// Starts the server and waits for its log to say it is listening: a connection to
+    /// the port alone could reach another test's server that took the port first (or,
+    /// as nothing listens yet, the connecting socket itself). `Err` when it exited.
+    fn try_start_on(
+        dir: &Path,
+        port: u16,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Pgwide, ExitStatus> {
         let mut child = command(dir, &format!("127.0.0.1:{port}"), args, env)
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("pgwide starts");
+        let log = child.stdout.take().expect("the server's log is piped");
+        let (ready, is_ready) = std::sync::mpsc::channel();
+        // Reads the log to its end, so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut ready = Some(ready);
+            for line in BufReader::new(log).lines() {
+                let Ok(line) = line else { break };
+                if line.contains("pgwide is ready") {
+                    if let Some(ready) = ready.take() {
+                        let _ = ready.send(());
+                    }
+                }
+            }
+        });
         for _ in 0..400 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Pgwide {
+            if is_ready.recv_timeout(Duration::from_millis(50)).is_ok() {
+                return Ok(Pgwide {
                     port,
                     dir: dir.to_path_buf(),
                     child: Some(child),
                     _temp: None,
-                };
+                });
             }
             if let Ok(Some(status)) = child.try_wait() {
-                panic!("pgwide exited at start-up: {status}");
+                return Err(status);
             }
-            std::thread::sleep(Duration::from_millis(50));
         }
         let _ = child.kill();
         panic!("pgwide did not start listening");
