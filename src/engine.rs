@@ -8,6 +8,7 @@ mod catalog;
 mod clock;
 mod codec;
 mod condition;
+mod dirty_rows;
 mod error;
 mod gc;
 mod limits;
@@ -61,6 +62,8 @@ pub struct Engine {
     catalog: Catalog,
     stats: StatsRegistry,
     swept: gc::SweptTables,
+    /// Rows writes left holding hidden versions, for the next GC pass (`dirty_rows`).
+    dirty: dirty_rows::DirtyRows,
 }
 
 impl Engine {
@@ -78,6 +81,7 @@ impl Engine {
             catalog,
             stats: StatsRegistry::default(),
             swept: gc::SweptTables::default(),
+            dirty: dirty_rows::DirtyRows::default(),
         };
         if engine.catalog.instance(DEFAULT_INSTANCE).is_err() {
             engine

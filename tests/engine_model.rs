@@ -126,6 +126,10 @@ enum Op {
     },
     Advance(i64),
     Gc,
+    /// A background-style pass (`gc_all`): after its first whole pass over the table, it
+    /// examines only the rows writes left hidden versions in, and must remove all the
+    /// same.
+    GcAll,
 }
 
 fn value() -> impl Strategy<Value = Value> {
@@ -263,6 +267,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => prop_oneof![Just(0i64), Just(1), Just(999), Just(1000), Just(1500), Just(3000)]
             .prop_map(Op::Advance),
         1 => Just(Op::Gc),
+        1 => Just(Op::GcAll),
     ]
 }
 
@@ -1002,6 +1007,15 @@ impl Harness {
                 let got = self.engine.gc_table(&table).await.unwrap();
                 let want = self.model.gc(now);
                 prop_assert_eq!(got, want, "GC report");
+            }
+            Op::GcAll => {
+                let got = self.engine.gc_all().await.unwrap();
+                let want = self.model.gc(now);
+                prop_assert_eq!(
+                    (got.versions_removed, got.rows_removed),
+                    (want.versions_removed, want.rows_removed),
+                    "gc_all removes what a whole pass would"
+                );
             }
         }
         Ok(())

@@ -1648,18 +1648,20 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
         "only new rows and columns: the table is skipped"
     );
 
+    // After the first whole pass, a pass examines only the rows writes left hidden
+    // versions in: "l", not "k" or "new".
     three_versions("l").await;
     let after_writes = env.engine.gc_all().await.unwrap();
     assert_eq!(
         (after_writes.rows_examined, after_writes.versions_removed),
-        (3, 2)
+        (1, 2)
     );
     // One overwrite past Max Versions is enough for the next pass to look.
     update(&env, &t, &[s("new")], vec![put_at("a", int(2), NOW + 1000)]).await;
     let overwritten = env.engine.gc_all().await.unwrap();
     assert_eq!(
         (overwritten.rows_examined, overwritten.versions_removed),
-        (3, 1)
+        (1, 1)
     );
 
     // Raising and lowering Max Versions again is a change a pass must look at, and
@@ -1689,6 +1691,46 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
     env.clock.set(NOW + 86_401_000);
     let expired = env.engine.gc_all().await.unwrap();
     assert_eq!((expired.rows_examined, expired.rows_removed), (3, 3));
+}
+
+/// A pass that examines only the rows writes left hidden versions in collects each of
+/// them, passes over one deleted since, and leaves every other row as it was.
+#[tokio::test]
+async fn background_gc_collects_the_rows_writes_left_hidden_versions_in() {
+    let env = env().await;
+    let t = table(&env, "t", &[("max_versions", 1)]).await;
+    for key in ["a", "b", "c", "d"] {
+        put_row(&env, &t, &[s(key)], vec![put_at("v", int(0), NOW - 5000)]).await;
+    }
+    let whole = env.engine.gc_all().await.unwrap();
+    assert_eq!((whole.rows_examined, whole.versions_removed), (4, 0));
+    for key in ["b", "c", "d"] {
+        update(&env, &t, &[s(key)], vec![put_at("v", int(1), NOW - 4000)]).await;
+        update(&env, &t, &[s(key)], vec![put_at("v", int(2), NOW - 3000)]).await;
+    }
+    let result = env
+        .engine
+        .put_row(&t, write(&[s("c")], RowChange::Delete))
+        .await
+        .unwrap();
+    assert_eq!(result.applied(), 1);
+    let dirty = env.engine.gc_all().await.unwrap();
+    assert_eq!(
+        (dirty.rows_examined, dirty.versions_removed),
+        (2, 4),
+        "b and d, two hidden versions each; c is gone"
+    );
+    for (key, versions) in [
+        ("a", vec![NOW - 5000]),
+        ("b", vec![NOW - 3000]),
+        ("d", vec![NOW - 3000]),
+    ] {
+        let row = get(&env, &t, &[s(key)], &all_versions()).await.unwrap();
+        let stored: Vec<i64> = row.cells.iter().map(|c| c.version).collect();
+        assert_eq!(stored, versions, "row {key}");
+    }
+    assert_eq!(get(&env, &t, &[s("c")], &all_versions()).await, None);
+    assert_eq!(env.engine.gc_all().await.unwrap(), GcReport::default());
 }
 
 /// GC's rewrites on the durable sled backend do not wait for a sync of their own; the

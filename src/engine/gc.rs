@@ -6,15 +6,18 @@
 //! one without a TTL (nothing expires with time) that has had no write leaving a hidden
 //! version (an overwrite past Max Versions), nor a change of its Max Versions, since its
 //! last pass began. Without that, every minute would decode every row of every
-//! read-mostly table, and of every table that only grows (bulk loads, inserts).
+//! read-mostly table, and of every table that only grows (bulk loads, inserts). Of a
+//! table without a TTL, a pass examines only the rows such writes left hidden versions
+//! in (`dirty_rows`), once a whole pass has begun tracking them.
 
 use super::catalog::TableMeta;
-use super::codec::table_prefix;
+use super::codec::{decode_pk, table_prefix};
 use super::error::EngineResult;
 use super::scan::RowScanner;
+use super::stored::{collectable, StoredRow};
 use super::Engine;
 use crate::storage::{Check, Direction, KeyRange, WriteBatch};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -104,54 +107,93 @@ impl Engine {
         // The scanner decodes whole rows (no `for_read`): GC writes them back.
         let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, Direction::Forward)
             .only_collectable(&table.options, self.now_ms());
-        while let Some((mut row, _)) = scanner.next_row().await? {
+        while let Some((row, _)) = scanner.next_row().await? {
             pace.rest_if_due().await;
-            report.rows_examined += 1;
-            let now = self.now_ms();
-            let row_dead = row.marker.is_some() && !row.exists(&table.options, now);
-            let before = row.cells.len();
-            let mut batch = WriteBatch::default();
-            // `expected` is the row as stored now: the write only applies if it still is.
-            let expected = if row_dead {
-                batch.delete(row.key.clone());
-                row.encode()
-            } else {
-                let visible: Vec<_> = row.visible_cells(&table.options, now).cloned().collect();
-                if visible.len() == before {
-                    continue;
-                }
-                let expected = row.encode();
-                row.cells = visible;
-                match row.encode() {
-                    Some(value) => batch.put(row.key.clone(), value),
-                    None => continue,
-                }
-                expected
-            };
-            // A write in between wins and this row waits for the next pass.
-            let check = Check {
-                key: row.key.clone(),
-                expected,
-            };
-            // Not waited for to be durable: a crash can only lose the removal, which
-            // the next pass repeats. Waiting would cost a sync per row collected (GC
-            // runs one row at a time), tens of thousands after a burst of updates.
-            if self
-                .backend
-                .write_if_unsynced(vec![check], batch)
-                .await?
-                .is_some()
-            {
-                if row_dead {
-                    report.rows_removed += 1;
-                    report.versions_removed += before as u64;
-                } else {
-                    report.versions_removed += (before - row.cells.len()) as u64;
-                }
-            }
+            self.collect_row(table, row, &mut report).await?;
         }
         report.rows_examined += scanner.passed_over();
         Ok(report)
+    }
+
+    /// A pass over the rows with these keys only (`DirtyRows`), in key order.
+    async fn gc_rows_paced(
+        &self,
+        table: &TableMeta,
+        keys: Vec<Vec<u8>>,
+        pace: &mut Pace,
+    ) -> EngineResult<GcReport> {
+        let mut report = GcReport::default();
+        let prefix_len = table_prefix(table.id).len();
+        let pk_types = table.pk_types();
+        for key in keys {
+            pace.rest_if_due().await;
+            let Some(value) = self.backend.get(&key).await? else {
+                continue;
+            };
+            if !collectable(&value, &table.options, self.now_ms())? {
+                report.rows_examined += 1;
+                continue;
+            }
+            let pk = key.get(prefix_len..).unwrap_or_default();
+            let (pk, _) = decode_pk(pk, &pk_types)?;
+            let row = StoredRow::decode(pk, key, &value)?;
+            self.collect_row(table, row, &mut report).await?;
+        }
+        Ok(report)
+    }
+
+    /// Removes what no read can see any more from one row as stored, unless a write
+    /// changed it since it was read.
+    async fn collect_row(
+        &self,
+        table: &TableMeta,
+        mut row: StoredRow,
+        report: &mut GcReport,
+    ) -> EngineResult<()> {
+        report.rows_examined += 1;
+        let now = self.now_ms();
+        let row_dead = row.marker.is_some() && !row.exists(&table.options, now);
+        let before = row.cells.len();
+        let mut batch = WriteBatch::default();
+        // `expected` is the row as stored now: the write only applies if it still is.
+        let expected = if row_dead {
+            batch.delete(row.key.clone());
+            row.encode()
+        } else {
+            let visible: Vec<_> = row.visible_cells(&table.options, now).cloned().collect();
+            if visible.len() == before {
+                return Ok(());
+            }
+            let expected = row.encode();
+            row.cells = visible;
+            match row.encode() {
+                Some(value) => batch.put(row.key.clone(), value),
+                None => return Ok(()),
+            }
+            expected
+        };
+        // A write in between wins and this row waits for the next pass.
+        let check = Check {
+            key: row.key.clone(),
+            expected,
+        };
+        // Not waited for to be durable: a crash can only lose the removal, which the
+        // next pass repeats. Waiting would cost a sync per row collected (GC runs one
+        // row at a time), tens of thousands after a burst of updates.
+        if self
+            .backend
+            .write_if_unsynced(vec![check], batch)
+            .await?
+            .is_some()
+        {
+            if row_dead {
+                report.rows_removed += 1;
+                report.versions_removed += before as u64;
+            } else {
+                report.versions_removed += (before - row.cells.len()) as u64;
+            }
+        }
+        Ok(())
     }
 
     /// One pass over every table of every instance that may hold something to collect,
@@ -162,8 +204,10 @@ impl Engine {
 
     async fn gc_all_paced(&self, pace: &mut Pace) -> EngineResult<GcReport> {
         let mut total = GcReport::default();
+        let mut live = HashSet::new();
         for instance in self.instances() {
             for table in self.tables(&instance.name)? {
+                live.insert(table.id);
                 // Taken before the pass: a write that lands during it counts as new, so
                 // the next pass looks again even if this one missed the row.
                 let state = SweptState {
@@ -171,10 +215,27 @@ impl Engine {
                     max_versions: table.options.max_versions,
                 };
                 let expires = table.options.ttl >= 0;
-                if !expires && self.swept.get(table.id) == Some(state) {
+                let swept = self.swept.get(table.id);
+                if !expires && swept == Some(state) {
                     continue;
                 }
-                let report = self.gc_table_paced(&table, pace).await?;
+                // Only the rows writes left hidden versions in, when nothing else can
+                // have: no TTL, and the same Max Versions as when tracking began.
+                let dirty = match swept {
+                    Some(swept) if !expires && swept.max_versions == state.max_versions => {
+                        self.dirty.take(table.id)
+                    }
+                    _ => None,
+                };
+                let report = match dirty {
+                    Some(keys) => self.gc_rows_paced(&table, keys, pace).await?,
+                    None => {
+                        if !expires {
+                            self.dirty.start_whole_pass(table.id);
+                        }
+                        self.gc_table_paced(&table, pace).await?
+                    }
+                };
                 if !expires {
                     self.swept.set(table.id, state);
                 }
@@ -183,6 +244,7 @@ impl Engine {
                 total.rows_removed += report.rows_removed;
             }
         }
+        self.dirty.keep_only(&live);
         Ok(total)
     }
 

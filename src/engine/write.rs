@@ -16,7 +16,7 @@ use super::validate::{check_name, check_value};
 use super::Engine;
 use crate::storage::{Check, SyncTicket, WriteBatch};
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// How many times a batch is retried when a row it read changed before it committed.
@@ -155,8 +155,8 @@ struct WorkingSet {
     /// Some row was taken as absent unread: outcomes hold only if the commit's checks
     /// confirm it.
     unconfirmed: bool,
-    /// Tables where a write left a row holding a version no read can see.
-    left_collectable: HashSet<u32>,
+    /// The rows, by table, that a write left holding a version no read can see.
+    left_collectable: HashMap<u32, Vec<Vec<u8>>>,
 }
 
 impl WorkingSet {
@@ -166,7 +166,7 @@ impl WorkingSet {
             rows: HashMap::new(),
             assume_new_rows: false,
             unconfirmed: false,
-            left_collectable: HashSet::new(),
+            left_collectable: HashMap::new(),
         }
     }
 
@@ -244,7 +244,10 @@ impl WorkingSet {
         let row = self.working_row(engine, table, &write.pk, blind).await?;
         let applied = apply_write(row, table, write, now)?;
         if applied.hides_a_version {
-            self.left_collectable.insert(table.id);
+            self.left_collectable
+                .entry(table.id)
+                .or_default()
+                .push(row_prefix(table.id, &write.pk));
         }
         Ok((applied.outcome, applied.cost))
     }
@@ -425,14 +428,17 @@ impl Engine {
             }
             outcomes.push(outcome);
         }
-        let left_collectable = std::mem::take(&mut set.left_collectable);
+        let mut left_collectable = std::mem::take(&mut set.left_collectable);
         let Some(ticket) = set.commit(self, sync).await? else {
             return Ok(None);
         };
         for (id, cost) in per_table {
             let stats = self.stats.table(id);
             stats.record_write(cost);
-            if left_collectable.contains(&id) {
+            if let Some(keys) = left_collectable.remove(&id) {
+                // Recorded once stored, so a GC pass that begins after the write finds
+                // the row in the set it takes or in a later one.
+                self.dirty.record(id, keys);
                 stats.record_collectable_write();
             }
         }
