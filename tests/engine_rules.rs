@@ -149,6 +149,15 @@ async fn update(env: &Env, t: &Arc<TableMeta>, pk: &[PkValue], ops: Vec<ColumnOp
     assert_eq!(result.applied(), 1);
 }
 
+async fn delete_row(env: &Env, t: &Arc<TableMeta>, pk: &[PkValue]) {
+    let result = env
+        .engine
+        .put_row(t, write(pk, RowChange::Delete))
+        .await
+        .unwrap();
+    assert_eq!(result.applied(), 1);
+}
+
 fn all_versions() -> ReadOptions {
     ReadOptions {
         max_versions: Some(i64::from(i32::MAX)),
@@ -1524,12 +1533,7 @@ async fn rows_without_attributes() {
         .await
         .unwrap();
     assert_eq!(page.rows.len(), 2);
-    let deleted = env
-        .engine
-        .put_row(&t, write(&[s("k")], RowChange::Delete))
-        .await
-        .unwrap();
-    assert_eq!(deleted.applied(), 1);
+    delete_row(&env, &t, &[s("k")]).await;
     assert!(get(&env, &t, &[s("k")], &ReadOptions::default())
         .await
         .is_none());
@@ -1708,12 +1712,7 @@ async fn background_gc_collects_the_rows_writes_left_hidden_versions_in() {
         update(&env, &t, &[s(key)], vec![put_at("v", int(1), NOW - 4000)]).await;
         update(&env, &t, &[s(key)], vec![put_at("v", int(2), NOW - 3000)]).await;
     }
-    let result = env
-        .engine
-        .put_row(&t, write(&[s("c")], RowChange::Delete))
-        .await
-        .unwrap();
-    assert_eq!(result.applied(), 1);
+    delete_row(&env, &t, &[s("c")]).await;
     let dirty = env.engine.gc_all().await.unwrap();
     assert_eq!(
         (dirty.rows_examined, dirty.versions_removed),
