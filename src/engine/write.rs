@@ -244,10 +244,8 @@ impl WorkingSet {
         let row = self.working_row(engine, table, &write.pk, blind).await?;
         let applied = apply_write(row, table, write, now)?;
         if applied.hides_a_version {
-            self.left_collectable
-                .entry(table.id)
-                .or_default()
-                .push(row_prefix(table.id, &write.pk));
+            let key = row.key.clone();
+            self.left_collectable.entry(table.id).or_default().push(key);
         }
         Ok((applied.outcome, applied.cost))
     }
