@@ -172,7 +172,7 @@ impl Engine {
             }
             expected
         };
-        // A write in between wins and this row waits for the next pass.
+        // A write in between wins, and this row waits for the next pass (see below).
         let check = Check {
             key: row.key.clone(),
             expected,
@@ -180,18 +180,22 @@ impl Engine {
         // Not waited for to be durable: a crash can only lose the removal, which the
         // next pass repeats. Waiting would cost a sync per row collected (GC runs one
         // row at a time), tens of thousands after a burst of updates.
-        if self
+        let written = self
             .backend
             .write_if_unsynced(vec![check], batch)
             .await?
-            .is_some()
-        {
-            if row_dead {
-                report.rows_removed += 1;
-                report.versions_removed += before as u64;
-            } else {
-                report.versions_removed += (before - row.cells.len()) as u64;
-            }
+            .is_some();
+        if !written {
+            // The write in between may have hidden nothing new itself: the row and the
+            // table are marked as a collectable write would, so the next pass neither
+            // skips the table nor leaves the row out.
+            self.dirty.record(table.id, [row.key.clone()]);
+            self.stats.table(table.id).record_collectable_write();
+        } else if row_dead {
+            report.rows_removed += 1;
+            report.versions_removed += before as u64;
+        } else {
+            report.versions_removed += (before - row.cells.len()) as u64;
         }
         Ok(())
     }
