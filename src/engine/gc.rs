@@ -189,8 +189,7 @@ impl Engine {
             // The write in between may have hidden nothing new itself: the row and the
             // table are marked as a collectable write would, so the next pass neither
             // skips the table nor leaves the row out.
-            self.dirty.record(table.id, [row.key.clone()]);
-            self.stats.table(table.id).record_collectable_write();
+            self.mark_collectable(table.id, [row.key.clone()]);
         } else if row_dead {
             report.rows_removed += 1;
             report.versions_removed += before as u64;
@@ -198,6 +197,14 @@ impl Engine {
             report.versions_removed += (before - row.cells.len()) as u64;
         }
         Ok(())
+    }
+
+    /// Marks rows of `table` as holding something GC can remove: the next background
+    /// pass neither skips the table (its count of collectable writes moved) nor leaves
+    /// the rows out of the ones it examines.
+    pub(super) fn mark_collectable(&self, table: u32, keys: impl IntoIterator<Item = Vec<u8>>) {
+        self.dirty.record(table, keys);
+        self.stats.table(table).record_collectable_write();
     }
 
     /// One pass over every table of every instance that may hold something to collect,

@@ -436,8 +436,7 @@ impl Engine {
             if let Some(keys) = left_collectable.remove(&id) {
                 // Recorded once stored, so a GC pass that begins after the write finds
                 // the row in the set it takes or in a later one.
-                self.dirty.record(id, keys);
-                stats.record_collectable_write();
+                self.mark_collectable(id, keys);
             }
         }
         Ok(Some((WriteResult { outcomes, capacity }, ticket)))
