@@ -16,6 +16,9 @@ const MIB: u64 = 1024 * 1024;
 pub struct Config {
     /// Address the PostgreSQL protocol listens on.
     pub listen: String,
+    /// Directory for a Unix-domain socket, `.s.PGSQL.<port of listen>`, as PostgreSQL's
+    /// `unix_socket_directories`; none by default.
+    pub unix_socket_directory: Option<PathBuf>,
     /// Directory holding the data (the embedded sled backend).
     pub data_dir: PathBuf,
     /// Client sessions allowed at once; more are refused with SQLSTATE 53300.
@@ -92,6 +95,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             listen: "127.0.0.1:5433".to_owned(),
+            unix_socket_directory: None,
             data_dir: PathBuf::from("./pgwide-data"),
             max_connections: 100,
             worker_threads: 2,
@@ -254,6 +258,13 @@ mod tests {
         );
         assert!(Config::from_toml("pin_connection_threads = \"sometimes\"\n").is_err());
         assert_eq!(config.data_dir, PathBuf::from("./pgwide-data"));
+        assert_eq!(config.unix_socket_directory, None, "no socket unless asked");
+        assert_eq!(
+            Config::from_toml("unix_socket_directory = \"/run/pgwide\"\n")
+                .unwrap()
+                .unix_socket_directory,
+            Some(PathBuf::from("/run/pgwide"))
+        );
         assert_eq!(config.sled_cache_mb, 2048);
         assert_eq!(config.row_cache_mb, 512);
         assert_eq!(

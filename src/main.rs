@@ -57,10 +57,14 @@ struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:5433]
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
+    /// Also listen on a Unix-domain socket in DIR, named as PostgreSQL names its own
+    /// (DIR/.s.PGSQL.PORT): connect with `psql -h DIR -p PORT`
+    #[arg(long, value_name = "DIR")]
+    unix_socket_dir: Option<PathBuf>,
     /// Data directory [default: ./pgwide-data]
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    /// TOML configuration file (keys: listen, data_dir, max_connections,
+    /// TOML configuration file (keys: listen, unix_socket_directory, data_dir, max_connections,
     /// worker_threads, connection_threads, shutdown_grace_secs)
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -183,6 +187,9 @@ fn build_config(args: ServeArgs) -> Result<Config, String> {
     if let Some(listen) = args.listen {
         config.listen = listen;
     }
+    if let Some(dir) = args.unix_socket_dir {
+        config.unix_socket_directory = Some(dir);
+    }
     if let Some(data_dir) = args.data_dir {
         config.data_dir = data_dir;
     }
@@ -267,20 +274,48 @@ async fn serve(
             return Err(message);
         }
     };
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    tracing::info!(%addr, data_dir = %config.data_dir.display(), "pgwide is ready");
+    let listeners = match listeners(&config, addr).await {
+        Ok(listeners) => listeners,
+        Err(message) => {
+            gateway.shutdown().await;
+            return Err(message);
+        }
+    };
     let factory: Arc<dyn pgwide::sql::SessionFactory> = gateway.clone();
     let mut options = config.server_options();
     options.auth = auth;
     options.require_tls = config.require_tls;
     options.tls = tls;
     options.connection_runtimes = connection_runtimes;
-    let served = pgwide::server::serve_with(listener, factory, options, shutdown_signal()).await;
+    let served = pgwide::server::serve_with(listeners, factory, options, shutdown_signal()).await;
     gateway.shutdown().await;
     tracing::info!("pgwide stopped");
     served.map_err(|e| format!("server failed: {e}"))
+}
+
+/// Binds the TCP address and, when configured, the Unix-domain socket named after the
+/// port bound, then says the server is ready.
+async fn listeners(config: &Config, addr: SocketAddr) -> Result<pgwide::server::Listeners, String> {
+    let tcp = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let bound = tcp
+        .local_addr()
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let mut listeners = pgwide::server::Listeners::from(tcp);
+    let mut socket_path = None;
+    if let Some(dir) = &config.unix_socket_directory {
+        let socket = pgwide::server::UnixSocket::bind(dir, bound.port())?;
+        socket_path = Some(socket.path().display().to_string());
+        listeners = listeners.with_unix_socket(socket);
+    }
+    tracing::info!(
+        addr = %bound,
+        unix_socket = socket_path.as_deref().unwrap_or("none"),
+        data_dir = %config.data_dir.display(),
+        "pgwide is ready"
+    );
+    Ok(listeners)
 }
 
 /// Creates the bootstrap superuser if asked to, then decides whether the server may

@@ -1,4 +1,5 @@
-//! The PostgreSQL wire-protocol server: accepts TCP connections and speaks protocol
+//! The PostgreSQL wire-protocol server: accepts TCP and Unix-domain socket connections
+//! and speaks protocol
 //! 3.0 to each — startup, simple and extended query, cancel — handing every statement
 //! to the SQL layer through [`SessionFactory`] / [`SqlSession`], one session per
 //! connection. It knows nothing of tables; it encodes what the SQL layer returns.
@@ -15,6 +16,7 @@ mod connection;
 mod copy;
 mod encode;
 mod extended;
+mod listeners;
 mod params;
 mod placement;
 mod startup;
@@ -25,6 +27,7 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
+pub use listeners::{Listeners, UnixSocket};
 pub use placement::Placement;
 pub use threads::ConnectionThreads;
 pub use tls::Tls;
@@ -35,7 +38,6 @@ use cancel::CancelRegistry;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinSet;
 
@@ -118,24 +120,26 @@ where
     connection::run_stream(stream, false, deadline, &shared, stop_rx).await;
 }
 
-/// Serves clients on `listener` with default [`ServerOptions`] until `shutdown`
-/// completes, then stops accepting, lets running statements finish (bounded by the
-/// grace period), closes every connection and returns.
+/// Serves clients on `listeners` (a `TcpListener`, or [`Listeners`] with a Unix-domain
+/// socket too) with default [`ServerOptions`] until `shutdown` completes, then stops
+/// accepting, lets running statements finish (bounded by the grace period), closes
+/// every connection and returns.
 pub async fn serve(
-    listener: TcpListener,
+    listeners: impl Into<Listeners>,
     factory: Arc<dyn SessionFactory>,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
-    serve_with(listener, factory, ServerOptions::default(), shutdown).await
+    serve_with(listeners, factory, ServerOptions::default(), shutdown).await
 }
 
 /// [`serve`] with explicit options.
 pub async fn serve_with(
-    listener: TcpListener,
+    listeners: impl Into<Listeners>,
     factory: Arc<dyn SessionFactory>,
     options: ServerOptions,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
+    let listeners = listeners.into();
     let shutdown_grace = options.shutdown_grace;
     let runtimes = options.connection_runtimes.clone();
     let mut next_runtime = runtimes.iter().cycle();
@@ -146,15 +150,14 @@ pub async fn serve_with(
     loop {
         tokio::select! {
             _ = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    tracing::debug!(%peer, "connection accepted");
+            accepted = listeners.accept() => match accepted {
+                Ok(client) => {
                     let (shared, stop) = (Arc::clone(&shared), stop_rx.clone());
                     match next_runtime.next() {
                         None => {
-                            tasks.spawn(connection::run(stream, shared, stop));
+                            tasks.spawn(connection::run(client, shared, stop));
                         }
-                        Some(runtime) => spawn_on(&mut tasks, runtime, stream, shared, stop),
+                        Some(runtime) => spawn_on(&mut tasks, runtime, client, shared, stop),
                     }
                 }
                 Err(e) => {
@@ -166,7 +169,8 @@ pub async fn serve_with(
             Some(done) = tasks.join_next(), if !tasks.is_empty() => log_task_end(done),
         }
     }
-    drop(listener);
+    // Also removes the Unix-domain socket's file: new clients are told nobody listens.
+    drop(listeners);
     tracing::info!(connections = tasks.len(), "shutting down");
     let _ = stop_tx.send(true);
     let drained = tokio::time::timeout(shutdown_grace, async {
@@ -186,17 +190,17 @@ pub async fn serve_with(
     Ok(())
 }
 
-/// Serves `stream` on `runtime`: the socket moves to that runtime's event loop, so its
+/// Serves `client` on `runtime`: the socket moves to that runtime's event loop, so its
 /// readiness wakes the thread that serves it.
 fn spawn_on(
     tasks: &mut JoinSet<()>,
     runtime: &tokio::runtime::Handle,
-    stream: tokio::net::TcpStream,
+    client: listeners::Client,
     shared: Arc<Shared>,
     stop: watch::Receiver<bool>,
 ) {
-    let stream = match stream.into_std() {
-        Ok(stream) => stream,
+    let client = match client.detach() {
+        Ok(client) => client,
         Err(e) => {
             tracing::warn!(error = %e, "could not hand a connection to its thread");
             return;
@@ -204,8 +208,8 @@ fn spawn_on(
     };
     tasks.spawn_on(
         async move {
-            match tokio::net::TcpStream::from_std(stream) {
-                Ok(stream) => connection::run(stream, shared, stop).await,
+            match client.attach() {
+                Ok(client) => connection::run(client, shared, stop).await,
                 Err(e) => tracing::warn!(error = %e, "could not register a connection"),
             }
         },

@@ -56,12 +56,16 @@ fn make_certs(dir: &Path) -> Certs {
     certs
 }
 
+/// A server with TLS (required if `require`) that also listens on a Unix-domain
+/// socket in `dir`.
 fn start(dir: &Path, certs: &Certs, require: bool) -> Pgwide {
     let mut args = vec![
         "--tls-cert",
         certs.cert.to_str().unwrap(),
         "--tls-key",
         certs.key.to_str().unwrap(),
+        "--unix-socket-dir",
+        dir.to_str().unwrap(),
     ];
     if require {
         args.push("--require-tls");
@@ -155,6 +159,25 @@ fn require_tls_refuses_plain_connections() {
     );
     assert!(tls.status.success(), "{}", stderr(&tls));
     assert_eq!(String::from_utf8_lossy(&tls.stdout).trim(), "over tls");
+
+    // As in PostgreSQL, the local socket is not encrypted and not refused: nobody
+    // between the ends could read it. Passwords are still asked for.
+    let socket = format!(
+        "host={} user=postgres dbname=postgres",
+        dir.path().display()
+    );
+    let local = server.psql(&socket, "\\conninfo", &env);
+    assert!(local.status.success(), "{}", stderr(&local));
+    let info = String::from_utf8_lossy(&local.stdout);
+    assert!(info.contains("via socket in"), "{info}");
+    assert!(!info.contains("SSL connection"), "{info}");
+    let no_password = server.psql(&socket, "SELECT 1", &[]);
+    assert!(!no_password.status.success());
+    assert!(
+        stderr(&no_password).contains("password"),
+        "{}",
+        stderr(&no_password)
+    );
 }
 
 #[test]

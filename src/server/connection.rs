@@ -12,7 +12,9 @@
 use super::cancel::{CancelHandle, Scope};
 use super::encode::{put_data_row, put_row_description, Formats};
 use super::extended::{Portals, Statement};
+use super::listeners::Client;
 use super::startup::{handshake, Established};
+use super::tls::Tls;
 use super::wire::{put_command_complete, put_select_complete, Frontend, Wire, WireError};
 use super::Shared;
 use crate::sql::{
@@ -25,7 +27,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 /// A statement streaming rows that are ready at once looks for a cancel or its timeout
@@ -61,15 +62,36 @@ enum Event {
 }
 
 /// Serves one accepted socket to the end.
-pub(crate) async fn run(stream: TcpStream, shared: Arc<Shared>, stop: watch::Receiver<bool>) {
-    // Every response is written whole at Sync; Nagle would only add latency.
-    if let Err(e) = stream.set_nodelay(true) {
-        tracing::debug!(error = %e, "could not set TCP_NODELAY");
+pub(crate) async fn run(client: Client, shared: Arc<Shared>, stop: watch::Receiver<bool>) {
+    match client {
+        Client::Tcp(stream) => {
+            // Every response is written whole at Sync; Nagle would only add latency.
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "could not set TCP_NODELAY");
+            }
+            negotiate_and_run(stream, shared.tls.as_ref(), false, &shared, stop).await;
+        }
+        // As PostgreSQL does, a local socket is not encrypted (an SSLRequest is
+        // answered 'N') and counts as private: nobody between the ends could read it,
+        // so `require_tls`, which guards the network, does not refuse it.
+        Client::Unix(stream) => negotiate_and_run(stream, None, true, &shared, stop).await,
     }
+}
+
+/// Answers the client's SSLRequest (upgrading the socket when `tls` is given), then
+/// serves it; `local` marks a socket no one else can read.
+async fn negotiate_and_run<IO>(
+    io: IO,
+    tls: Option<&Tls>,
+    local: bool,
+    shared: &Shared,
+    stop: watch::Receiver<bool>,
+) where
+    IO: AsyncRead + AsyncWrite + Unpin + Send,
+{
     // One deadline covers the TLS handshake, startup and authentication.
     let deadline = tokio::time::Instant::now() + shared.authentication_timeout;
-    let negotiated =
-        tokio::time::timeout_at(deadline, super::tls::negotiate(stream, shared.tls.as_ref())).await;
+    let negotiated = tokio::time::timeout_at(deadline, super::tls::negotiate(io, tls)).await;
     let stream = match negotiated {
         Ok(Ok(Some(stream))) => stream,
         Ok(Ok(None)) | Err(_) => return,
@@ -78,15 +100,16 @@ pub(crate) async fn run(stream: TcpStream, shared: Arc<Shared>, stop: watch::Rec
             return;
         }
     };
-    let secure = stream.is_tls();
-    run_stream(stream, secure, deadline, &shared, stop).await;
+    let private = local || stream.is_tls();
+    run_stream(stream, private, deadline, shared, stop).await;
 }
 
 /// Serves a connected client stream, after any TLS negotiation, to the end: startup
-/// (bounded by `deadline`), then the message loop.
+/// (bounded by `deadline`), then the message loop. `private`: encrypted, or a local
+/// socket — what `require_tls` asks of a client.
 pub(crate) async fn run_stream<S>(
     stream: S,
-    secure: bool,
+    private: bool,
     deadline: tokio::time::Instant,
     shared: &Shared,
     stop: watch::Receiver<bool>,
@@ -96,7 +119,7 @@ pub(crate) async fn run_stream<S>(
     let mut wire = Wire::new(stream);
     wire.set_max_message_size(shared.max_message_size);
     let established =
-        match tokio::time::timeout_at(deadline, handshake(&mut wire, shared, secure)).await {
+        match tokio::time::timeout_at(deadline, handshake(&mut wire, shared, private)).await {
             Ok(Ok(Some(established))) => established,
             Ok(Ok(None)) => return,
             Ok(Err(WireError::Io(e))) => {

@@ -29,11 +29,12 @@ pub(crate) struct Established {
 }
 
 /// Runs the startup phase. `Ok(None)` means the connection is done (a cancel request,
-/// a refused client that was told why, or a client that hung up).
+/// a refused client that was told why, or a client that hung up). `private`: the
+/// connection is encrypted or local, so `require_tls` lets it in.
 pub(crate) async fn handshake<S>(
     wire: &mut Wire<S>,
     shared: &Shared,
-    secure: bool,
+    private: bool,
 ) -> Result<Option<Established>, WireError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
@@ -98,7 +99,7 @@ where
         wire.fatal("53300", "sorry, too many clients already").await;
         return Ok(None);
     };
-    if shared.require_tls && !secure {
+    if shared.require_tls && !private {
         wire.fatal(
             "28000",
             format!("SSL connection is required: connection for user \"{user}\" without encryption refused"),

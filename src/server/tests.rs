@@ -6,7 +6,7 @@
 mod fake;
 mod raw;
 
-use super::{serve_with, ServerOptions};
+use super::{serve_with, Listeners, ServerOptions, UnixSocket};
 use fake::FakeFactory;
 use raw::Raw;
 use std::net::SocketAddr;
@@ -26,10 +26,14 @@ struct Server {
 
 async fn start_with(options: ServerOptions) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    start_on(listener.into(), options)
+}
+
+fn start_on(listeners: Listeners, options: ServerOptions) -> Server {
+    let addr = listeners.tcp_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(serve_with(
-        listener,
+        listeners,
         Arc::new(FakeFactory),
         options,
         async {
@@ -584,4 +588,50 @@ async fn shutdown_finishes_running_statements_then_closes() {
     assert_eq!(running.await.unwrap().unwrap(), vec![1]);
     assert!(idle.simple_query("SELECT fixed").await.is_err());
     assert!(tokio::net::TcpStream::connect(server.addr).await.is_err());
+}
+
+#[tokio::test]
+async fn unix_socket_clients_query_and_cancel_and_its_file_goes_at_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let socket = UnixSocket::bind(dir.path(), port).unwrap();
+    let path = socket.path().to_owned();
+    assert_eq!(path, dir.path().join(format!(".s.PGSQL.{port}")));
+    let mut server = start_on(
+        Listeners::from(tcp).with_unix_socket(socket),
+        ServerOptions::default(),
+    );
+    let (client, connection) = tokio_postgres::Config::new()
+        .host_path(dir.path())
+        .port(port)
+        .user("tester")
+        .dbname("postgres")
+        .connect(NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    // Both protocols over the socket, and TCP clients alongside.
+    assert_eq!(client.query("SELECT fixed", &[]).await.unwrap().len(), 2);
+    let messages = client.simple_query("SELECT fixed").await.unwrap();
+    assert_eq!(rows(&messages).len(), 2);
+    let tcp_client = connect(server.addr).await;
+    assert_eq!(
+        tcp_client.query("SELECT fixed", &[]).await.unwrap().len(),
+        2
+    );
+    // A CancelRequest comes through the socket too.
+    let token = client.cancel_token();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        token.cancel_query(NoTls).await
+    });
+    let e = client.query("sleep", &[]).await.unwrap_err();
+    assert_eq!(code(&e), "57014");
+    canceller.await.unwrap().unwrap();
+
+    let _ = server.stop.take().unwrap().send(());
+    let served = tokio::time::timeout(Duration::from_secs(5), &mut server.task).await;
+    assert!(served.expect("serve returns promptly").unwrap().is_ok());
+    assert!(!path.exists(), "the socket file is removed at shutdown");
 }

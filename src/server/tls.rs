@@ -1,6 +1,7 @@
 //! TLS for client connections: loading the PEM certificate chain and key into a
 //! rustls acceptor (ring provider), answering the client's SSLRequest before the
-//! startup packet, and [`ClientStream`], a socket that is either plain TCP or TLS.
+//! startup packet, and [`ClientStream`], a socket (TCP or Unix-domain) that is either
+//! plain or TLS.
 //!
 //! The first packet is read byte-exact from the socket (no read-ahead), so nothing a
 //! client sends before the TLS handshake is ever treated as part of the encrypted
@@ -13,7 +14,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::net::TcpStream;
 use tokio_rustls::rustls;
 use tokio_rustls::TlsAcceptor;
 
@@ -59,16 +59,16 @@ impl Tls {
 }
 
 /// A client socket, encrypted or not.
-pub(crate) enum ClientStream {
-    /// Plain TCP; `prefix` holds the bytes read while looking for an SSLRequest.
+pub(crate) enum ClientStream<IO> {
+    /// Unencrypted; `prefix` holds the bytes read while looking for an SSLRequest.
     Plain {
         prefix: Bytes,
-        io: TcpStream,
+        io: IO,
     },
-    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+    Tls(Box<tokio_rustls::server::TlsStream<IO>>),
 }
 
-impl ClientStream {
+impl<IO> ClientStream<IO> {
     pub(crate) fn is_tls(&self) -> bool {
         matches!(self, ClientStream::Tls(_))
     }
@@ -77,10 +77,13 @@ impl ClientStream {
 /// Reads the client's first packet. An SSLRequest is answered 'S' and the TLS
 /// handshake run when TLS is configured, else 'N'; a GSSENCRequest is answered 'N'.
 /// `None`: the client hung up or the TLS handshake failed.
-pub(crate) async fn negotiate(
-    mut io: TcpStream,
+pub(crate) async fn negotiate<IO>(
+    mut io: IO,
     tls: Option<&Tls>,
-) -> io::Result<Option<ClientStream>> {
+) -> io::Result<Option<ClientStream<IO>>>
+where
+    IO: AsyncRead + AsyncWrite + Unpin,
+{
     // A client may try GSS encryption, then TLS, then plain: at most two requests.
     for _ in 0..3 {
         let mut first = [0u8; 8];
@@ -115,7 +118,7 @@ pub(crate) async fn negotiate(
     Ok(None)
 }
 
-impl AsyncRead for ClientStream {
+impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncRead for ClientStream<IO> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -136,7 +139,7 @@ impl AsyncRead for ClientStream {
     }
 }
 
-impl AsyncWrite for ClientStream {
+impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncWrite for ClientStream<IO> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
