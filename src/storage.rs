@@ -10,6 +10,7 @@ mod pack;
 mod pack_hints;
 mod pack_spans;
 mod partition_cache;
+mod read_around;
 mod row_cache;
 mod sled_backend;
 mod sled_store;

@@ -17,9 +17,14 @@
 //! ended before the ticket (and the read saw it), or the offer is refused, or the write
 //! began after the offer and removed it. A cached value is therefore what the store
 //! holds, and no hit can return a value older than a write that has begun to apply.
+//!
+//! Rows nobody asked for yet (`read_around`) come in by the same protocol, with a
+//! ticket taken per row before the store is read, and only into room a shard has spare:
+//! a guess never evicts a row that was asked for.
 
 use hashbrown::{DefaultHashBuilder, HashTable};
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Shards, each with its own lock, so the connection threads seldom meet; a write
@@ -35,6 +40,9 @@ pub(crate) struct RowCache {
     /// Bytes each shard may hold.
     shard_budget: usize,
     hasher: DefaultHashBuilder,
+    /// Bytes all shards hold together (their own counts, summed as they change), so a
+    /// read-around can tell without locking whether the cache has room to warm.
+    held: AtomicUsize,
 }
 
 /// What a point read should do.
@@ -74,6 +82,7 @@ impl RowCache {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             shard_budget: budget_bytes / SHARDS,
             hasher: DefaultHashBuilder::default(),
+            held: AtomicUsize::new(0),
         }
     }
 
@@ -93,9 +102,56 @@ impl RowCache {
     /// Offers the value a read found under `key` after `probe` gave it `ticket`; kept
     /// only if no write to the shard began since.
     pub(crate) fn fill(&self, ticket: FillTicket, key: &[u8], value: &[u8]) {
-        let mut shard = self.shard(shard_of(ticket.hash));
-        if shard.writing == 0 && shard.epoch == ticket.epoch {
-            shard.insert(ticket.hash, key, value, self.shard_budget);
+        self.offer(ticket, key, value, Room::Evict);
+    }
+
+    /// Whether the cache has room left for rows nobody asked for yet: while it does, a
+    /// read-around warms it ([`fill_spare`](Self::fill_spare)). A shard's budget is kept
+    /// back, as rows do not spread over the shards exactly evenly.
+    pub(crate) fn has_spare_room(&self) -> bool {
+        self.held.load(Ordering::Relaxed) + self.shard_budget < self.shard_budget * SHARDS
+    }
+
+    /// A ticket for a row the reader is about to read without having been asked for it
+    /// (a read-around): none if the row is cached already or a write to its shard is
+    /// under way. As with `probe`, the store is read after the ticket is taken.
+    pub(crate) fn ticket(&self, key: &[u8]) -> Option<FillTicket> {
+        let hash = self.hasher.hash_one(key);
+        let shard = self.shard(shard_of(hash));
+        if shard.writing > 0 || shard.table.find(hash, |entry| entry.key() == key).is_some() {
+            return None;
+        }
+        Some(FillTicket {
+            hash,
+            epoch: shard.epoch,
+        })
+    }
+
+    /// [`fill`](Self::fill) for a row read around the one asked for: kept only in room
+    /// the shard has spare, so a guess never evicts a row that was asked for.
+    pub(crate) fn fill_spare(&self, ticket: FillTicket, key: &[u8], value: &[u8]) {
+        self.offer(ticket, key, value, Room::SpareOnly);
+    }
+
+    fn offer(&self, ticket: FillTicket, key: &[u8], value: &[u8], room: Room) {
+        self.change_shard(shard_of(ticket.hash), |shard, budget| {
+            if shard.writing == 0 && shard.epoch == ticket.epoch {
+                shard.insert(ticket.hash, key, value, budget, room);
+            }
+        });
+    }
+
+    /// Runs `change` on shard `index` and carries its change in bytes into `held`.
+    fn change_shard(&self, index: usize, change: impl FnOnce(&mut Shard, usize)) {
+        let mut shard = self.shard(index);
+        let before = shard.bytes;
+        change(&mut shard, self.shard_budget);
+        let after = shard.bytes;
+        drop(shard);
+        if after > before {
+            self.held.fetch_add(after - before, Ordering::Relaxed);
+        } else if before > after {
+            self.held.fetch_sub(before - after, Ordering::Relaxed);
         }
     }
 
@@ -112,16 +168,22 @@ impl RowCache {
         for group in hashed.chunk_by(|(a, _), (b, _)| shard_of(*a) == shard_of(*b)) {
             let index = shard_of(group[0].0);
             touched |= 1 << index;
-            let mut shard = self.shard(index);
-            shard.writing += 1;
-            for (hash, key) in group {
-                shard.remove(*hash, key);
-            }
+            self.change_shard(index, |shard, _| {
+                shard.writing += 1;
+                for (hash, key) in group {
+                    shard.remove(*hash, key);
+                }
+            });
         }
         RowWriteGuard {
             cache: self,
             touched,
         }
+    }
+
+    /// How many rows are cached.
+    pub(crate) fn len(&self) -> usize {
+        (0..SHARDS).map(|index| self.shard(index).table.len()).sum()
     }
 
     fn shard(&self, index: usize) -> MutexGuard<'_, Shard> {
@@ -146,6 +208,13 @@ fn shard_of(hash: u64) -> usize {
 
 fn shard_indexes(touched: u64) -> impl Iterator<Item = usize> {
     (0..SHARDS).filter(move |index| touched & (1 << index) != 0)
+}
+
+/// Whether an offer may evict rows to make room for itself.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Room {
+    Evict,
+    SpareOnly,
 }
 
 /// One shard: its entries in a hash table, and a CLOCK hand over the table's buckets.
@@ -194,7 +263,7 @@ impl Shard {
         Some(entry.value().to_vec())
     }
 
-    fn insert(&mut self, hash: u64, key: &[u8], value: &[u8], budget: usize) {
+    fn insert(&mut self, hash: u64, key: &[u8], value: &[u8], budget: usize, room: Room) {
         let size = key.len() + value.len() + ENTRY_OVERHEAD;
         let Ok(key_len) = u32::try_from(key.len()) else {
             return;
@@ -208,7 +277,7 @@ impl Shard {
             return;
         }
         while self.bytes + size > budget {
-            if !self.evict_one() {
+            if room == Room::SpareOnly || !self.evict_one() {
                 return;
             }
         }
@@ -357,6 +426,7 @@ mod tests {
             assert!(hit(&cache, hot).is_some(), "the hot row was evicted");
         }
         assert!(cache.cached_bytes() <= SHARDS * 16 * 128);
+        assert_eq!(cache.held.load(Ordering::Relaxed), cache.cached_bytes());
         let cached = keys.iter().filter(|key| hit(&cache, key).is_some()).count();
         assert!(cached > SHARDS * 8, "only {cached} rows cached");
     }
@@ -368,5 +438,59 @@ mod tests {
         assert_eq!(hit(&cache, b"big"), None);
         read_through(&cache, b"small", &[1u8; 8]);
         assert!(hit(&cache, b"small").is_some());
+    }
+
+    #[test]
+    fn rows_read_around_fill_only_spare_room_and_never_evict() {
+        // 16 entries of 128 bytes a shard.
+        let cache = RowCache::new(SHARDS * 16 * 128);
+        let value = [7u8; 56];
+        let keys: Vec<Vec<u8>> = (0u64..20_000).map(|i| i.to_be_bytes().to_vec()).collect();
+        assert!(cache.has_spare_room());
+        for key in &keys {
+            if let Some(ticket) = cache.ticket(key) {
+                cache.fill_spare(ticket, key, &value);
+            }
+        }
+        assert!(!cache.has_spare_room(), "the cache filled up");
+        let held = cache.cached_bytes();
+        assert_eq!(cache.held.load(Ordering::Relaxed), held);
+        let guessed: Vec<&Vec<u8>> = keys
+            .iter()
+            .filter(|key| hit(&cache, key).is_some())
+            .collect();
+        assert!(
+            guessed.len() > SHARDS * 12,
+            "only {} rows cached",
+            guessed.len()
+        );
+        // A cached row gets no second ticket; a full shard takes no more guesses, and
+        // the guesses already in it stay.
+        assert!(cache.ticket(guessed[0]).is_none());
+        let extra = b"one more".to_vec();
+        if let Some(ticket) = cache.ticket(&extra) {
+            cache.fill_spare(ticket, &extra, &value);
+        }
+        assert_eq!(hit(&cache, &extra), None);
+        assert!(guessed.iter().all(|key| hit(&cache, key).is_some()));
+        // A row asked for still evicts to get in.
+        read_through(&cache, &extra, &value);
+        assert!(hit(&cache, &extra).is_some());
+    }
+
+    #[test]
+    fn a_guess_made_while_or_after_a_write_to_its_shard_is_refused() {
+        let cache = RowCache::new(1 << 20);
+        let writing = cache.begin_write([&b"k"[..]].into_iter());
+        assert!(
+            cache.ticket(b"k").is_none(),
+            "no ticket while a write applies"
+        );
+        drop(writing);
+        let ticket = cache.ticket(b"k").unwrap();
+        drop(cache.begin_write([&b"k"[..]].into_iter()));
+        cache.fill_spare(ticket, b"k", b"old");
+        assert_eq!(hit(&cache, b"k"), None);
+        assert_eq!(cache.held.load(Ordering::Relaxed), 0);
     }
 }

@@ -15,13 +15,15 @@
 //!
 //! Range reads within one partition can be served from a cache of whole partitions
 //! (`partition_cache`), and point reads from a cache of single rows (`row_cache`); every
-//! write passes through both before it applies.
+//! write passes through both before it applies. A point read that opened a pack offers
+//! the pack's other rows to the row cache while it has room (`read_around`).
 //!
 //! The empty key is reserved: it holds a log sequence number up to which sled holds every
 //! record (see `Store::apply` and `checkpoint`).
 
 use super::apply_thread::ApplyThread;
 use super::partition_cache::{Lookup, PartitionBuilder, PartitionCache};
+use super::read_around;
 use super::row_cache::{Probe, RowCache};
 use super::sled_store::{Bytes, Store};
 use super::sync::{GroupCommit, Syncer};
@@ -182,6 +184,11 @@ impl SledBackend {
     /// How many key spans the packs may lie in (see `storage::pack_spans`).
     pub fn pack_spans(&self) -> usize {
         self.writer.store.pack_spans()
+    }
+
+    /// How many rows the row cache holds (0 without one).
+    pub fn cached_rows(&self) -> usize {
+        self.writer.rows.as_ref().map_or(0, |rows| rows.len())
     }
 
     /// Makes everything written durable in sled itself, stops the sync thread and
@@ -490,6 +497,9 @@ impl Backend for SledBackend {
         let value = self.writer.get_user(key)?;
         if let (Some(ticket), Some(value)) = (ticket, &value) {
             rows.fill(ticket, key, value);
+        }
+        if let Some(pack) = value.as_ref().and_then(|value| value.pack()) {
+            read_around::offer_pack(&self.writer.store, rows, key, pack);
         }
         Ok(value.map(|v| v.to_vec()))
     }

@@ -45,6 +45,8 @@ pub(crate) struct Bytes {
     buffer: IVec,
     start: usize,
     end: usize,
+    /// `buffer` is the pack the entry was read from.
+    packed: bool,
 }
 
 impl Bytes {
@@ -54,6 +56,7 @@ impl Bytes {
             buffer,
             start: 0,
             end,
+            packed: false,
         }
     }
 
@@ -64,7 +67,13 @@ impl Bytes {
             buffer: buffer.clone(),
             start,
             end: start + part.len(),
+            packed: true,
         }
+    }
+
+    /// The pack this value was read from, as it was then; `None` for a loose value.
+    pub(crate) fn pack(&self) -> Option<&IVec> {
+        self.packed.then_some(&self.buffer)
     }
 }
 
@@ -202,6 +211,28 @@ impl Store {
         Ok(Some(
             pack.get(key)?.map(|value| Bytes::within(&buffer, value)),
         ))
+    }
+
+    /// The pack stored under `last_key` now, and the loose keys within its range, which
+    /// shadow its copies: `None` when there is no such pack, or when more than
+    /// `PACK_ROWS` loose keys lie in its range (a pack mostly rewritten loose).
+    pub(crate) fn pack_and_shadows(
+        &self,
+        last_key: &[u8],
+    ) -> StorageResult<Option<(IVec, Vec<IVec>)>> {
+        let Some(buffer) = self.packs.get(last_key).map_err(io_err)? else {
+            return Ok(None);
+        };
+        let first_key = Pack::parse(&buffer)?.key(0)?;
+        let mut shadows = Vec::new();
+        for entry in self.loose.range::<&[u8], _>(first_key..=last_key) {
+            let (key, _) = entry.map_err(io_err)?;
+            if shadows.len() == PACK_ROWS {
+                return Ok(None);
+            }
+            shadows.push(key);
+        }
+        Ok(Some((buffer, shadows)))
     }
 
     /// The pack whose range could hold `key` (the first whose last key is not below

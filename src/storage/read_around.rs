@@ -1,0 +1,136 @@
+//! Read-around: a point read that had to open a pack offers the pack's other rows to
+//! the row cache too, while the cache has room to spare — what a buffer pool gets for
+//! free by caching the whole page a row was read from.
+//!
+//! Why: after a bulk load (or a restart) every first read of a row misses the row cache
+//! and pays the pack lookup, about 2 µs in a profile of prepared point gets at 1,000,000
+//! rows, where the sled lookups of misses took 18% of the server's CPU. Uniform reads
+//! of 1,000,000 rows miss on 45% of the first 1,900,000 gets; with the pack's 32 rows
+//! cached at the first miss in it, on about one get in 32 of those.
+//!
+//! Consistency is the row cache's own protocol (`row_cache`), used for rows nobody
+//! asked for: tickets are taken for the neighbours first, the store is read again after,
+//! and only neighbours whose shard saw no write in between are kept. The second read
+//! matters: a write that ended between the first read and the tickets is in the store
+//! but not in the pack the first read opened. Packed copies are shadowed by loose
+//! entries under the same key (a later write of a packed key is stored loose), so
+//! neighbours with a loose entry are left out. Guesses go only into spare room and never
+//! evict a row that was asked for, so a table larger than the cache gains nothing here
+//! and loses no hits.
+
+use super::pack::Pack;
+use super::row_cache::{FillTicket, RowCache};
+use super::sled_store::Store;
+use super::wal::SEQUENCE_KEY;
+use super::StorageResult;
+use sled::IVec;
+
+/// Offers the rows of `pack` (the one a read of `asked` was just served from) to
+/// `rows`. Best effort: a failure only leaves the cache colder.
+pub(crate) fn offer_pack(store: &Store, rows: &RowCache, asked: &[u8], pack: &IVec) {
+    if !rows.has_spare_room() {
+        return;
+    }
+    if let Err(e) = offer_rows(store, rows, asked, pack) {
+        tracing::debug!(error = %e, "read-around skipped");
+    }
+}
+
+fn offer_rows(store: &Store, rows: &RowCache, asked: &[u8], pack: &IVec) -> StorageResult<()> {
+    let earlier = Pack::parse(pack)?;
+    let Some(last) = earlier.len().checked_sub(1) else {
+        return Ok(());
+    };
+    let mut tickets: Vec<(&[u8], FillTicket)> = Vec::with_capacity(earlier.len());
+    for index in 0..earlier.len() {
+        let key = earlier.key(index)?;
+        if key == asked || key == SEQUENCE_KEY {
+            continue;
+        }
+        if let Some(ticket) = rows.ticket(key) {
+            tickets.push((key, ticket));
+        }
+    }
+    if tickets.is_empty() {
+        return Ok(());
+    }
+    // Read again with the tickets out: what a write finished before them is seen now.
+    let Some((current, shadows)) = store.pack_and_shadows(earlier.key(last)?)? else {
+        return Ok(());
+    };
+    let current = Pack::parse(&current)?;
+    for (key, ticket) in tickets {
+        if shadows
+            .binary_search_by(|shadow| shadow[..].cmp(key))
+            .is_ok()
+        {
+            continue;
+        }
+        if let Some(value) = current.get(key)? {
+            rows.fill_spare(ticket, key, value);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::row_cache::Probe;
+    use crate::storage::Mutation;
+
+    fn key(n: u32) -> Vec<u8> {
+        format!("k{n:05}").into_bytes()
+    }
+
+    fn cached(rows: &RowCache, n: u32) -> Option<Vec<u8>> {
+        match rows.probe(&key(n)) {
+            Probe::Hit(value) => Some(value),
+            Probe::Miss(_) => None,
+        }
+    }
+
+    /// The pack a read opened may be older than the tickets: a delete that rewrote it,
+    /// or a loose write that shadows a copy in it, may have ended in between. The
+    /// read-around trusts neither copy.
+    #[test]
+    fn writes_ended_since_the_pack_was_opened_are_never_cached_from_it() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let store = Store::open(db).unwrap();
+        let puts = (0..32u32).map(|n| Mutation::Put(key(n), n.to_be_bytes().to_vec()));
+        store.apply(1, puts.collect()).unwrap();
+        assert_eq!(store.packs(), 1);
+        let read = store.get(&key(3)).unwrap().unwrap();
+        let opened = read.pack().expect("key 3 was read from its pack").clone();
+
+        store.apply(2, vec![Mutation::Delete(key(7))]).unwrap();
+        store
+            .apply(3, vec![Mutation::Put(key(5), b"loose".to_vec())])
+            .unwrap();
+        let rows = RowCache::new(1 << 20);
+        offer_pack(&store, &rows, &key(3), &opened);
+
+        assert_eq!(cached(&rows, 7), None, "deleted since the pack was opened");
+        assert_eq!(cached(&rows, 5), None, "shadowed by a loose write");
+        assert_eq!(
+            cached(&rows, 3),
+            None,
+            "the row asked for is the reader's to offer"
+        );
+        assert_eq!(cached(&rows, 9), Some(9u32.to_be_bytes().to_vec()));
+        assert_eq!(rows.len(), 29);
+    }
+
+    #[test]
+    fn a_full_cache_takes_no_guesses() {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let store = Store::open(db).unwrap();
+        let puts = (0..32u32).map(|n| Mutation::Put(key(n), n.to_be_bytes().to_vec()));
+        store.apply(1, puts.collect()).unwrap();
+        let opened = store.get(&key(3)).unwrap().unwrap().pack().unwrap().clone();
+        // No budget at all: every shard is full.
+        let rows = RowCache::new(0);
+        offer_pack(&store, &rows, &key(3), &opened);
+        assert_eq!(rows.len(), 0);
+    }
+}
