@@ -1,8 +1,8 @@
 //! The PostgreSQL wire-protocol server: accepts TCP and Unix-domain socket connections
-//! and speaks protocol
-//! 3.0 to each — startup, simple and extended query, cancel — handing every statement
-//! to the SQL layer through [`SessionFactory`] / [`SqlSession`], one session per
-//! connection. It knows nothing of tables; it encodes what the SQL layer returns.
+//! and speaks protocol 3.0 to each — startup, simple and extended query, cancel —
+//! handing every statement to the SQL layer through [`SessionFactory`] /
+//! [`SqlSession`], one session per connection. It knows nothing of tables; it encodes
+//! what the SQL layer returns.
 //!
 //! Message types and backend encoders come from pgwire; the connection loop is pgwire's
 //! design re-done in `connection`, so that only Sync/Flush flush the socket (see

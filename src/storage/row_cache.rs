@@ -109,7 +109,8 @@ impl RowCache {
     /// read-around warms it ([`fill_spare`](Self::fill_spare)). A shard's budget is kept
     /// back, as rows do not spread over the shards exactly evenly.
     pub(crate) fn has_spare_room(&self) -> bool {
-        self.held.load(Ordering::Relaxed) + self.shard_budget < self.shard_budget * SHARDS
+        let held = self.held.load(Ordering::Relaxed);
+        held.saturating_add(self.shard_budget) < self.shard_budget * SHARDS
     }
 
     /// A ticket for a row the reader is about to read without having been asked for it
@@ -141,13 +142,15 @@ impl RowCache {
         });
     }
 
-    /// Runs `change` on shard `index` and carries its change in bytes into `held`.
+    /// Runs `change` on shard `index` and carries its change in bytes into `held`, under
+    /// the shard's lock: a shard's changes then reach `held` in the order they were
+    /// made, so a removal is never counted before the insert it undoes and `held` never
+    /// drops below zero.
     fn change_shard(&self, index: usize, change: impl FnOnce(&mut Shard, usize)) {
         let mut shard = self.shard(index);
         let before = shard.bytes;
         change(&mut shard, self.shard_budget);
         let after = shard.bytes;
-        drop(shard);
         if after > before {
             self.held.fetch_add(after - before, Ordering::Relaxed);
         } else if before > after {
