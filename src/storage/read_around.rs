@@ -83,6 +83,18 @@ mod tests {
         format!("k{n:05}").into_bytes()
     }
 
+    /// A store holding keys 0..32 in one pack, and that pack as a read of key 3 opened it.
+    fn one_pack_read_at_key_3() -> (Store, IVec) {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        let store = Store::open(db).unwrap();
+        let puts = (0..32u32).map(|n| Mutation::Put(key(n), n.to_be_bytes().to_vec()));
+        store.apply(1, puts.collect()).unwrap();
+        assert_eq!(store.packs(), 1);
+        let read = store.get(&key(3)).unwrap().unwrap();
+        let opened = read.pack().expect("key 3 was read from its pack").clone();
+        (store, opened)
+    }
+
     fn cached(rows: &RowCache, n: u32) -> Option<Vec<u8>> {
         match rows.probe(&key(n)) {
             Probe::Hit(value) => Some(value),
@@ -95,14 +107,7 @@ mod tests {
     /// read-around trusts neither copy.
     #[test]
     fn writes_ended_since_the_pack_was_opened_are_never_cached_from_it() {
-        let db = sled::Config::new().temporary(true).open().unwrap();
-        let store = Store::open(db).unwrap();
-        let puts = (0..32u32).map(|n| Mutation::Put(key(n), n.to_be_bytes().to_vec()));
-        store.apply(1, puts.collect()).unwrap();
-        assert_eq!(store.packs(), 1);
-        let read = store.get(&key(3)).unwrap().unwrap();
-        let opened = read.pack().expect("key 3 was read from its pack").clone();
-
+        let (store, opened) = one_pack_read_at_key_3();
         store.apply(2, vec![Mutation::Delete(key(7))]).unwrap();
         store
             .apply(3, vec![Mutation::Put(key(5), b"loose".to_vec())])
@@ -123,11 +128,7 @@ mod tests {
 
     #[test]
     fn a_full_cache_takes_no_guesses() {
-        let db = sled::Config::new().temporary(true).open().unwrap();
-        let store = Store::open(db).unwrap();
-        let puts = (0..32u32).map(|n| Mutation::Put(key(n), n.to_be_bytes().to_vec()));
-        store.apply(1, puts.collect()).unwrap();
-        let opened = store.get(&key(3)).unwrap().unwrap().pack().unwrap().clone();
+        let (store, opened) = one_pack_read_at_key_3();
         // No budget at all: every shard is full.
         let rows = RowCache::new(0);
         offer_pack(&store, &rows, &key(3), &opened);
