@@ -93,10 +93,7 @@ impl RowCache {
         if let Some(value) = shard.get(hash, key) {
             return Probe::Hit(value);
         }
-        Probe::Miss((shard.writing == 0).then_some(FillTicket {
-            hash,
-            epoch: shard.epoch,
-        }))
+        Probe::Miss(shard.ticket(hash))
     }
 
     /// Offers the value a read found under `key` after `probe` gave it `ticket`; kept
@@ -119,13 +116,10 @@ impl RowCache {
     pub(crate) fn ticket(&self, key: &[u8]) -> Option<FillTicket> {
         let hash = self.hasher.hash_one(key);
         let shard = self.shard(shard_of(hash));
-        if shard.writing > 0 || shard.table.find(hash, |entry| entry.key() == key).is_some() {
+        if shard.table.find(hash, |entry| entry.key() == key).is_some() {
             return None;
         }
-        Some(FillTicket {
-            hash,
-            epoch: shard.epoch,
-        })
+        shard.ticket(hash)
     }
 
     /// [`fill`](Self::fill) for a row read around the one asked for: kept only in room
@@ -260,6 +254,15 @@ impl Entry {
 }
 
 impl Shard {
+    /// A ticket for a read of a key with `hash` about to go to the store: none while a
+    /// write to the shard is under way, as what the read finds may predate it.
+    fn ticket(&self, hash: u64) -> Option<FillTicket> {
+        (self.writing == 0).then_some(FillTicket {
+            hash,
+            epoch: self.epoch,
+        })
+    }
+
     fn get(&mut self, hash: u64, key: &[u8]) -> Option<Vec<u8>> {
         let entry = self.table.find_mut(hash, |entry| entry.key() == key)?;
         entry.referenced = true;
