@@ -1,5 +1,7 @@
-//! Where the packs are, as far as reads have seen: the last keys of packs, kept in
-//! memory so that a point read of a packed key finds its pack with one sled `get`.
+//! Where the packs are, as far as writes and reads have seen: the last keys of packs,
+//! kept in memory so that a point read of a packed key finds its pack with one sled
+//! `get`. A write that stores packs remembers them; a read that had to find a pack the
+//! slow way remembers it (packs stored before the server started).
 //!
 //! The packs tree is keyed by each pack's last key, so the pack that could hold a key is
 //! the first at or after it, and sled 0.34 finds that only with a range iterator, which
@@ -7,8 +9,8 @@
 //! bulk-loaded rows that lookup took 12.8% of the server's CPU, more than twice the
 //! loose lookup before it.
 //!
-//! The hints are never the truth: packs come and go with writes, and nothing here
-//! follows them. A read takes the first remembered last key at or after its key, gets
+//! The hints are never the truth: packs come and go with writes, and only their coming
+//! is followed here. A read takes the first remembered last key at or after its key, gets
 //! that pack, and trusts it only if it is there and its range begins at or before the
 //! key: pack ranges never overlap, so a pack in sled whose range covers the key is the
 //! only one that can hold it. Otherwise the read finds the pack the slow way and
@@ -47,6 +49,18 @@ impl PackHints {
             last_keys.clear();
         }
         last_keys.insert(last_key.to_vec());
+    }
+
+    /// Remembers the packs a write has just stored, under one lock.
+    pub(crate) fn remember_all(&self, new_last_keys: Vec<Vec<u8>>) {
+        if new_last_keys.is_empty() {
+            return;
+        }
+        let mut last_keys = self.write();
+        if last_keys.len() + new_last_keys.len() > MAX_HINTS {
+            last_keys.clear();
+        }
+        last_keys.extend(new_last_keys.into_iter().take(MAX_HINTS));
     }
 
     pub(crate) fn forget(&self, last_key: &[u8]) {
