@@ -149,7 +149,8 @@ impl Engine {
         changes: &[(String, OptionValue)],
     ) -> EngineResult<Arc<TableMeta>> {
         let limits = &self.limits;
-        self.catalog
+        let meta = self
+            .catalog
             .alter_table(instance, name, |meta| {
                 let mut options = meta.options.clone();
                 for (option, value) in changes {
@@ -158,7 +159,9 @@ impl Engine {
                 meta.options = options;
                 Ok(())
             })
-            .await
+            .await?;
+        self.swept.forget(meta.id);
+        Ok(meta)
     }
 
     /// Adds a known attribute column (metadata only).

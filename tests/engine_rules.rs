@@ -1700,6 +1700,45 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
 
 /// A pass that examines only the rows writes left hidden versions in collects each of
 /// them, passes over one deleted since, and leaves every other row as it was.
+/// Max Versions raised, written under and lowered back between two passes: the write
+/// hid nothing when it was made, and the table's options end as the last pass saw them,
+/// yet the next pass must collect the version the lowering hid.
+#[tokio::test]
+async fn a_pass_after_max_versions_went_up_and_back_down_collects_what_that_hid() {
+    let env = env().await;
+    let t = table(&env, "t", &[("max_versions", 2)]).await;
+    for (i, v) in [NOW - 2000, NOW - 1000].iter().enumerate() {
+        update(&env, &t, &[s("k")], vec![put_at("a", int(i as i64), *v)]).await;
+    }
+    assert_eq!(env.engine.gc_all().await.unwrap().versions_removed, 0);
+    let engine = &env.engine;
+    let alter = |value: i64| async move {
+        let change = [("max_versions".to_string(), OptionValue::Integer(value))];
+        engine.alter_table_options(DB, "t", &change).await.unwrap()
+    };
+    let raised = alter(3).await;
+    update(
+        &env,
+        &raised,
+        &[s("k")],
+        vec![put_at("a", int(9), NOW - 3000)],
+    )
+    .await;
+    alter(2).await;
+
+    let report = env.engine.gc_all().await.unwrap();
+    assert_eq!((report.rows_examined, report.versions_removed), (1, 1));
+    let row = get(
+        &env,
+        &env.engine.table(DB, "t").unwrap(),
+        &[s("k")],
+        &all_versions(),
+    )
+    .await;
+    let versions: Vec<i64> = row.unwrap().cells.iter().map(|c| c.version).collect();
+    assert_eq!(versions, vec![NOW - 1000, NOW - 2000]);
+}
+
 #[tokio::test]
 async fn background_gc_collects_the_rows_writes_left_hidden_versions_in() {
     let env = env().await;

@@ -56,6 +56,17 @@ impl SweptTables {
             .unwrap_or_else(|p| p.into_inner())
             .insert(table, state);
     }
+
+    /// Makes the next pass over `table` a whole one. Its options changed: a write made
+    /// while Max Versions was higher left no hidden version then, so it was not counted,
+    /// yet hides one once Max Versions is lowered again; the table's count and options
+    /// would then match what the last pass saw.
+    pub(super) fn forget(&self, table: u32) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&table);
+    }
 }
 
 /// How long a background pass works before it rests, and how many times that long it
