@@ -63,6 +63,11 @@ impl PackHints {
         last_keys.extend(new_last_keys.into_iter().take(MAX_HINTS));
     }
 
+    /// How many packs are remembered.
+    pub(crate) fn len(&self) -> usize {
+        self.read().len()
+    }
+
     pub(crate) fn forget(&self, last_key: &[u8]) {
         self.write().remove(last_key);
     }

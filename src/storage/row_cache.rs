@@ -102,6 +102,11 @@ impl RowCache {
         self.offer(ticket, key, value, Room::Evict);
     }
 
+    /// The most bytes of rows the cache holds.
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        self.shard_budget * SHARDS
+    }
+
     /// Whether the cache has room left for rows nobody asked for yet: while it does, a
     /// read-around warms it ([`fill_spare`](Self::fill_spare)). A shard's budget is kept
     /// back, as rows do not spread over the shards exactly evenly.

@@ -136,6 +136,12 @@ impl Store {
         })
     }
 
+    /// How many packs this server knows of: those written since it started and those
+    /// reads have found (`pack_hints`).
+    pub(crate) fn known_packs(&self) -> usize {
+        self.pack_hints.len()
+    }
+
     /// The loose tree, which also holds the reserved sequence key.
     pub(crate) fn loose(&self) -> &sled::Db {
         &self.loose
