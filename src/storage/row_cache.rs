@@ -112,7 +112,7 @@ impl RowCache {
     /// back, as rows do not spread over the shards exactly evenly.
     pub(crate) fn has_spare_room(&self) -> bool {
         let held = self.held.load(Ordering::Relaxed);
-        held.saturating_add(self.shard_budget) < self.shard_budget * SHARDS
+        held.saturating_add(self.shard_budget) < self.capacity_bytes()
     }
 
     /// A ticket for a row the reader is about to read without having been asked for it
