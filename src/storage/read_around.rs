@@ -107,15 +107,23 @@ mod tests {
     }
 
     /// A store holding keys 0..32 in one pack, and that pack as a read of key 3 opened it.
-    fn one_pack_read_at_key_3() -> (Store, IVec) {
+    /// A store of `packs` packs of 32 rows, each written as one batch, with `value(n)`
+    /// under key n, and the pack a read of key 3 opened.
+    fn packs_read_at_key_3(packs: u32, value: fn(u32) -> Vec<u8>) -> (Store, IVec) {
         let db = sled::Config::new().temporary(true).open().unwrap();
         let store = Store::open(db).unwrap();
-        let puts = (0..32u32).map(|n| Mutation::Put(key(n), n.to_be_bytes().to_vec()));
-        store.apply(1, puts.collect()).unwrap();
-        assert_eq!(store.packs(), 1);
+        for pack in 0..packs {
+            let rows = (pack * 32..pack * 32 + 32).map(|n| Mutation::Put(key(n), value(n)));
+            store.apply(u64::from(pack) + 1, rows.collect()).unwrap();
+        }
+        assert_eq!(store.packs(), packs as usize);
         let read = store.get(&key(3)).unwrap().unwrap();
         let opened = read.pack().expect("key 3 was read from its pack").clone();
         (store, opened)
+    }
+
+    fn one_pack_read_at_key_3() -> (Store, IVec) {
+        packs_read_at_key_3(1, |n| n.to_be_bytes().to_vec())
     }
 
     fn cached(rows: &RowCache, n: u32) -> Option<Vec<u8>> {
@@ -149,24 +157,9 @@ mod tests {
         assert_eq!(rows.len(), 29);
     }
 
-    /// A store of 200 packs of 32 rows of 400 bytes, all written in this server's life,
-    /// and the pack a read of key 3 opened.
-    fn store_of_200_packs() -> (Store, IVec) {
-        let db = sled::Config::new().temporary(true).open().unwrap();
-        let store = Store::open(db).unwrap();
-        for pack in 0..200u32 {
-            let rows = (pack * 32..pack * 32 + 32).map(|n| Mutation::Put(key(n), vec![7; 400]));
-            store.apply(u64::from(pack) + 1, rows.collect()).unwrap();
-        }
-        assert_eq!(store.packs(), 200);
-        let read = store.get(&key(3)).unwrap().unwrap();
-        let opened = read.pack().expect("key 3 was read from its pack").clone();
-        (store, opened)
-    }
-
     #[test]
     fn guesses_are_made_only_while_the_cache_could_hold_much_of_the_known_packs() {
-        let (store, opened) = store_of_200_packs();
+        let (store, opened) = packs_read_at_key_3(200, |_| vec![7; 400]);
         let packed = 200 * opened.len();
 
         let small = RowCache::new(packed / KNOWN_PACK_BYTES_PER_CACHE_BYTE / 2);
