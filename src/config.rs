@@ -2,13 +2,13 @@
 //! command-line flags (in `main`). Unknown keys are errors, so a typo in the file is
 //! reported instead of silently ignored.
 
+mod memory;
+
+pub use memory::{usable_memory, CacheSizes};
+
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-use crate::storage::SledOptions;
-
-const MIB: u64 = 1024 * 1024;
 
 /// Everything `pgwide serve` can be told.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,15 +51,20 @@ pub struct Config {
     pub query_memory_mb: usize,
     /// Memory (MB) for whole partitions kept in memory for range reads (the sled
     /// backend's partition cache); 0 turns it off. When the partitions read often do not
-    /// fit, copies are dropped and made again, which costs more than it saves.
-    pub partition_cache_mb: u64,
+    /// fit, copies are dropped and made again, which costs more than it saves. Default:
+    /// a sixteenth of usable memory, at most 512 (`CacheSizes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition_cache_mb: Option<u64>,
     /// Memory (MB) for single rows kept in memory for point reads (the sled backend's
-    /// row cache); 0 turns it off.
-    pub row_cache_mb: u64,
+    /// row cache); 0 turns it off. Default: a sixteenth of usable memory, at most 512.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub row_cache_mb: Option<u64>,
     /// Memory (MB) for sled's page cache of tree nodes (`SledOptions::cache_capacity`).
     /// A node it has dropped is read back from its file and deserialized whole on the
-    /// next access.
-    pub sled_cache_mb: u64,
+    /// next access. Default: a quarter of usable memory (the machine's, or its cgroup's
+    /// limit when lower).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sled_cache_mb: Option<u64>,
     /// Longest frontend message accepted (bytes): a query, a Bind's parameters, one
     /// COPY data chunk. Longer ones end the connection with SQLSTATE 54000.
     pub max_message_bytes: usize,
@@ -106,10 +111,10 @@ impl Default for Config {
             gc_interval_secs: 60,
             limits: crate::engine::Limits::default(),
             query_memory_mb: 512,
-            // The sled backend's own defaults, in MB, so the two cannot disagree.
-            partition_cache_mb: SledOptions::default().partition_cache_bytes / MIB,
-            row_cache_mb: SledOptions::default().row_cache_bytes / MIB,
-            sled_cache_mb: SledOptions::default().cache_capacity / MIB,
+            // Sized from memory when the server opens (`Config::cache_sizes`).
+            partition_cache_mb: None,
+            row_cache_mb: None,
+            sled_cache_mb: None,
             max_message_bytes: 5 * 1024 * 1024,
             authentication_timeout_ms: 60_000,
             statement_timeout_ms: 0,
@@ -205,6 +210,19 @@ impl Config {
         Ok(())
     }
 
+    /// The storage caches' sizes: those the file sets, the others from the memory this
+    /// process may use.
+    pub fn cache_sizes(&self) -> CacheSizes {
+        let from_memory = CacheSizes::for_memory(usable_memory());
+        CacheSizes {
+            sled_cache_mb: self.sled_cache_mb.unwrap_or(from_memory.sled_cache_mb),
+            row_cache_mb: self.row_cache_mb.unwrap_or(from_memory.row_cache_mb),
+            partition_cache_mb: self
+                .partition_cache_mb
+                .unwrap_or(from_memory.partition_cache_mb),
+        }
+    }
+
     /// The wire server's options.
     pub fn server_options(&self) -> crate::server::ServerOptions {
         crate::server::ServerOptions {
@@ -265,19 +283,19 @@ mod tests {
                 .unix_socket_directory,
             Some(PathBuf::from("/run/pgwide"))
         );
-        assert_eq!(config.sled_cache_mb, 2048);
-        assert_eq!(config.row_cache_mb, 512);
         assert_eq!(
-            Config::from_toml("row_cache_mb = 0\n")
-                .unwrap()
-                .row_cache_mb,
-            0
+            config.cache_sizes(),
+            CacheSizes::for_memory(usable_memory()),
+            "caches unset in the file follow memory"
         );
+        let set = Config::from_toml("row_cache_mb = 0\nsled_cache_mb = 256\n").unwrap();
         assert_eq!(
-            Config::from_toml("sled_cache_mb = 256\n")
-                .unwrap()
-                .sled_cache_mb,
-            256
+            set.cache_sizes(),
+            CacheSizes {
+                sled_cache_mb: 256,
+                row_cache_mb: 0,
+                ..CacheSizes::for_memory(usable_memory())
+            }
         );
         let pooled = Config::from_toml("connection_threads = 0\n").unwrap();
         assert_eq!(pooled.connection_threads, 0);

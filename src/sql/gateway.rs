@@ -27,14 +27,21 @@ pub struct Gateway {
 impl Gateway {
     /// Opens the data directory (sled) and the engine.
     pub async fn open(config: &Config) -> SqlResult<Arc<Gateway>> {
+        let caches = config.cache_sizes();
+        tracing::info!(
+            sled_cache_mb = caches.sled_cache_mb,
+            row_cache_mb = caches.row_cache_mb,
+            partition_cache_mb = caches.partition_cache_mb,
+            "cache sizes"
+        );
         let backend = Arc::new(
             SledBackend::open(
                 &config.data_dir,
                 SledOptions {
                     durable: config.durable,
-                    partition_cache_bytes: config.partition_cache_mb.saturating_mul(1024 * 1024),
-                    row_cache_bytes: config.row_cache_mb.saturating_mul(1024 * 1024),
-                    cache_capacity: config.sled_cache_mb.saturating_mul(1024 * 1024),
+                    partition_cache_bytes: caches.partition_cache_mb.saturating_mul(1024 * 1024),
+                    row_cache_bytes: caches.row_cache_mb.saturating_mul(1024 * 1024),
+                    cache_capacity: caches.sled_cache_mb.saturating_mul(1024 * 1024),
                     ..SledOptions::default()
                 },
             )
