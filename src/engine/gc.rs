@@ -13,7 +13,7 @@
 use super::catalog::TableMeta;
 use super::codec::{decode_pk, table_prefix};
 use super::error::EngineResult;
-use super::scan::RowScanner;
+use super::scan::{RowScanner, ScanStep};
 use super::stored::{collectable, StoredRow};
 use super::Engine;
 use crate::storage::{Check, Direction, KeyRange, WriteBatch};
@@ -82,26 +82,31 @@ const REST_PER_WORK: u32 = 3;
 /// Paces a pass: a background pass rests after each slice of work, a direct call
 /// (`gc_table`, `gc_all`) runs through.
 struct Pace {
-    background: bool,
+    /// How long a pass works before it rests; `None` = it never rests.
+    work_slice: Option<Duration>,
     worked_since: Instant,
+    /// How many times the pass rested.
+    rests: u64,
 }
 
 impl Pace {
     fn new(background: bool) -> Self {
         Pace {
-            background,
+            work_slice: background.then_some(WORK_SLICE),
             worked_since: Instant::now(),
+            rests: 0,
         }
     }
 
     async fn rest_if_due(&mut self) {
-        if !self.background {
+        let Some(work_slice) = self.work_slice else {
             return;
-        }
+        };
         let worked = self.worked_since.elapsed();
-        if worked >= WORK_SLICE {
+        if worked >= work_slice {
             tokio::time::sleep(worked * REST_PER_WORK).await;
             self.worked_since = Instant::now();
+            self.rests += 1;
         }
     }
 }
@@ -118,9 +123,16 @@ impl Engine {
         // The scanner decodes whole rows (no `for_read`): GC writes them back.
         let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, Direction::Forward)
             .only_collectable(&table.options, self.now_ms());
-        while let Some((row, _)) = scanner.next_row().await? {
+        // Paced chunk by chunk, not only row by row: the rows GC passes over undecoded
+        // (nothing to collect) never reach this loop, so a pass over a table of such
+        // rows, the first after a start or any over a table with a TTL, did not rest.
+        loop {
             pace.rest_if_due().await;
-            self.collect_row(table, row, &mut report).await?;
+            match scanner.step().await? {
+                ScanStep::Row(row) => self.collect_row(table, row, &mut report).await?,
+                ScanStep::PassedOver => {}
+                ScanStep::End => break,
+            }
         }
         report.rows_examined += scanner.passed_over();
         Ok(report)
@@ -270,26 +282,174 @@ impl Engine {
         Ok(total)
     }
 
-    /// Runs GC every `interval` until the engine is dropped.
-    pub fn spawn_gc(self: &Arc<Self>, interval: Duration) -> tokio::task::JoinHandle<()> {
+    /// Runs GC every `interval` on a thread of its own (`BackgroundGc`), until the
+    /// engine is dropped or the GC stopped.
+    pub fn spawn_gc(self: &Arc<Self>, interval: Duration) -> std::io::Result<BackgroundGc> {
         let weak = Arc::downgrade(self);
-        tokio::spawn(async move {
-            let mut ticker = tokio::time::interval(interval);
-            // A pass over a large table can outlast the interval: the next one then
-            // starts a whole interval after it ends, not at once to catch up.
-            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            ticker.tick().await;
-            loop {
-                ticker.tick().await;
-                let Some(engine) = weak.upgrade() else { return };
-                match engine.gc_all_paced(&mut Pace::new(true)).await {
-                    Ok(report) if report.versions_removed + report.rows_removed > 0 => {
-                        tracing::info!(?report, "gc pass")
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("pgwide-gc".into())
+            .spawn(move || {
+                lower_this_threads_priority();
+                let runtime = match tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .build()
+                {
+                    Ok(runtime) => runtime,
+                    Err(e) => {
+                        tracing::error!("background GC not started: {e}");
+                        return;
                     }
-                    Ok(_) => {}
-                    Err(e) => tracing::warn!("gc pass failed: {e}"),
-                }
-            }
+                };
+                runtime.block_on(async move {
+                    tokio::select! {
+                        // The sender is dropped to stop.
+                        _ = stopped => {}
+                        _ = run_gc(weak, interval) => {}
+                    }
+                });
+            })?;
+        Ok(BackgroundGc {
+            running: Mutex::new(Some((stop, thread))),
         })
+    }
+}
+
+/// The background GC thread. Its passes run at the lowest CPU priority (nice 19): paced
+/// to a quarter of a core, a whole pass at normal priority still took its 10 ms slices
+/// of a core the connection threads needed. In 70 s runs of single-row INSERTs into
+/// 1,000,000 rows, 8 clients, whose first pass came 55 s in, four or five seconds had a
+/// p99 of 2.7-3.6 ms (about 1 ms otherwise) at normal priority, one or two at nice 19.
+pub struct BackgroundGc {
+    running: Mutex<
+        Option<(
+            tokio::sync::oneshot::Sender<()>,
+            std::thread::JoinHandle<()>,
+        )>,
+    >,
+}
+
+impl BackgroundGc {
+    /// Stops the GC, cancelling a pass under way at its next rest, and waits for its
+    /// thread to end.
+    pub fn stop(&self) {
+        let running = self
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some((stop, thread)) = running {
+            drop(stop);
+            if thread.join().is_err() {
+                tracing::error!("the background GC thread panicked");
+            }
+        }
+    }
+}
+
+impl Drop for BackgroundGc {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn run_gc(engine: std::sync::Weak<Engine>, interval: Duration) {
+    let mut ticker = tokio::time::interval(interval);
+    // A pass over a large table can outlast the interval: the next one then starts a
+    // whole interval after it ends, not at once to catch up.
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    loop {
+        ticker.tick().await;
+        let Some(engine) = engine.upgrade() else {
+            return;
+        };
+        match engine.gc_all_paced(&mut Pace::new(true)).await {
+            Ok(report) if report.versions_removed + report.rows_removed > 0 => {
+                tracing::info!(?report, "gc pass")
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("gc pass failed: {e}"),
+        }
+    }
+}
+
+/// Gives the calling thread the lowest scheduling priority, so any other runnable
+/// thread of the machine goes first. On Linux a nice value belongs to a thread, and
+/// `setpriority` with `who` 0 sets the caller's.
+fn lower_this_threads_priority() {
+    // SAFETY: setpriority only reads its integer arguments.
+    let result = unsafe { libc::setpriority(libc::PRIO_PROCESS as _, 0, 19) };
+    if result != 0 {
+        tracing::warn!(
+            "background GC runs at normal priority: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{
+        ColumnOp, Condition, Limits, ManualClock, PkColumn, PkType, PkValue, RowChange, RowWrite,
+        TableSpec, Value, DEFAULT_INSTANCE,
+    };
+    use crate::storage::MemoryBackend;
+
+    /// A whole background pass over rows with nothing to collect rests between the chunks
+    /// it passes over, instead of running through the table at full speed.
+    #[tokio::test]
+    async fn a_paced_pass_rests_between_chunks_it_passes_over() {
+        let engine = Engine::open(
+            Arc::new(MemoryBackend::new()),
+            Arc::new(ManualClock::new(1_700_000_000_000)),
+            Limits::default(),
+        )
+        .await
+        .unwrap();
+        let spec = TableSpec {
+            name: "t".into(),
+            pk: vec![PkColumn {
+                name: "id".into(),
+                ty: PkType::Integer,
+            }],
+            ..TableSpec::default()
+        };
+        let table = engine.create_table(DEFAULT_INSTANCE, spec).await.unwrap();
+        let rows = 1000;
+        let writes = (0..rows)
+            .map(|id| {
+                let write = RowWrite {
+                    pk: vec![PkValue::Integer(id)],
+                    change: RowChange::Put(vec![ColumnOp::Put {
+                        column: "a".into(),
+                        value: Value::Integer(id),
+                        version: None,
+                    }]),
+                    condition: Condition::IGNORE,
+                    return_row: false,
+                };
+                (Arc::clone(&table), write)
+            })
+            .collect();
+        engine
+            .write_rows(writes, crate::engine::BatchMode::Atomic)
+            .await
+            .unwrap();
+        // Rests whenever it is asked to, without sleeping.
+        let mut pace = Pace {
+            work_slice: Some(Duration::ZERO),
+            worked_since: Instant::now(),
+            rests: 0,
+        };
+        let report = engine.gc_all_paced(&mut pace).await.unwrap();
+        assert_eq!(report.rows_examined, rows as u64);
+        assert_eq!(report.versions_removed, 0);
+        assert!(
+            pace.rests >= 4,
+            "{} rests over 1,000 rows passed over in chunks of at most 256",
+            pace.rests
+        );
     }
 }

@@ -19,6 +19,14 @@ const CHUNK_ROWS: usize = 256;
 /// Fewest rows fetched per backend call.
 const MIN_CHUNK_ROWS: usize = 4;
 
+/// What `RowScanner::step` came to.
+pub(crate) enum ScanStep {
+    Row(StoredRow),
+    /// A whole chunk was passed over (`only_collectable`); the range may hold more.
+    PassedOver,
+    End,
+}
+
 pub(crate) struct RowScanner<'a> {
     cursor: Cursor<'a>,
     pk_types: Vec<PkType>,
@@ -162,6 +170,21 @@ impl<'a> RowScanner<'a> {
             self.fill().await?;
         }
         Ok(self.rows.pop_front())
+    }
+
+    /// `next_row` that fetches at most one chunk, so a caller that paces itself (GC's
+    /// background pass) can rest between chunks: `next_row` keeps fetching while
+    /// `only_collectable` passes every row over, which over a table with nothing to
+    /// collect is the whole table in one call.
+    pub async fn step(&mut self) -> EngineResult<ScanStep> {
+        if self.rows.is_empty() && !self.cursor.exhausted {
+            self.fill().await?;
+        }
+        Ok(match self.rows.pop_front() {
+            Some((row, _)) => ScanStep::Row(row),
+            None if self.cursor.exhausted => ScanStep::End,
+            None => ScanStep::PassedOver,
+        })
     }
 }
 

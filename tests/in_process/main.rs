@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod background_gc;
 mod differential;
 mod limits;
 mod sql_catalog;

@@ -1,0 +1,68 @@
+//! The background GC of a running server: on its own thread, at the configured interval,
+//! it removes the versions no read can see, and reads go on showing the same rows.
+
+use crate::common;
+
+use common::TestServer;
+use pgwide::storage::{Direction, KeyRange};
+use std::ops::Bound;
+use std::time::{Duration, Instant};
+
+/// Bytes the server stores for every row, catalog included.
+async fn stored_bytes(server: &TestServer) -> usize {
+    let everything = KeyRange {
+        start: Bound::Unbounded,
+        end: Bound::Unbounded,
+    };
+    server
+        .gateway
+        .engine()
+        .backend()
+        .scan(&everything, Direction::Forward, usize::MAX)
+        .await
+        .unwrap()
+        .iter()
+        .map(|(key, value)| key.len() + value.len())
+        .sum()
+}
+
+#[tokio::test]
+async fn versions_past_max_versions_are_removed_by_the_background_pass() {
+    let server = TestServer::start_with(|config| config.gc_interval_secs = 1).await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT) WITH (max_versions = 1)",
+        )
+        .await
+        .unwrap();
+    client
+        .execute("INSERT INTO notes VALUES (1, $1)", &[&"a".repeat(1000)])
+        .await
+        .unwrap();
+    for body in ["b", "c", "d", "e"] {
+        client
+            .execute(
+                "UPDATE notes SET body = $1 WHERE id = 1",
+                &[&body.repeat(1000)],
+            )
+            .await
+            .unwrap();
+    }
+    let with_hidden_versions = stored_bytes(&server).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut stored = with_hidden_versions;
+    while stored > with_hidden_versions - 3000 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stored = stored_bytes(&server).await;
+    }
+    assert!(
+        stored <= with_hidden_versions - 3000,
+        "the four hidden 1,000-byte versions are still stored: {stored} bytes, {with_hidden_versions} before"
+    );
+    let row = client
+        .query_one("SELECT left(body, 3) FROM notes WHERE id = 1", &[])
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "eee");
+}
