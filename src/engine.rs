@@ -30,7 +30,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use codec::{decode_pk, encode_pk};
 pub use condition::{ColumnCondition, CompareOp, Condition, ConditionFailure, RowExistence};
 pub use error::{EngineError, EngineResult};
-pub use gc::{BackgroundGc, GcReport};
+pub use gc::GcReport;
 pub use limits::Limits;
 pub use options::{OptionValue, TableOptions};
 pub use read::{BatchGetResult, GetRowResult, RangePage, RangeRequest, RangeVisit};

@@ -282,109 +282,34 @@ impl Engine {
         Ok(total)
     }
 
-    /// Runs GC every `interval` on a thread of its own (`BackgroundGc`), until the
-    /// engine is dropped or the GC stopped.
-    pub fn spawn_gc(self: &Arc<Self>, interval: Duration) -> std::io::Result<BackgroundGc> {
+    /// Runs GC every `interval` until the engine is dropped.
+    ///
+    /// At normal priority, on purpose: passes on a thread of their own at nice 19 were
+    /// tried. In that full benchmark run the range scans' p99 rose to 1.157 ms (0.671 in
+    /// the run before) from the middle of their first turn on, as a starved pass over the
+    /// rows the UPDATE run left would, its writes dropping partitions from the partition
+    /// cache while it dragged on; and a starved thread may hold the write lock every
+    /// writer waits for.
+    pub fn spawn_gc(self: &Arc<Self>, interval: Duration) -> tokio::task::JoinHandle<()> {
         let weak = Arc::downgrade(self);
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("pgwide-gc".into())
-            .spawn(move || {
-                lower_this_threads_priority();
-                let runtime = match tokio::runtime::Builder::new_current_thread()
-                    .enable_time()
-                    .build()
-                {
-                    Ok(runtime) => runtime,
-                    Err(e) => {
-                        tracing::error!("background GC not started: {e}");
-                        return;
+        tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(interval);
+            // A pass over a large table can outlast the interval: the next one then
+            // starts a whole interval after it ends, not at once to catch up.
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticker.tick().await;
+            loop {
+                ticker.tick().await;
+                let Some(engine) = weak.upgrade() else { return };
+                match engine.gc_all_paced(&mut Pace::new(true)).await {
+                    Ok(report) if report.versions_removed + report.rows_removed > 0 => {
+                        tracing::info!(?report, "gc pass")
                     }
-                };
-                runtime.block_on(async move {
-                    tokio::select! {
-                        // The sender is dropped to stop.
-                        _ = stopped => {}
-                        _ = run_gc(weak, interval) => {}
-                    }
-                });
-            })?;
-        Ok(BackgroundGc {
-            running: Mutex::new(Some((stop, thread))),
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!("gc pass failed: {e}"),
+                }
+            }
         })
-    }
-}
-
-/// The background GC thread. Its passes run at the lowest CPU priority (nice 19): paced
-/// to a quarter of a core, a whole pass at normal priority still took its 10 ms slices
-/// of a core the connection threads needed. In 70 s runs of single-row INSERTs into
-/// 1,000,000 rows, 8 clients, whose first pass came 55 s in, four or five seconds had a
-/// p99 of 2.7-3.6 ms (about 1 ms otherwise) at normal priority, one or two at nice 19.
-pub struct BackgroundGc {
-    running: Mutex<
-        Option<(
-            tokio::sync::oneshot::Sender<()>,
-            std::thread::JoinHandle<()>,
-        )>,
-    >,
-}
-
-impl BackgroundGc {
-    /// Stops the GC, cancelling a pass under way at its next rest, and waits for its
-    /// thread to end.
-    pub fn stop(&self) {
-        let running = self
-            .running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
-        if let Some((stop, thread)) = running {
-            drop(stop);
-            if thread.join().is_err() {
-                tracing::error!("the background GC thread panicked");
-            }
-        }
-    }
-}
-
-impl Drop for BackgroundGc {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-async fn run_gc(engine: std::sync::Weak<Engine>, interval: Duration) {
-    let mut ticker = tokio::time::interval(interval);
-    // A pass over a large table can outlast the interval: the next one then starts a
-    // whole interval after it ends, not at once to catch up.
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    ticker.tick().await;
-    loop {
-        ticker.tick().await;
-        let Some(engine) = engine.upgrade() else {
-            return;
-        };
-        match engine.gc_all_paced(&mut Pace::new(true)).await {
-            Ok(report) if report.versions_removed + report.rows_removed > 0 => {
-                tracing::info!(?report, "gc pass")
-            }
-            Ok(_) => {}
-            Err(e) => tracing::warn!("gc pass failed: {e}"),
-        }
-    }
-}
-
-/// Gives the calling thread the lowest scheduling priority, so any other runnable
-/// thread of the machine goes first. On Linux a nice value belongs to a thread, and
-/// `setpriority` with `who` 0 sets the caller's.
-fn lower_this_threads_priority() {
-    // SAFETY: setpriority only reads its integer arguments.
-    let result = unsafe { libc::setpriority(libc::PRIO_PROCESS as _, 0, 19) };
-    if result != 0 {
-        tracing::warn!(
-            "background GC runs at normal priority: {}",
-            std::io::Error::last_os_error()
-        );
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 pub struct Gateway {
     engine: Arc<Engine>,
     backend: Arc<SledBackend>,
-    gc: crate::engine::BackgroundGc,
+    gc: tokio::task::JoinHandle<()>,
     /// The DataFusion memory pool shared by every session.
     query_runtime: Arc<datafusion::execution::runtime_env::RuntimeEnv>,
     /// Setting defaults from the configuration (the timeouts), applied to each session.
@@ -64,9 +64,7 @@ impl Gateway {
         let engine = Arc::new(engine);
         let roles = Roles::open(backend.clone()).await?;
         roles.set_md5(config.md5_auth);
-        let gc = engine
-            .spawn_gc(Duration::from_secs(config.gc_interval_secs.max(1)))
-            .map_err(|e| SqlError::fatal("58000", format!("cannot start background GC: {e}")))?;
+        let gc = engine.spawn_gc(Duration::from_secs(config.gc_interval_secs.max(1)));
         tracing::info!(data_dir = %config.data_dir.display(), durable = config.durable, "engine open");
         Ok(Arc::new(Gateway {
             engine,
@@ -89,7 +87,7 @@ impl Gateway {
 
     /// Stops GC and makes everything written durable.
     pub async fn shutdown(&self) {
-        self.gc.stop();
+        self.gc.abort();
         if let Err(e) = self.backend.close() {
             tracing::error!("closing the data directory failed: {e}");
         }
