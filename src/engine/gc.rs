@@ -362,7 +362,7 @@ mod tests {
             .write_rows(writes, crate::engine::BatchMode::Atomic)
             .await
             .unwrap();
-        // Rests whenever it is asked to, without sleeping.
+        // Rests whenever it is asked to, each time for three times the moment it worked.
         let mut pace = Pace {
             work_slice: Some(Duration::ZERO),
             worked_since: Instant::now(),
