@@ -60,10 +60,7 @@ pub fn usable_memory() -> Option<u64> {
     let cgroups = std::fs::read_to_string("/proc/self/cgroup")
         .ok()
         .and_then(|text| smallest_limit(&limit_files(Path::new("/sys/fs/cgroup"), &text)));
-    match (machine, cgroups) {
-        (Some(machine), Some(cgroup)) => Some(machine.min(cgroup)),
-        (machine, cgroup) => machine.or(cgroup),
-    }
+    [machine, cgroups].into_iter().flatten().min()
 }
 
 /// `MemTotal` of `/proc/meminfo`, in bytes.

@@ -35,7 +35,8 @@ use sled::IVec;
 /// the pack at hand, come to at most this many times the cache's capacity: then the
 /// cache can hold about half their rows or more. The benchmark's 1,000,000 rows make
 /// about 31,000 packs of at most `PACK_BYTES` (16 KiB), at most 0.5 GB against the
-/// default cache's limit of 1 GB; its 10,000,000 rows make ten times as many.
+/// limit of 1 GB that the default cache has on a machine of 8 GiB or more; its
+/// 10,000,000 rows make ten times as many.
 const KNOWN_PACK_BYTES_PER_CACHE_BYTE: usize = 2;
 
 /// Offers the rows of `pack` (the one a read of `asked` was just served from) to
