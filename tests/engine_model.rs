@@ -5,7 +5,9 @@
 //! engine over `MemoryBackend` and against a plain `BTreeMap` model of versioned cells.
 //! The model applies DESIGN §2 directly: per column the newest `max_versions` versions
 //! with `version/1000 + ttl > now/1000` are visible; a row exists if it was written and
-//! (no TTL, or its last write or any visible cell is still alive). Every result must match.
+//! (no TTL, or its last write or any visible cell is still alive). A write stores only the
+//! visible versions of the row it changes; GC removes the rest of what no read can see,
+//! and raising the options shows again what neither removed. Every result must match.
 
 use pgwide::engine::{
     BatchMode, Capacity, Cell, Clock, ColumnCondition, ColumnOp, CompareOp, Condition,
@@ -357,6 +359,22 @@ impl Model {
         cells
     }
 
+    /// `row` with only its visible versions: what GC leaves of it, and what a write
+    /// stores of the row it changed.
+    fn visible_only(&self, row: &MRow, now: i64) -> MRow {
+        let mut kept = MRow {
+            last_write: row.last_write,
+            cols: BTreeMap::new(),
+        };
+        for cell in self.visible(row, now) {
+            kept.cols
+                .entry(cell.column)
+                .or_default()
+                .insert(cell.version, cell.value);
+        }
+        kept
+    }
+
     fn exists(&self, row: &MRow, now: i64) -> bool {
         self.ttl == -1 || self.alive(row.last_write, now) || !self.visible(row, now).is_empty()
     }
@@ -573,6 +591,10 @@ impl Model {
                 continue;
             }
             work.apply_change(key, &write.change, now)?;
+            if let Some(row) = work.rows.get(key) {
+                let kept = work.visible_only(row, now);
+                work.rows.insert(key.clone(), kept);
+            }
             let after = if write.return_row {
                 work.current(key, now)
             } else {
@@ -597,18 +619,9 @@ impl Model {
                 report.versions_removed += total as u64;
                 continue;
             }
-            let visible = self.visible(row, now);
-            report.versions_removed += (total - visible.len()) as u64;
-            let mut kept = MRow {
-                last_write: row.last_write,
-                cols: BTreeMap::new(),
-            };
-            for cell in visible {
-                kept.cols
-                    .entry(cell.column)
-                    .or_default()
-                    .insert(cell.version, cell.value);
-            }
+            let kept = self.visible_only(row, now);
+            let kept_versions: usize = kept.cols.values().map(BTreeMap::len).sum();
+            report.versions_removed += (total - kept_versions) as u64;
             self.rows.insert(key, kept);
         }
         report

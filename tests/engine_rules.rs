@@ -159,6 +159,22 @@ async fn delete_row(env: &Env, t: &Arc<TableMeta>, pk: &[PkValue]) {
     assert_eq!(result.applied(), 1);
 }
 
+/// ALTER TABLE `name` SET (max_versions = `value`); the table as it is after.
+async fn set_max_versions(env: &Env, name: &str, value: i64) -> Arc<TableMeta> {
+    let change = [("max_versions".to_string(), OptionValue::Integer(value))];
+    env.engine
+        .alter_table_options(DB, name, &change)
+        .await
+        .unwrap()
+}
+
+/// Writes three versions of column `a` of row `key`, one and two and three seconds old.
+async fn three_versions(env: &Env, t: &Arc<TableMeta>, key: &str) {
+    for (i, v) in [NOW - 3000, NOW - 2000, NOW - 1000].iter().enumerate() {
+        update(env, t, &[s(key)], vec![put_at("a", int(i as i64), *v)]).await;
+    }
+}
+
 fn all_versions() -> ReadOptions {
     ReadOptions {
         max_versions: Some(i64::from(i32::MAX)),
@@ -1546,10 +1562,10 @@ async fn rows_without_attributes() {
 #[tokio::test]
 async fn raising_options_reveals_uncollected_data_until_gc() {
     let env = env().await;
-    let t = table(&env, "t", &[("max_versions", 1), ("ttl", 100)]).await;
-    for (i, v) in [NOW - 3000, NOW - 2000, NOW - 1000].iter().enumerate() {
-        update(&env, &t, &[s("k")], vec![put_at("a", int(i as i64), *v)]).await;
-    }
+    let t = table(&env, "t", &[("max_versions", 3), ("ttl", 100)]).await;
+    three_versions(&env, &t, "k").await;
+    // Lowering hides the two older versions; no write has rewritten the row since.
+    let t = set_max_versions(&env, "t", 1).await;
     let versions = |row: Option<Row>| -> Vec<i64> {
         row.map(|r| r.cells.iter().map(|c| c.version).collect())
             .unwrap_or_default()
@@ -1623,19 +1639,13 @@ async fn raising_options_reveals_uncollected_data_until_gc() {
 async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
     let env = env().await;
     let t = table(&env, "t", &[("max_versions", 1)]).await;
-    let t_now = || env.engine.table(DB, "t").unwrap();
-    let three_versions = |key: &'static str| {
-        let t = &t;
-        let env = &env;
-        async move {
-            for (i, v) in [NOW - 3000, NOW - 2000, NOW - 1000].iter().enumerate() {
-                update(env, t, &[s(key)], vec![put_at("a", int(i as i64), *v)]).await;
-            }
-        }
-    };
-    three_versions("k").await;
+    three_versions(&env, &t, "k").await;
     let first = env.engine.gc_all().await.unwrap();
-    assert_eq!((first.rows_examined, first.versions_removed), (1, 2));
+    assert_eq!(
+        (first.rows_examined, first.versions_removed),
+        (1, 0),
+        "the first pass reads the whole table; the writes stored no hidden version"
+    );
     let idle = env.engine.gc_all().await.unwrap();
     assert_eq!(
         idle,
@@ -1643,30 +1653,16 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
         "no writes, no TTL: the table is skipped"
     );
 
-    // New rows, and new columns of a row, leave no hidden version: a table that only
-    // grows is not read again.
+    // New rows, new columns and overwrites past Max Versions leave no hidden version
+    // (a write stores only what reads can see): the table is not read again.
     put_row(&env, &t, &[s("new")], vec![put("a", int(1))]).await;
     update(&env, &t, &[s("k")], vec![put("b", int(1))]).await;
+    three_versions(&env, &t, "l").await;
+    update(&env, &t, &[s("new")], vec![put_at("a", int(2), NOW + 1000)]).await;
     assert_eq!(
         env.engine.gc_all().await.unwrap(),
         GcReport::default(),
-        "only new rows and columns: the table is skipped"
-    );
-
-    // After the first whole pass, a pass examines only the rows writes left hidden
-    // versions in: "l", not "k" or "new".
-    three_versions("l").await;
-    let after_writes = env.engine.gc_all().await.unwrap();
-    assert_eq!(
-        (after_writes.rows_examined, after_writes.versions_removed),
-        (1, 2)
-    );
-    // One overwrite past Max Versions is enough for the next pass to look.
-    update(&env, &t, &[s("new")], vec![put_at("a", int(2), NOW + 1000)]).await;
-    let overwritten = env.engine.gc_all().await.unwrap();
-    assert_eq!(
-        (overwritten.rows_examined, overwritten.versions_removed),
-        (1, 1)
+        "only writes: the table is skipped"
     );
 
     // Raising and lowering Max Versions again is a change a pass must look at, and
@@ -1678,10 +1674,10 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
             .await
             .unwrap()
     };
-    alter("max_versions", 3).await;
+    let raised = alter("max_versions", 3).await;
     update(
         &env,
-        &t_now(),
+        &raised,
         &[s("k")],
         vec![put_at("a", int(9), NOW - 500)],
     )
@@ -1698,8 +1694,6 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
     assert_eq!((expired.rows_examined, expired.rows_removed), (3, 3));
 }
 
-/// A pass that examines only the rows writes left hidden versions in collects each of
-/// them, passes over one deleted since, and leaves every other row as it was.
 /// Max Versions raised, written under and lowered back between two passes: the write
 /// hid nothing when it was made, and the table's options end as the last pass saw them,
 /// yet the next pass must collect the version the lowering hid.
@@ -1739,37 +1733,28 @@ async fn a_pass_after_max_versions_went_up_and_back_down_collects_what_that_hid(
     assert_eq!(versions, vec![NOW - 1000, NOW - 2000]);
 }
 
+/// A write stores only the versions reads can see: what it pushes past Max Versions,
+/// and what lowered options hid in any column of the row it rewrites, is gone at once,
+/// so GC finds nothing and raising Max Versions shows nothing older.
 #[tokio::test]
-async fn background_gc_collects_the_rows_writes_left_hidden_versions_in() {
+async fn a_write_stores_only_the_versions_reads_can_see() {
     let env = env().await;
-    let t = table(&env, "t", &[("max_versions", 1)]).await;
-    for key in ["a", "b", "c", "d"] {
-        put_row(&env, &t, &[s(key)], vec![put_at("v", int(0), NOW - 5000)]).await;
-    }
+    let t = table(&env, "t", &[("max_versions", 2)]).await;
+    three_versions(&env, &t, "k").await;
+    let lowered = set_max_versions(&env, "t", 1).await;
+    update(&env, &lowered, &[s("k")], vec![put("b", int(7))]).await;
     let whole = env.engine.gc_all().await.unwrap();
-    assert_eq!((whole.rows_examined, whole.versions_removed), (4, 0));
-    for key in ["b", "c", "d"] {
-        update(&env, &t, &[s(key)], vec![put_at("v", int(1), NOW - 4000)]).await;
-        update(&env, &t, &[s(key)], vec![put_at("v", int(2), NOW - 3000)]).await;
-    }
-    delete_row(&env, &t, &[s("c")]).await;
-    let dirty = env.engine.gc_all().await.unwrap();
-    assert_eq!(
-        (dirty.rows_examined, dirty.versions_removed),
-        (2, 4),
-        "b and d, two hidden versions each; c is gone"
-    );
-    for (key, versions) in [
-        ("a", vec![NOW - 5000]),
-        ("b", vec![NOW - 3000]),
-        ("d", vec![NOW - 3000]),
-    ] {
-        let row = get(&env, &t, &[s(key)], &all_versions()).await.unwrap();
-        let stored: Vec<i64> = row.cells.iter().map(|c| c.version).collect();
-        assert_eq!(stored, versions, "row {key}");
-    }
-    assert_eq!(get(&env, &t, &[s("c")], &all_versions()).await, None);
-    assert_eq!(env.engine.gc_all().await.unwrap(), GcReport::default());
+    assert_eq!((whole.rows_examined, whole.versions_removed), (1, 0));
+    let raised = set_max_versions(&env, "t", 3).await;
+    let row = get(&env, &raised, &[s("k")], &all_versions())
+        .await
+        .unwrap();
+    let stored: Vec<(&str, i64)> = row
+        .cells
+        .iter()
+        .map(|c| (c.column.as_str(), c.version))
+        .collect();
+    assert_eq!(stored, vec![("a", NOW - 1000), ("b", NOW)]);
 }
 
 /// A memory backend that refuses the next unsynced conditional write (GC's rewrite of a
@@ -1811,9 +1796,9 @@ impl Backend for RefusesNextRewrite {
     }
 }
 
-/// A row GC could not rewrite, because a write came in between that hid nothing itself,
-/// is collected by the next pass: that pass neither skips the table nor leaves the row
-/// out of the rows it examines.
+/// A row GC could not rewrite, because a write came in between, is looked at again by
+/// the next pass: that pass neither skips the table nor leaves the row out of the rows
+/// it examines.
 #[tokio::test]
 async fn a_row_gc_lost_to_a_write_in_between_is_collected_by_the_next_pass() {
     let backend = Arc::new(RefusesNextRewrite::default());
@@ -1826,18 +1811,10 @@ async fn a_row_gc_lost_to_a_write_in_between_is_collected_by_the_next_pass() {
     .await
     .unwrap();
     let env = Env { engine, clock };
-    let t = table(&env, "t", &[("max_versions", 1)]).await;
-    put_row(&env, &t, &[s("k")], vec![put_at("v", int(0), NOW - 3000)]).await;
+    let t = table(&env, "t", &[("max_versions", 3)]).await;
+    three_versions(&env, &t, "k").await;
     assert_eq!(env.engine.gc_all().await.unwrap().rows_examined, 1);
-    for (i, version) in [NOW - 2000, NOW - 1000].into_iter().enumerate() {
-        update(
-            &env,
-            &t,
-            &[s("k")],
-            vec![put_at("v", int(i as i64 + 1), version)],
-        )
-        .await;
-    }
+    set_max_versions(&env, "t", 1).await;
     backend
         .armed
         .store(true, std::sync::atomic::Ordering::SeqCst);
@@ -1859,10 +1836,9 @@ async fn gc_removals_on_sled_are_made_durable_by_later_writes() {
     };
     {
         let env = open().await;
-        let t = table(&env, "t", &[("max_versions", 1)]).await;
-        for (i, v) in [NOW - 3000, NOW - 2000, NOW - 1000].iter().enumerate() {
-            update(&env, &t, &[s("k")], vec![put_at("a", int(i as i64), *v)]).await;
-        }
+        let t = table(&env, "t", &[("max_versions", 3)]).await;
+        three_versions(&env, &t, "k").await;
+        let t = set_max_versions(&env, "t", 1).await;
         assert_eq!(env.engine.gc_all().await.unwrap().versions_removed, 2);
         put_row(&env, &t, &[s("later")], vec![put("a", int(9))]).await;
     }

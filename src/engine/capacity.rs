@@ -51,8 +51,8 @@ pub struct TableStats {
     pub reads: AtomicU64,
     pub writes: AtomicU64,
     pub rows_scanned: AtomicU64,
-    /// Write batches that left a cell version no read can see (past Max Versions or
-    /// the TTL): what background GC has to look for (see `gc_all`).
+    /// GC rewrites of the table's rows that lost to a write in between: a sign for the
+    /// background GC that the table may hold something to collect (see `gc_all`).
     collectable_writes: AtomicU64,
 }
 

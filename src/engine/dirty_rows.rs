@@ -1,17 +1,15 @@
-//! The rows of each table that writes left holding a version no read can see, since
-//! the table's last background GC pass began.
+//! The rows of each table whose GC rewrite lost to a write in between, since the table's
+//! last background GC pass began (writes themselves store no hidden version).
 //!
-//! A pass over a table without a TTL then examines those rows only. Before, any such
-//! write made the next pass read the whole table: a trickle of updates to a table of ten
-//! million rows meant reading all of them every minute, and after the benchmark's UPDATE
-//! run a pass over 1.7 million rows ran for over a minute beside the next workloads.
+//! A pass over a table without a TTL then examines those rows only, instead of reading
+//! the whole table again for a few rows.
 //!
 //! Tracking starts when a whole pass over the table begins: that pass sees every row
-//! written before, and every collectable write after is recorded here (the record comes
-//! after the write is stored, so it lands in the set that a pass beginning after the
-//! write takes, or in a later one). A table is not tracked until then, after a restart
-//! for one, and stops being tracked past `MAX_ROWS` rows, where examining them one by one
-//! would cost about what a whole pass costs; the next pass is then a whole one.
+//! written before, and every lost rewrite after is recorded here (the record is made
+//! after the losing pass took its set, so the next pass takes it). A table is not
+//! tracked until then, after a restart for one, and stops being tracked past `MAX_ROWS`
+//! rows, where examining them one by one would cost about what a whole pass costs; the
+//! next pass is then a whole one.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -30,8 +28,8 @@ enum Tracked {
 }
 
 impl DirtyRows {
-    /// Records row keys of `table` that a write left holding a hidden version; a table
-    /// not tracked yet ignores them (its next pass reads the whole table anyway).
+    /// Records row keys of `table` that may hold a hidden version; a table not tracked
+    /// yet ignores them (its next pass reads the whole table anyway).
     pub(super) fn record(&self, table: u32, keys: impl IntoIterator<Item = Vec<u8>>) {
         let mut tables = self.lock();
         let Some(tracked) = tables.get_mut(&table) else {

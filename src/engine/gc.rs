@@ -2,13 +2,14 @@
 //! Max Versions or the TTL) and rows that have expired entirely, reclaiming space.
 //! Visibility never depends on GC having run; it only makes removal real.
 //!
-//! The background sweep skips a table whose rows cannot hold anything new to collect:
-//! one without a TTL (nothing expires with time) that has had no write leaving a hidden
-//! version (an overwrite past Max Versions), nor a change of its Max Versions, since its
-//! last pass began. Without that, every minute would decode every row of every
-//! read-mostly table, and of every table that only grows (bulk loads, inserts). Of a
-//! table without a TTL, a pass examines only the rows such writes left hidden versions
-//! in (`dirty_rows`), once a whole pass has begun tracking them.
+//! Writes store only the versions reads can see (`write::apply_write`), so hidden data
+//! comes from three places only: time, under a TTL; a lowered Max Versions or TTL; and a
+//! GC rewrite that lost to a write in between, if that write went by options older than
+//! the table's. The background sweep therefore skips a table without a TTL whose options
+//! are as at its last pass and that has lost no rewrite since: without that, every
+//! minute would decode every row of every table. After a lost rewrite, the next pass
+//! examines only the rows whose rewrite was lost (`dirty_rows`), once a whole pass has
+//! begun tracking them.
 
 use super::catalog::TableMeta;
 use super::codec::{decode_pk, table_prefix};
@@ -222,9 +223,9 @@ impl Engine {
         Ok(())
     }
 
-    /// Marks rows of `table` as holding something GC can remove: the next background
-    /// pass neither skips the table (its count of collectable writes moved) nor leaves
-    /// the rows out of the ones it examines.
+    /// Marks rows of `table` as holding something GC can remove (their rewrite was
+    /// lost): the next background pass neither skips the table (its count of
+    /// collectable writes moved) nor leaves the rows out of the ones it examines.
     pub(super) fn mark_collectable(&self, table: u32, keys: impl IntoIterator<Item = Vec<u8>>) {
         self.dirty.record(table, keys);
         self.stats.table(table).record_collectable_write();
@@ -253,8 +254,8 @@ impl Engine {
                 if !expires && swept == Some(state) {
                     continue;
                 }
-                // Only the rows writes left hidden versions in, when nothing else can
-                // have: no TTL, and the same Max Versions as when tracking began.
+                // Only the rows whose rewrite was lost, when nothing else can have
+                // hidden data: no TTL, and the same Max Versions as when tracking began.
                 let dirty = match swept {
                     Some(swept) if !expires && swept.max_versions == state.max_versions => {
                         self.dirty.take(table.id)

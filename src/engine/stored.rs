@@ -60,6 +60,27 @@ pub(crate) fn collectable(value: &[u8], options: &TableOptions, now_ms: i64) -> 
     Ok(expired || skipped.most_versions as i64 > options.max_versions)
 }
 
+/// Whether each of `cells` (column ascending, newest version first within a column) is
+/// visible under the table's options: per column, the newest `max_versions` versions
+/// that have not outlived the TTL.
+fn visibility<'a>(
+    cells: &'a [StoredCell],
+    options: &'a TableOptions,
+    now_ms: i64,
+) -> impl Iterator<Item = bool> + 'a {
+    let mut column: Option<&str> = None;
+    let mut taken = 0i64;
+    cells.iter().map(move |cell| {
+        if column != Some(cell.column.as_str()) {
+            column = Some(cell.column.as_str());
+            taken = 0;
+        }
+        let visible = taken < options.max_versions && options.alive(cell.version, now_ms);
+        taken += i64::from(visible);
+        visible
+    })
+}
+
 impl StoredRow {
     /// A row that is not stored (no marker, no cells) under `key`.
     pub fn absent(pk: PrimaryKey, key: Vec<u8>) -> Self {
@@ -137,20 +158,20 @@ impl StoredRow {
         options: &'a TableOptions,
         now_ms: i64,
     ) -> impl Iterator<Item = &'a StoredCell> + 'a {
-        let mut column: Option<&str> = None;
-        let mut taken = 0i64;
-        self.cells.iter().filter(move |cell| {
-            if column != Some(cell.column.as_str()) {
-                column = Some(cell.column.as_str());
-                taken = 0;
-            }
-            if taken < options.max_versions && options.alive(cell.version, now_ms) {
-                taken += 1;
-                true
-            } else {
-                false
-            }
-        })
+        self.cells
+            .iter()
+            .zip(visibility(&self.cells, options, now_ms))
+            .filter_map(|(cell, visible)| visible.then_some(cell))
+    }
+
+    /// Drops the versions no read can see (those `visible_cells` leaves out).
+    pub fn drop_hidden_versions(&mut self, options: &TableOptions, now_ms: i64) {
+        let verdicts: Vec<bool> = visibility(&self.cells, options, now_ms).collect();
+        if verdicts.iter().all(|&visible| visible) {
+            return;
+        }
+        let mut verdicts = verdicts.into_iter();
+        self.cells.retain(|_| verdicts.next().unwrap_or(false));
     }
 
     /// Whether the row exists for readers: it has a marker, and under a TTL it was

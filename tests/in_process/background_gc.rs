@@ -1,5 +1,6 @@
 //! The background GC of a running server: on its own thread, at the configured interval,
-//! it removes the versions no read can see, and reads go on showing the same rows.
+//! it removes the versions no read can see, and reads go on showing the same rows. Writes
+//! keep no such versions in the first place.
 
 use crate::common;
 
@@ -26,16 +27,8 @@ async fn stored_bytes(server: &TestServer) -> usize {
         .sum()
 }
 
-#[tokio::test]
-async fn versions_past_max_versions_are_removed_by_the_background_pass() {
-    let server = TestServer::start_with(|config| config.gc_interval_secs = 1).await;
-    let client = server.connect().await;
-    client
-        .batch_execute(
-            "CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT) WITH (max_versions = 1)",
-        )
-        .await
-        .unwrap();
+/// Writes `body` five times over (an INSERT, then four UPDATEs), 1,000 bytes each time.
+async fn write_five_versions(client: &tokio_postgres::Client) {
     client
         .execute("INSERT INTO notes VALUES (1, $1)", &[&"a".repeat(1000)])
         .await
@@ -49,6 +42,24 @@ async fn versions_past_max_versions_are_removed_by_the_background_pass() {
             .await
             .unwrap();
     }
+}
+
+#[tokio::test]
+async fn versions_past_max_versions_are_removed_by_the_background_pass() {
+    let server = TestServer::start_with(|config| config.gc_interval_secs = 1).await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT) WITH (max_versions = 5)",
+        )
+        .await
+        .unwrap();
+    write_five_versions(&client).await;
+    // Lowering hides the four older versions at once; only GC removes them.
+    client
+        .batch_execute("ALTER TABLE notes SET (max_versions = 1)")
+        .await
+        .unwrap();
     let with_hidden_versions = stored_bytes(&server).await;
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut stored = with_hidden_versions;
@@ -65,4 +76,32 @@ async fn versions_past_max_versions_are_removed_by_the_background_pass() {
         .await
         .unwrap();
     assert_eq!(row.get::<_, String>(0), "eee");
+}
+
+/// An UPDATE of a table with max_versions = 1 stores the new version only: raising Max
+/// Versions afterwards shows no older one, as no GC pass had to remove it.
+#[tokio::test]
+async fn an_update_keeps_no_version_past_max_versions() {
+    let server = TestServer::start_with(|config| config.gc_interval_secs = 3600).await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT) WITH (max_versions = 1)",
+        )
+        .await
+        .unwrap();
+    write_five_versions(&client).await;
+    client
+        .batch_execute("ALTER TABLE notes SET (max_versions = 5)")
+        .await
+        .unwrap();
+    let rows = client
+        .query(
+            "SELECT left(value, 3) FROM versions.notes WHERE id = 1 AND column_name = 'body'",
+            &[],
+        )
+        .await
+        .unwrap();
+    let bodies: Vec<String> = rows.iter().map(|row| row.get(0)).collect();
+    assert_eq!(bodies, vec!["eee"]);
 }

@@ -197,7 +197,7 @@ async fn max_versions_raised_makes_old_versions_visible_again() {
     let client = server.connect().await;
     client
         .batch_execute(
-            "CREATE TABLE book (id TEXT PRIMARY KEY, len BIGINT) WITH (max_versions = 1)",
+            "CREATE TABLE book (id TEXT PRIMARY KEY, len BIGINT) WITH (max_versions = 2)",
         )
         .await
         .unwrap();
@@ -217,6 +217,12 @@ async fn max_versions_raised_makes_old_versions_visible_again() {
             "UPDATE book SET len = 500, _version = $1 WHERE id = '4776'",
             &[&(now - 1000)],
         )
+        .await
+        .unwrap();
+    // Lowering hides the older version; no write rewrites the row before it is raised
+    // again (a write would store only the newest, see background_gc).
+    client
+        .batch_execute("ALTER TABLE book SET (max_versions = 1)")
         .await
         .unwrap();
     let count = |rows: Vec<tokio_postgres::Row>| rows.len();
