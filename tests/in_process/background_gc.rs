@@ -27,8 +27,16 @@ async fn stored_bytes(server: &TestServer) -> usize {
         .sum()
 }
 
-/// Writes `body` five times over (an INSERT, then four UPDATEs), 1,000 bytes each time.
-async fn write_five_versions(client: &tokio_postgres::Client) {
+/// Creates `notes` with `max_versions`, then writes its row's `body` five times over (an
+/// INSERT, then four UPDATEs), 1,000 bytes each time; afterwards sets Max Versions to
+/// `then`.
+async fn write_five_versions(client: &tokio_postgres::Client, max_versions: i64, then: i64) {
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT) WITH (max_versions = {max_versions})"
+        ))
+        .await
+        .unwrap();
     client
         .execute("INSERT INTO notes VALUES (1, $1)", &[&"a".repeat(1000)])
         .await
@@ -42,24 +50,18 @@ async fn write_five_versions(client: &tokio_postgres::Client) {
             .await
             .unwrap();
     }
+    client
+        .batch_execute(&format!("ALTER TABLE notes SET (max_versions = {then})"))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
 async fn versions_past_max_versions_are_removed_by_the_background_pass() {
     let server = TestServer::start_with(|config| config.gc_interval_secs = 1).await;
     let client = server.connect().await;
-    client
-        .batch_execute(
-            "CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT) WITH (max_versions = 5)",
-        )
-        .await
-        .unwrap();
-    write_five_versions(&client).await;
     // Lowering hides the four older versions at once; only GC removes them.
-    client
-        .batch_execute("ALTER TABLE notes SET (max_versions = 1)")
-        .await
-        .unwrap();
+    write_five_versions(&client, 5, 1).await;
     let with_hidden_versions = stored_bytes(&server).await;
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut stored = with_hidden_versions;
@@ -84,17 +86,7 @@ async fn versions_past_max_versions_are_removed_by_the_background_pass() {
 async fn an_update_keeps_no_version_past_max_versions() {
     let server = TestServer::start_with(|config| config.gc_interval_secs = 3600).await;
     let client = server.connect().await;
-    client
-        .batch_execute(
-            "CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT) WITH (max_versions = 1)",
-        )
-        .await
-        .unwrap();
-    write_five_versions(&client).await;
-    client
-        .batch_execute("ALTER TABLE notes SET (max_versions = 5)")
-        .await
-        .unwrap();
+    write_five_versions(&client, 1, 5).await;
     let rows = client
         .query(
             "SELECT left(value, 3) FROM versions.notes WHERE id = 1 AND column_name = 'body'",
