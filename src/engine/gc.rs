@@ -2,14 +2,16 @@
 //! Max Versions or the TTL) and rows that have expired entirely, reclaiming space.
 //! Visibility never depends on GC having run; it only makes removal real.
 //!
-//! Writes store only the versions reads can see (`write::apply_write`), so hidden data
-//! comes from three places only: time, under a TTL; a lowered Max Versions or TTL; and a
-//! GC rewrite that lost to a write in between, if that write went by options older than
-//! the table's. The background sweep therefore skips a table without a TTL whose options
-//! are as at its last pass and that has lost no rewrite since: without that, every
-//! minute would decode every row of every table. After a lost rewrite, the next pass
-//! examines only the rows whose rewrite was lost (`dirty_rows`), once a whole pass has
-//! begun tracking them.
+//! Writes store only the versions reads can see under the options they went by
+//! (`write::apply_write`), so hidden data comes from time, under a TTL, and from lowered
+//! options: hidden by the ALTER itself, or kept by a write that raced the ALTER with the
+//! options from before. The background sweep therefore skips a table without a TTL whose
+//! Max Versions is as at its last pass and that has lost no rewrite since: without that,
+//! every minute would decode every row of every table. An ALTER makes the next pass a
+//! whole one. A pass whose rewrite of a row lost to a write in between records the row,
+//! and the next pass examines only the rows so recorded (`dirty_rows`), once a whole pass
+//! has begun tracking them. A racing write that no pass catches leaves versions stored
+//! but never shown, until a restart or another ALTER makes a pass whole.
 
 use super::catalog::TableMeta;
 use super::codec::{decode_pk, table_prefix};
