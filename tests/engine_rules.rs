@@ -159,11 +159,11 @@ async fn delete_row(env: &Env, t: &Arc<TableMeta>, pk: &[PkValue]) {
     assert_eq!(result.applied(), 1);
 }
 
-/// ALTER TABLE `name` SET (max_versions = `value`); the table as it is after.
-async fn set_max_versions(env: &Env, name: &str, value: i64) -> Arc<TableMeta> {
-    let change = [("max_versions".to_string(), OptionValue::Integer(value))];
+/// ALTER TABLE t SET (`option` = `value`); the table as it is after.
+async fn set_option(env: &Env, option: &str, value: i64) -> Arc<TableMeta> {
+    let change = [(option.to_string(), OptionValue::Integer(value))];
     env.engine
-        .alter_table_options(DB, name, &change)
+        .alter_table_options(DB, "t", &change)
         .await
         .unwrap()
 }
@@ -1565,7 +1565,7 @@ async fn raising_options_reveals_uncollected_data_until_gc() {
     let t = table(&env, "t", &[("max_versions", 3), ("ttl", 100)]).await;
     three_versions(&env, &t, "k").await;
     // Lowering hides the two older versions; no write has rewritten the row since.
-    let t = set_max_versions(&env, "t", 1).await;
+    let t = set_option(&env, "max_versions", 1).await;
     let versions = |row: Option<Row>| -> Vec<i64> {
         row.map(|r| r.cells.iter().map(|c| c.version).collect())
             .unwrap_or_default()
@@ -1667,14 +1667,7 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
 
     // Raising and lowering Max Versions again is a change a pass must look at, and
     // a TTL means rows expire with time alone, so such a table is never skipped.
-    let engine = &env.engine;
-    let alter = |name: &'static str, value: i64| async move {
-        engine
-            .alter_table_options(DB, "t", &[(name.to_string(), OptionValue::Integer(value))])
-            .await
-            .unwrap()
-    };
-    let raised = alter("max_versions", 3).await;
+    let raised = set_option(&env, "max_versions", 3).await;
     update(
         &env,
         &raised,
@@ -1683,10 +1676,10 @@ async fn background_gc_passes_over_tables_with_nothing_new_to_collect() {
     )
     .await;
     assert_eq!(env.engine.gc_all().await.unwrap().versions_removed, 0);
-    alter("max_versions", 1).await;
+    set_option(&env, "max_versions", 1).await;
     let lowered = env.engine.gc_all().await.unwrap();
     assert_eq!((lowered.rows_examined, lowered.versions_removed), (3, 1));
-    alter("ttl", 86400).await;
+    set_option(&env, "ttl", 86400).await;
     assert_eq!(env.engine.gc_all().await.unwrap().rows_examined, 3);
     assert_eq!(env.engine.gc_all().await.unwrap().rows_examined, 3);
     env.clock.set(NOW + 86_401_000);
@@ -1705,12 +1698,7 @@ async fn a_pass_after_max_versions_went_up_and_back_down_collects_what_that_hid(
         update(&env, &t, &[s("k")], vec![put_at("a", int(i as i64), *v)]).await;
     }
     assert_eq!(env.engine.gc_all().await.unwrap().versions_removed, 0);
-    let engine = &env.engine;
-    let alter = |value: i64| async move {
-        let change = [("max_versions".to_string(), OptionValue::Integer(value))];
-        engine.alter_table_options(DB, "t", &change).await.unwrap()
-    };
-    let raised = alter(3).await;
+    let raised = set_option(&env, "max_versions", 3).await;
     update(
         &env,
         &raised,
@@ -1718,7 +1706,7 @@ async fn a_pass_after_max_versions_went_up_and_back_down_collects_what_that_hid(
         vec![put_at("a", int(9), NOW - 3000)],
     )
     .await;
-    alter(2).await;
+    set_option(&env, "max_versions", 2).await;
 
     let report = env.engine.gc_all().await.unwrap();
     assert_eq!((report.rows_examined, report.versions_removed), (1, 1));
@@ -1741,11 +1729,11 @@ async fn a_write_stores_only_the_versions_reads_can_see() {
     let env = env().await;
     let t = table(&env, "t", &[("max_versions", 2)]).await;
     three_versions(&env, &t, "k").await;
-    let lowered = set_max_versions(&env, "t", 1).await;
+    let lowered = set_option(&env, "max_versions", 1).await;
     update(&env, &lowered, &[s("k")], vec![put("b", int(7))]).await;
     let whole = env.engine.gc_all().await.unwrap();
     assert_eq!((whole.rows_examined, whole.versions_removed), (1, 0));
-    let raised = set_max_versions(&env, "t", 3).await;
+    let raised = set_option(&env, "max_versions", 3).await;
     let row = get(&env, &raised, &[s("k")], &all_versions())
         .await
         .unwrap();
@@ -1814,7 +1802,7 @@ async fn a_row_gc_lost_to_a_write_in_between_is_collected_by_the_next_pass() {
     let t = table(&env, "t", &[("max_versions", 3)]).await;
     three_versions(&env, &t, "k").await;
     assert_eq!(env.engine.gc_all().await.unwrap().rows_examined, 1);
-    set_max_versions(&env, "t", 1).await;
+    set_option(&env, "max_versions", 1).await;
     backend
         .armed
         .store(true, std::sync::atomic::Ordering::SeqCst);
@@ -1838,7 +1826,7 @@ async fn gc_removals_on_sled_are_made_durable_by_later_writes() {
         let env = open().await;
         let t = table(&env, "t", &[("max_versions", 3)]).await;
         three_versions(&env, &t, "k").await;
-        let t = set_max_versions(&env, "t", 1).await;
+        let t = set_option(&env, "max_versions", 1).await;
         assert_eq!(env.engine.gc_all().await.unwrap().versions_removed, 2);
         put_row(&env, &t, &[s("later")], vec![put("a", int(9))]).await;
     }

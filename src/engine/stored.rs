@@ -164,12 +164,13 @@ impl StoredRow {
             .filter_map(|(cell, visible)| visible.then_some(cell))
     }
 
-    /// Drops the versions no read can see (those `visible_cells` leaves out).
+    /// Drops the versions no read can see (those `visible_cells` leaves out). Every
+    /// write calls it; most hide nothing, and those allocate nothing here.
     pub fn drop_hidden_versions(&mut self, options: &TableOptions, now_ms: i64) {
-        let verdicts: Vec<bool> = visibility(&self.cells, options, now_ms).collect();
-        if verdicts.iter().all(|&visible| visible) {
+        if visibility(&self.cells, options, now_ms).all(|visible| visible) {
             return;
         }
+        let verdicts: Vec<bool> = visibility(&self.cells, options, now_ms).collect();
         let mut verdicts = verdicts.into_iter();
         self.cells.retain(|_| verdicts.next().unwrap_or(false));
     }
