@@ -4,10 +4,12 @@
 //! address until the first password exists, passwords from then on, and refusing to
 //! listen elsewhere without authentication.
 
+mod error;
 mod privileges;
 mod roles;
 pub mod scram;
 
+pub use error::{AuthError, AuthResult};
 pub use privileges::{Access, Privilege, PrivilegeSet, TableGrant};
 pub use roles::{missing as missing_role, Role, Roles, AUTH_PREFIX};
 
@@ -68,11 +70,7 @@ pub fn startup_policy(addr: &SocketAddr, mode: AuthMode, roles: &Roles) -> Resul
 /// Creates the bootstrap superuser `name` with `password` if no role of that name
 /// exists yet; an existing role is left as it is (its password may have been changed
 /// with ALTER ROLE since). Returns whether it was created.
-pub async fn bootstrap_superuser(
-    roles: &Roles,
-    name: &str,
-    password: &str,
-) -> crate::sql::SqlResult<bool> {
+pub async fn bootstrap_superuser(roles: &Roles, name: &str, password: &str) -> AuthResult<bool> {
     if roles.get(name).is_some() {
         return Ok(false);
     }

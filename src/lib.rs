@@ -8,4 +8,5 @@ pub mod config;
 pub mod engine;
 pub mod server;
 pub mod sql;
+pub mod sqlstate;
 pub mod storage;

@@ -349,12 +349,7 @@ async fn authentication(
         }
         let created = pgwide::auth::bootstrap_superuser(roles, &config.superuser, &password)
             .await
-            .map_err(|e| {
-                format!(
-                    "cannot create the superuser {:?}: {}",
-                    config.superuser, e.message
-                )
-            })?;
+            .map_err(|e| format!("cannot create the superuser {:?}: {}", config.superuser, e))?;
         if created {
             tracing::info!(superuser = %config.superuser, "superuser created");
         }

@@ -24,6 +24,8 @@ mod threads;
 mod tls;
 mod wire;
 
+pub(crate) use wire::WireError;
+
 #[cfg(test)]
 mod tests;
 

@@ -5,7 +5,7 @@
 mod copy;
 mod ddl;
 mod dml;
-mod errors;
+mod error;
 mod expr;
 mod gateway;
 mod notices;
@@ -20,8 +20,9 @@ mod settings;
 pub mod types;
 mod values;
 
-pub use errors::sqlstate;
+pub use error::{Interruption, Severity};
 pub use gateway::Gateway;
+pub use notices::Notice;
 pub use session::Session;
 pub use types::{
     CopyFormat, CopySink, Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType,
@@ -98,7 +99,7 @@ pub trait SqlSession: Send {
     fn take_parameter_changes(&mut self) -> Vec<(String, String)>;
 
     /// NOTICEs left by the statements run since the last call, to send to the client.
-    fn take_notices(&mut self) -> Vec<SqlError> {
+    fn take_notices(&mut self) -> Vec<Notice> {
         Vec::new()
     }
 

@@ -2,9 +2,9 @@
 //! INSERT / UPDATE / DELETE on a table. Checked live against the role store, so a
 //! REVOKE or DROP ROLE takes effect on the next statement of every open session.
 
+use super::error::{AuthError, AuthResult};
 use super::roles::Roles;
 use crate::engine::TableMeta;
-use crate::sql::{SqlError, SqlResult};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -144,18 +144,17 @@ impl Access {
     }
 
     /// 42501 unless the session is a superuser.
-    pub fn require_superuser(&self, action: &str) -> SqlResult<()> {
+    pub fn require_superuser(&self, action: &str) -> AuthResult<()> {
         if self.is_superuser() {
             return Ok(());
         }
-        Err(SqlError::new(
-            "42501",
-            format!("permission denied to {action}"),
-        ))
+        Err(AuthError::NotSuperuser {
+            action: action.to_string(),
+        })
     }
 
     /// 42501 FATAL unless the role may connect to `instance`.
-    pub fn check_connect(&self, instance: &str) -> SqlResult<()> {
+    pub fn check_connect(&self, instance: &str) -> AuthResult<()> {
         let Some(role) = self.current() else {
             return Ok(());
         };
@@ -163,14 +162,13 @@ impl Access {
         if allowed {
             return Ok(());
         }
-        Err(SqlError::fatal(
-            "42501",
-            format!("permission denied for database \"{instance}\""),
-        ))
+        Err(AuthError::NoConnectPrivilege {
+            database: instance.to_string(),
+        })
     }
 
     /// 42501 unless the role holds `privilege` on `table`.
-    pub fn check_table(&self, table: &TableMeta, privilege: Privilege) -> SqlResult<()> {
+    pub fn check_table(&self, table: &TableMeta, privilege: Privilege) -> AuthResult<()> {
         let Some(role) = self.current() else {
             return Ok(());
         };
@@ -185,9 +183,8 @@ impl Access {
         if allowed {
             return Ok(());
         }
-        Err(SqlError::new(
-            "42501",
-            format!("permission denied for table {}", table.name),
-        ))
+        Err(AuthError::TablePrivilege {
+            table: table.name.clone(),
+        })
     }
 }

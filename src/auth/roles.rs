@@ -4,9 +4,9 @@
 //! are never stored: only a SCRAM-SHA-256 verifier and, while MD5 is enabled, an MD5
 //! hash.
 
+use super::error::{AuthError, AuthResult};
 use super::privileges::TableGrant;
 use super::scram;
-use crate::sql::{SqlError, SqlResult};
 use crate::storage::{Backend, Direction, KeyRange, WriteBatch};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -65,13 +65,15 @@ fn key(name: &str) -> Vec<u8> {
     key
 }
 
-fn storage_error(e: impl std::fmt::Display) -> SqlError {
-    SqlError::new("58030", format!("cannot store roles: {e}"))
+fn storage_error(e: impl std::fmt::Display) -> AuthError {
+    AuthError::Store {
+        reason: e.to_string(),
+    }
 }
 
 impl Roles {
     /// Loads every role from `backend`.
-    pub async fn open(backend: Arc<dyn Backend>) -> SqlResult<Arc<Roles>> {
+    pub async fn open(backend: Arc<dyn Backend>) -> AuthResult<Arc<Roles>> {
         let mut prefix = vec![AUTH_PREFIX];
         prefix.extend_from_slice(ROLE_KEY);
         let entries = backend
@@ -80,12 +82,11 @@ impl Roles {
             .map_err(storage_error)?;
         let mut roles = BTreeMap::new();
         for (key, value) in entries {
-            let role: Role = serde_json::from_slice(&value).map_err(|e| {
-                SqlError::new(
-                    "XX001",
-                    format!("corrupt role record {}: {e}", String::from_utf8_lossy(&key)),
-                )
-            })?;
+            let role: Role =
+                serde_json::from_slice(&value).map_err(|e| AuthError::CorruptRole {
+                    key: String::from_utf8_lossy(&key).into_owned(),
+                    reason: e.to_string(),
+                })?;
             roles.insert(role.name.clone(), role);
         }
         Ok(Arc::new(Roles {
@@ -125,21 +126,22 @@ impl Roles {
     }
 
     /// Sets or clears `role`'s password (a SCRAM verifier given verbatim is kept).
-    pub fn set_password(&self, role: &mut Role, password: NewPassword<'_>) -> SqlResult<()> {
+    pub fn set_password(&self, role: &mut Role, password: NewPassword<'_>) -> AuthResult<()> {
         match password {
             None => {
                 role.scram = None;
                 role.md5 = None;
             }
             Some("") => {
-                return Err(SqlError::new("22023", "empty password is not allowed"));
+                return Err(AuthError::EmptyPassword);
             }
             Some(p) if scram::is_verifier(p) => {
                 role.scram = Some(p.to_string());
                 role.md5 = None;
             }
             Some(p) => {
-                role.scram = Some(scram::scram_verifier(p).map_err(SqlError::internal)?);
+                role.scram =
+                    Some(scram::scram_verifier(p).map_err(|reason| AuthError::Hashing { reason })?);
                 role.md5 = self.md5_enabled().then(|| scram::md5_hash(p, &role.name));
             }
         }
@@ -147,7 +149,7 @@ impl Roles {
     }
 
     /// Stores `role` and puts it in the cache (callers hold `writes`).
-    async fn save(&self, role: Role) -> SqlResult<()> {
+    async fn save(&self, role: Role) -> AuthResult<()> {
         self.persist(&role).await?;
         self.cache
             .write()
@@ -156,7 +158,7 @@ impl Roles {
         Ok(())
     }
 
-    async fn persist(&self, role: &Role) -> SqlResult<()> {
+    async fn persist(&self, role: &Role) -> AuthResult<()> {
         let value = serde_json::to_vec(role).map_err(storage_error)?;
         let mut batch = WriteBatch::default();
         batch.put(key(&role.name), value);
@@ -164,31 +166,28 @@ impl Roles {
     }
 
     /// Adds a new role; 42710 if the name is taken.
-    pub async fn create(&self, role: Role) -> SqlResult<()> {
+    pub async fn create(&self, role: Role) -> AuthResult<()> {
         let _writer = self.writes.lock().await;
         if self.read().contains_key(&role.name) {
-            return Err(SqlError::new(
-                "42710",
-                format!("role \"{}\" already exists", role.name),
-            ));
+            return Err(AuthError::RoleExists { name: role.name });
         }
         self.save(role).await
     }
 
     /// Changes a role with `change`; 42704 if it does not exist.
-    pub async fn update(
+    pub async fn update<E: From<AuthError>>(
         &self,
         name: &str,
-        change: impl FnOnce(&mut Role) -> SqlResult<()>,
-    ) -> SqlResult<()> {
+        change: impl FnOnce(&mut Role) -> Result<(), E>,
+    ) -> Result<(), E> {
         let _writer = self.writes.lock().await;
         let mut role = self.get(name).ok_or_else(|| missing(name))?;
         change(&mut role)?;
-        self.save(role).await
+        Ok(self.save(role).await?)
     }
 
     /// Removes a role and its grants; `Ok(false)` if it did not exist.
-    pub async fn remove(&self, name: &str) -> SqlResult<bool> {
+    pub async fn remove(&self, name: &str) -> AuthResult<bool> {
         let _writer = self.writes.lock().await;
         if !self.read().contains_key(name) {
             return Ok(false);
@@ -227,9 +226,11 @@ impl Roles {
     }
 }
 
-/// 42704 for a role that does not exist.
-pub fn missing(name: &str) -> SqlError {
-    SqlError::new("42704", format!("role \"{name}\" does not exist"))
+/// The error for a role that does not exist.
+pub fn missing(name: &str) -> AuthError {
+    AuthError::RoleNotFound {
+        name: name.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -248,7 +249,8 @@ mod tests {
         };
         roles.set_password(&mut alice, Some("s3cret-pw")).unwrap();
         roles.create(alice.clone()).await.unwrap();
-        assert_eq!(roles.create(alice).await.unwrap_err().code, "42710");
+        let e = roles.create(alice).await.unwrap_err();
+        assert_eq!(crate::sqlstate::SqlState::from(&e).code(), "42710");
         let stored = backend.get(&key("alice")).await.unwrap().unwrap();
         assert!(!String::from_utf8_lossy(&stored).contains("s3cret-pw"));
         let reopened = Roles::open(Arc::clone(&backend)).await.unwrap();

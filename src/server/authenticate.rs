@@ -9,6 +9,7 @@
 use super::wire::{Wire, WireError};
 use crate::auth::{scram, AuthOptions, Role};
 use crate::sql::SqlError;
+use crate::sqlstate::SqlState;
 use bytes::{Buf, Bytes};
 use pgwire::api::auth::sasl::scram::{ScramSecret, ScramServerAuth};
 use pgwire::messages::startup::Authentication;
@@ -28,7 +29,7 @@ pub(crate) enum Outcome {
 
 fn failed(user: &str) -> SqlError {
     SqlError::fatal(
-        "28P01",
+        SqlState::InvalidPassword,
         format!("password authentication failed for user \"{user}\""),
     )
 }
@@ -75,7 +76,7 @@ where
 
 fn no_login(user: &str) -> SqlError {
     SqlError::fatal(
-        "28000",
+        SqlState::InvalidAuthorizationSpecification,
         format!("role \"{user}\" is not permitted to log in"),
     )
 }

@@ -6,7 +6,7 @@
 //! PostgreSQL. The session's `statement_timeout` interrupts the same way, from a
 //! deadline set when the statement starts.
 
-use crate::sql::{SqlError, SqlResult};
+use crate::sql::{Interruption, SqlError, SqlResult};
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -128,11 +128,11 @@ impl Drop for Scope<'_, '_> {
 }
 
 pub(crate) fn canceled() -> SqlError {
-    SqlError::new("57014", "canceling statement due to user request")
+    SqlError::Canceled(Interruption::UserRequest)
 }
 
 pub(crate) fn timed_out() -> SqlError {
-    SqlError::new("57014", "canceling statement due to statement timeout")
+    SqlError::Canceled(Interruption::StatementTimeout)
 }
 
 /// All live connections' cancel handles, by pid.

@@ -21,6 +21,7 @@ use crate::sql::{
     OutputColumn, RowStream, SessionTimeouts, SqlError, SqlSession, StatementResult,
     TransactionStatus,
 };
+use crate::sqlstate::SqlState;
 use futures::{FutureExt, StreamExt};
 use pgwire::messages::response::EmptyQueryResponse;
 use std::collections::HashMap;
@@ -58,7 +59,7 @@ enum Event {
     Message(Result<Option<Frontend>, WireError>),
     Shutdown,
     /// An idle timeout expired: its SQLSTATE and message.
-    Idle(&'static str, &'static str),
+    Idle(SqlState, &'static str),
 }
 
 /// Serves one accepted socket to the end.
@@ -134,8 +135,11 @@ pub(crate) async fn run_stream<S>(
             }
             Err(_) => {
                 tracing::debug!("client did not finish startup in time");
-                wire.fatal("08P01", "canceling authentication due to timeout")
-                    .await;
+                wire.fatal(
+                    SqlState::ProtocolViolation,
+                    "canceling authentication due to timeout",
+                )
+                .await;
                 return;
             }
         };
@@ -191,7 +195,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                 Event::Shutdown => {
                     self.wire
                         .fatal(
-                            "57P01",
+                            SqlState::AdminShutdown,
                             "terminating connection due to administrator command",
                         )
                         .await;
@@ -232,10 +236,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
 
     /// The idle timeout that applies while waiting for the next command: PostgreSQL
     /// arms them only after ReadyForQuery, not between the messages of a batch.
-    fn idle_limit(
-        &self,
-        timeouts: &SessionTimeouts,
-    ) -> Option<(Duration, &'static str, &'static str)> {
+    fn idle_limit(&self, timeouts: &SessionTimeouts) -> Option<(Duration, SqlState, &'static str)> {
         if !self.awaiting_command {
             return None;
         }
@@ -243,7 +244,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
             TransactionStatus::Idle => timeouts.idle_session.map(|t| {
                 (
                     t,
-                    "57P05",
+                    SqlState::DatabaseDropped,
                     "terminating connection due to idle-session timeout",
                 )
             }),
@@ -251,7 +252,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                 timeouts.idle_in_transaction.map(|t| {
                     (
                         t,
-                        "25P03",
+                        SqlState::IdleInTransactionSessionTimeout,
                         "terminating connection due to idle-in-transaction timeout",
                     )
                 })
@@ -317,7 +318,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
     /// statement timeout) came from outside the session, which is told so that an
     /// open transaction block is aborted as after any other error.
     fn sql_error(&mut self, error: &SqlError) {
-        if error.code == "57014" {
+        if matches!(error, SqlError::Canceled(_)) {
             self.session.statement_interrupted();
         }
         self.wire.put_error(error);
@@ -451,9 +452,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
 
 /// Completes when the idle limit expires, with the FATAL error to send; never without
 /// a limit.
-async fn expire(
-    limit: Option<(Duration, &'static str, &'static str)>,
-) -> (&'static str, &'static str) {
+async fn expire(limit: Option<(Duration, SqlState, &'static str)>) -> (SqlState, &'static str) {
     match limit {
         Some((after, code, message)) => {
             tokio::time::sleep(after).await;

@@ -6,7 +6,7 @@ use super::cancel::Scope;
 use super::connection::{Connection, Fault};
 use super::encode::put_text;
 use super::wire::{Frontend, WireError};
-use crate::sql::{CopyFormat, CopySink, Datum, OutputColumn, RowStream, SqlError};
+use crate::sql::{CopyFormat, CopySink, Datum, Interruption, OutputColumn, RowStream, SqlError};
 use bytes::{BufMut, BytesMut};
 use futures::StreamExt;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
@@ -64,9 +64,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                 Frontend::CopyFail(reason) => {
                     sink.abort().await;
                     return Err(failed
-                        .unwrap_or_else(|| {
-                            SqlError::new("57014", format!("COPY from stdin failed: {reason}"))
-                        })
+                        .unwrap_or_else(|| SqlError::Canceled(Interruption::CopyFailed(reason)))
                         .into());
                 }
                 // PostgreSQL ignores Flush and Sync during COPY IN.

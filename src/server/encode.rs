@@ -9,6 +9,7 @@
 
 use super::wire::patch_length;
 use crate::sql::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
+use crate::sqlstate::SqlState;
 use bytes::{BufMut, BytesMut};
 
 /// Result column formats chosen by the client in Bind (simple queries are all text).
@@ -27,7 +28,7 @@ impl Formats {
             0 => Ok(false),
             1 => Ok(true),
             other => Err(SqlError::new(
-                "22023",
+                SqlState::InvalidParameterValue,
                 format!("unsupported format code: {other}"),
             )),
         };
@@ -42,7 +43,7 @@ impl Formats {
                 many.iter().map(|c| binary(*c)).collect::<SqlResult<_>>()?,
             )),
             many => Err(SqlError::new(
-                "08P01",
+                SqlState::ProtocolViolation,
                 format!(
                     "bind message has {} result formats but query has {} columns",
                     many.len(),
@@ -282,7 +283,7 @@ fn as_int(datum: &Datum, ty: SqlType) -> SqlResult<i64> {
     };
     if !in_range {
         return Err(SqlError::new(
-            "22003",
+            SqlState::NumericValueOutOfRange,
             format!("{} out of range: {value}", ty.name()),
         ));
     }
@@ -319,7 +320,7 @@ fn mismatch(datum: &Datum, ty: SqlType) -> SqlError {
         "result value does not fit its column"
     );
     SqlError::new(
-        "42804",
+        SqlState::DatatypeMismatch,
         format!(
             "a {kind} value cannot be returned in a column of type {}",
             ty.name()
@@ -668,11 +669,11 @@ mod tests {
     fn mismatched_values_are_errors_not_panics() {
         let mut out = BytesMut::new();
         let err = put_binary(&mut out, &Datum::Int(70_000), SqlType::Int2).unwrap_err();
-        assert_eq!(err.code, "22003");
+        assert_eq!(err.code(), "22003");
         let err = put_binary(&mut out, &Datum::Float(1.5), SqlType::Int8).unwrap_err();
-        assert_eq!(err.code, "42804");
+        assert_eq!(err.code(), "42804");
         let err = put_text(&mut out, &Datum::Text("x".into()), SqlType::Bool).unwrap_err();
-        assert_eq!(err.code, "42804");
+        assert_eq!(err.code(), "42804");
         let columns = vec![OutputColumn {
             name: "a".into(),
             ty: SqlType::Int4,
@@ -686,7 +687,7 @@ mod tests {
             &Formats::Binary,
         )
         .unwrap_err();
-        assert_eq!(err.code, "42804");
+        assert_eq!(err.code(), "42804");
         assert!(out.is_empty(), "a failed row leaves no partial message");
     }
 }

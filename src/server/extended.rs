@@ -14,6 +14,7 @@ use super::wire::{put_command_complete, put_select_complete, Bind, Target};
 use crate::sql::{
     Datum, OutputColumn, PreparedStatement, RowStream, SqlError, SqlType, StatementResult,
 };
+use crate::sqlstate::SqlState;
 use bytes::{BufMut, Bytes, BytesMut};
 use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{
@@ -109,22 +110,28 @@ enum PortalState {
 
 fn missing_statement(name: &str) -> SqlError {
     if name.is_empty() {
-        SqlError::new("26000", "unnamed prepared statement does not exist")
+        SqlError::new(
+            SqlState::InvalidSqlStatementName,
+            "unnamed prepared statement does not exist",
+        )
     } else {
         SqlError::new(
-            "26000",
+            SqlState::InvalidSqlStatementName,
             format!("prepared statement \"{name}\" does not exist"),
         )
     }
 }
 
 fn missing_portal(name: &str) -> SqlError {
-    SqlError::new("34000", format!("portal \"{name}\" does not exist"))
+    SqlError::new(
+        SqlState::InvalidCursorName,
+        format!("portal \"{name}\" does not exist"),
+    )
 }
 
 fn invalid_target(byte: u8) -> SqlError {
     SqlError::new(
-        "08P01",
+        SqlState::ProtocolViolation,
         format!("invalid DESCRIBE/CLOSE message subtype {byte}"),
     )
 }
@@ -138,7 +145,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
     ) -> Result<(), Fault> {
         if !name.is_empty() && self.statements.contains_key(&name) {
             return Err(SqlError::new(
-                "42P05",
+                SqlState::DuplicatePreparedStatement,
                 format!("prepared statement \"{name}\" already exists"),
             )
             .into());
@@ -193,7 +200,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         let types = &prepared.param_types;
         if bind.params.len() != types.len() {
             return Err(SqlError::new(
-                "08P01",
+                SqlState::ProtocolViolation,
                 format!(
                     "bind message supplies {} parameters, but prepared statement \"{}\" requires {}",
                     bind.params.len(),
@@ -210,7 +217,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                 many if many.len() == types.len() => many[i],
                 many => {
                     return Err(SqlError::new(
-                        "08P01",
+                        SqlState::ProtocolViolation,
                         format!(
                             "bind message has {} parameter formats but {} parameters",
                             many.len(),
@@ -223,7 +230,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                 0 => Ok(false),
                 1 => Ok(true),
                 other => Err(SqlError::new(
-                    "22023",
+                    SqlState::InvalidParameterValue,
                     format!("unsupported format code: {other}"),
                 )),
             }
@@ -235,7 +242,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         let formats = Formats::from_codes(&bind.result_formats, prepared.columns.len())?;
         if !bind.portal.is_empty() && self.portals.contains(&bind.portal) {
             return Err(SqlError::new(
-                "42P03",
+                SqlState::DuplicateCursor,
                 format!("cursor \"{}\" already exists", bind.portal),
             )
             .into());
@@ -403,7 +410,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         }
         match unknown {
             Some(name) => Err(SqlError::new(
-                "26000",
+                SqlState::InvalidSqlStatementName,
                 format!("prepared statement \"{name}\" does not exist"),
             )),
             None => Ok(()),

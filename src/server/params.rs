@@ -4,6 +4,7 @@
 //! dropped connection.
 
 use crate::sql::{Datum, SqlError, SqlResult, SqlType};
+use crate::sqlstate::SqlState;
 
 /// Decodes parameter `position` (1-based, for messages) of type `ty`.
 pub(crate) fn decode_param(
@@ -18,7 +19,7 @@ pub(crate) fn decode_param(
     if binary {
         decode_binary(raw, ty).ok_or_else(|| {
             SqlError::new(
-                "22P02",
+                SqlState::InvalidTextRepresentation,
                 format!(
                     "incorrect binary data format in bind parameter {position} (type {})",
                     ty.name()
@@ -50,7 +51,7 @@ fn decode_binary(raw: &[u8], ty: SqlType) -> Option<Datum> {
 
 fn invalid(ty: SqlType, raw: &[u8]) -> SqlError {
     SqlError::new(
-        "22P02",
+        SqlState::InvalidTextRepresentation,
         format!(
             "invalid input syntax for type {}: \"{}\"",
             ty.name(),
@@ -65,7 +66,7 @@ fn decode_text(raw: &[u8], ty: SqlType) -> SqlResult<Datum> {
     }
     let text = std::str::from_utf8(raw).map_err(|_| {
         SqlError::new(
-            "22P02",
+            SqlState::InvalidTextRepresentation,
             format!(
                 "invalid byte sequence for encoding \"UTF8\" in a {} value",
                 ty.name()
@@ -115,7 +116,7 @@ fn decode_text(raw: &[u8], ty: SqlType) -> SqlResult<Datum> {
 
 fn out_of_range(ty: SqlType, text: &str) -> SqlError {
     SqlError::new(
-        "22003",
+        SqlState::NumericValueOutOfRange,
         format!("value \"{text}\" is out of range for type {}", ty.name()),
     )
 }
@@ -176,23 +177,23 @@ mod tests {
     fn text_params() {
         assert_eq!(text(" 42 ", SqlType::Int4), Ok(Datum::Int(42)));
         assert_eq!(text("-32768", SqlType::Int2), Ok(Datum::Int(-32768)));
-        assert_eq!(text("32768", SqlType::Int2).unwrap_err().code, "22003");
+        assert_eq!(text("32768", SqlType::Int2).unwrap_err().code(), "22003");
         assert_eq!(
             text("99999999999999999999", SqlType::Int8)
                 .unwrap_err()
-                .code,
+                .code(),
             "22003"
         );
-        assert_eq!(text("4x", SqlType::Int8).unwrap_err().code, "22P02");
+        assert_eq!(text("4x", SqlType::Int8).unwrap_err().code(), "22P02");
         assert_eq!(text("YES", SqlType::Bool), Ok(Datum::Bool(true)));
         assert_eq!(text("off", SqlType::Bool), Ok(Datum::Bool(false)));
-        assert_eq!(text("maybe", SqlType::Bool).unwrap_err().code, "22P02");
+        assert_eq!(text("maybe", SqlType::Bool).unwrap_err().code(), "22P02");
         assert_eq!(
             text("-Infinity", SqlType::Float8),
             Ok(Datum::Float(f64::NEG_INFINITY))
         );
         assert!(matches!(text("NaN", SqlType::Float4), Ok(Datum::Float(f)) if f.is_nan()));
-        assert_eq!(text("1e40", SqlType::Float4).unwrap_err().code, "22003");
+        assert_eq!(text("1e40", SqlType::Float4).unwrap_err().code(), "22003");
         assert_eq!(
             text("0.1", SqlType::Float4),
             Ok(Datum::Float(f64::from(0.1f32)))
@@ -205,10 +206,10 @@ mod tests {
             text("a\\\\b\\001", SqlType::Bytea),
             Ok(Datum::Bytes(b"a\\b\x01".to_vec()))
         );
-        assert_eq!(text("\\x0", SqlType::Bytea).unwrap_err().code, "22P02");
-        assert_eq!(text("\\9", SqlType::Bytea).unwrap_err().code, "22P02");
+        assert_eq!(text("\\x0", SqlType::Bytea).unwrap_err().code(), "22P02");
+        assert_eq!(text("\\9", SqlType::Bytea).unwrap_err().code(), "22P02");
         let bad_utf8 = decode_param(Some(&[0xff, 0xfe]), SqlType::Text, false, 1);
-        assert_eq!(bad_utf8.unwrap_err().code, "22P02");
+        assert_eq!(bad_utf8.unwrap_err().code(), "22P02");
     }
 
     #[test]
@@ -221,8 +222,8 @@ mod tests {
             Ok(Datum::Float(1.5))
         );
         assert_eq!(b(&[1], SqlType::Bool), Ok(Datum::Bool(true)));
-        assert_eq!(b(&[0, 0, 1], SqlType::Int4).unwrap_err().code, "22P02");
-        assert_eq!(b(&[0xc3, 0x28], SqlType::Text).unwrap_err().code, "22P02");
+        assert_eq!(b(&[0, 0, 1], SqlType::Int4).unwrap_err().code(), "22P02");
+        assert_eq!(b(&[0xc3, 0x28], SqlType::Text).unwrap_err().code(), "22P02");
         assert_eq!(decode_param(None, SqlType::Int4, true, 1), Ok(Datum::Null));
     }
 }

@@ -8,6 +8,7 @@ use super::cancel::Registration;
 use super::wire::{Wire, WireError};
 use super::Shared;
 use crate::sql::{SqlSession, TransactionStatus};
+use crate::sqlstate::SqlState;
 use bytes::{Buf, BufMut, Bytes};
 use pgwire::messages::startup::{Authentication, BackendKeyData, SecretKey};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -87,7 +88,7 @@ where
     };
     let Some(user) = param("user").filter(|u| !u.is_empty()) else {
         wire.fatal(
-            "28000",
+            SqlState::InvalidAuthorizationSpecification,
             "no PostgreSQL user name specified in startup packet",
         )
         .await;
@@ -96,12 +97,16 @@ where
     let database = param("database").filter(|d| !d.is_empty()).unwrap_or(user);
 
     let Ok(slot) = shared.slots.clone().try_acquire_owned() else {
-        wire.fatal("53300", "sorry, too many clients already").await;
+        wire.fatal(
+            SqlState::TooManyConnections,
+            "sorry, too many clients already",
+        )
+        .await;
         return Ok(None);
     };
     if shared.require_tls && !private {
         wire.fatal(
-            "28000",
+            SqlState::InvalidAuthorizationSpecification,
             format!("SSL connection is required: connection for user \"{user}\" without encryption refused"),
         )
         .await;
@@ -110,8 +115,8 @@ where
     match authenticate(wire, &shared.auth, user).await? {
         Outcome::Accepted => {}
         Outcome::Refused(e) => {
-            tracing::info!(user, database, code = e.code, "authentication failed");
-            wire.fatal(e.code, e.message).await;
+            tracing::info!(user, database, code = e.code(), "authentication failed");
+            wire.fatal(e.sqlstate(), e.message()).await;
             return Ok(None);
         }
         Outcome::Gone => return Ok(None),
@@ -120,7 +125,7 @@ where
         Ok(session) => session,
         Err(e) => {
             tracing::debug!(database, user, error = %e, "session refused");
-            wire.fatal(e.code, e.message).await;
+            wire.fatal(e.sqlstate(), e.message()).await;
             return Ok(None);
         }
     };

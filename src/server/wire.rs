@@ -7,6 +7,7 @@
 //! read past the end of a malformed message and can panic on a truncated one; a bad
 //! message must only close its own connection, with SQLSTATE 08P01.
 
+use crate::sqlstate::SqlState;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use pgwire::messages::Message;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -76,9 +77,9 @@ pub(crate) enum Target {
 #[derive(Debug)]
 pub(crate) enum WireError {
     Io(std::io::Error),
-    /// The client broke the protocol; the message goes out as FATAL 08P01.
+    /// The client broke the protocol; the message goes out as FATAL.
     Protocol(String),
-    /// A message longer than the server's maximum; goes out as FATAL 54000. Its body
+    /// A message longer than the server's maximum; goes out as FATAL. Its body
     /// was never read, so the stream cannot be resynchronised: the connection ends.
     TooLarge(String),
 }
@@ -86,11 +87,12 @@ pub(crate) enum WireError {
 impl WireError {
     /// The SQLSTATE and message of the FATAL error the client is told before the
     /// connection closes; `None` when the socket itself failed.
-    pub(crate) fn fatal(&self) -> Option<(&'static str, &str)> {
+    pub(crate) fn fatal(&self) -> Option<(SqlState, &str)> {
         match self {
             WireError::Io(_) => None,
-            WireError::Protocol(message) => Some(("08P01", message)),
-            WireError::TooLarge(message) => Some(("54000", message)),
+            WireError::Protocol(message) | WireError::TooLarge(message) => {
+                Some((SqlState::from(self), message))
+            }
         }
     }
 }
@@ -385,20 +387,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Wire<S> {
     pub(crate) fn put_error(&mut self, error: &crate::sql::SqlError) {
         use pgwire::messages::response::ErrorResponse;
         self.put(&ErrorResponse::new(vec![
-            (b'S', error.severity.to_owned()),
-            (b'V', error.severity.to_owned()),
-            (b'C', error.code.to_owned()),
-            (b'M', error.message.clone()),
+            (b'S', error.severity().as_str().to_owned()),
+            (b'V', error.severity().as_str().to_owned()),
+            (b'C', error.code().to_owned()),
+            (b'M', error.message()),
         ]));
     }
 
     /// Appends a NoticeResponse.
-    pub(crate) fn put_notice(&mut self, notice: &crate::sql::SqlError) {
+    pub(crate) fn put_notice(&mut self, notice: &crate::sql::Notice) {
         use pgwire::messages::response::NoticeResponse;
         self.put(&NoticeResponse::new(vec![
-            (b'S', notice.severity.to_owned()),
-            (b'V', notice.severity.to_owned()),
-            (b'C', notice.code.to_owned()),
+            (b'S', "NOTICE".to_owned()),
+            (b'V', "NOTICE".to_owned()),
+            (b'C', notice.sqlstate().code().to_owned()),
             (b'M', notice.message.clone()),
         ]));
     }
@@ -443,8 +445,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Wire<S> {
     }
 
     /// Sends a FATAL error and flushes; the caller then closes the connection.
-    pub(crate) async fn fatal(&mut self, code: &'static str, message: impl Into<String>) {
-        self.put_error(&crate::sql::SqlError::fatal(code, message));
+    pub(crate) async fn fatal(&mut self, state: SqlState, message: impl Into<String>) {
+        self.put_error(&crate::sql::SqlError::fatal(state, message));
         // The client may already be gone; there is nobody left to tell.
         let _ = self.flush().await;
     }

@@ -18,6 +18,7 @@ use crate::engine::{
     RowChange, RowExistence, RowWrite, StagedWrites, SyncTicket, TableMeta, ValueType,
     WriteOutcome, WriteResult,
 };
+use crate::sqlstate::SqlState;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use futures::FutureExt;
@@ -107,7 +108,7 @@ pub fn format(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> SqlResult<
             .filter(|b| b.is_ascii() && *b != b'\n' && *b != b'\r')
             .ok_or_else(|| {
                 SqlError::new(
-                    "22023",
+                    SqlState::InvalidParameterValue,
                     format!("COPY {what} must be a single one-byte character"),
                 )
             })
@@ -151,7 +152,7 @@ fn fields(table: &TableMeta, columns: &[Ident]) -> SqlResult<Vec<Field>> {
         .into_iter()
         .map(|name| match table.pk_index(&name) {
             Some(_) if table.auto_rowid => Err(SqlError::new(
-                "428C9",
+                SqlState::GeneratedAlways,
                 format!("cannot copy into the hidden column \"{name}\""),
             )),
             Some(k) => Ok(Field::Pk(k)),
@@ -303,7 +304,7 @@ struct InFlight {
 }
 
 fn at_line(line: u64, e: SqlError) -> SqlError {
-    SqlError::new(e.code, format!("{} (COPY line {line})", e.message))
+    e.with_context(&format!("COPY line {line}"))
 }
 
 impl CopyFrom {
@@ -385,7 +386,7 @@ impl CopyFrom {
     fn row(&self, values: Vec<Option<Cow<'_, str>>>) -> SqlResult<RowWrite> {
         if values.len() < self.fields.len() {
             return Err(SqlError::new(
-                "22P04",
+                SqlState::BadCopyFileFormat,
                 format!(
                     "missing data: {} columns expected, {} given",
                     self.fields.len(),
@@ -395,7 +396,7 @@ impl CopyFrom {
         }
         if values.len() > self.fields.len() {
             return Err(SqlError::new(
-                "22P04",
+                SqlState::BadCopyFileFormat,
                 "extra data after last expected column",
             ));
         }
@@ -504,7 +505,10 @@ impl CopyFrom {
             ),
             other => format!("row not written: {other:?}"),
         };
-        SqlError::new("23505", format!("{what} (COPY line {line})"))
+        SqlError::new(
+            SqlState::UniqueViolation,
+            format!("{what} (COPY line {line})"),
+        )
     }
 
     /// In a transaction block: stages every kept row after the transaction's earlier
@@ -615,7 +619,10 @@ fn utf8_str(bytes: &[u8]) -> SqlResult<&str> {
 }
 
 fn invalid_utf8() -> SqlError {
-    SqlError::new("22021", "invalid byte sequence for encoding \"UTF8\"")
+    SqlError::new(
+        SqlState::CharacterNotInRepertoire,
+        "invalid byte sequence for encoding \"UTF8\"",
+    )
 }
 
 /// Splits a text-format line: delimiter-separated, backslash escapes, `\N` for NULL.
@@ -725,7 +732,10 @@ fn split_csv<'a>(record: &[u8], format: &CopyFormat) -> SqlResult<Vec<Option<Cow
         i += 1;
     }
     if in_quotes {
-        return Err(SqlError::new("22P04", "unterminated CSV quoted field"));
+        return Err(SqlError::new(
+            SqlState::BadCopyFileFormat,
+            "unterminated CSV quoted field",
+        ));
     }
     finish(&mut value, quoted_field, &mut out)?;
     Ok(out)
@@ -752,7 +762,7 @@ mod tests {
         let got = split_text(b"plain\t42", &f).unwrap();
         assert!(matches!(got[0], Some(Cow::Borrowed("plain"))));
         assert_eq!(
-            split_text(b"ok\t\xff", &f).map_err(|e| e.code),
+            split_text(b"ok\t\xff", &f).map_err(|e| e.code()),
             Err("22021")
         );
     }

@@ -5,6 +5,7 @@ use super::expr::fold;
 use super::types::{OutputColumn, SqlError, SqlResult, SqlType};
 use super::values::sql_value_type;
 use crate::engine::{AttrColumn, Engine, EngineError, OptionValue, PkColumn, PkType, TableSpec};
+use crate::sqlstate::SqlState;
 use sqlparser::ast::{
     self, AlterTableOperation, ColumnOption, CreateTable, DataType, Expr, ObjectName, SqlOption,
     TableConstraint,
@@ -29,7 +30,7 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
         D::Custom(name, _) if name.to_string().eq_ignore_ascii_case("name") => SqlType::Text,
         other => {
             return Err(SqlError::new(
-                "42704",
+                SqlState::UndefinedObject,
                 format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN or BYTEA"),
             ))
         }
@@ -78,7 +79,7 @@ pub fn table_name(name: &ObjectName) -> SqlResult<String> {
         (None, n) => Ok(n),
         (Some(schema), n) if schema == "public" => Ok(n),
         (Some(schema), n) => Err(SqlError::new(
-            "42P01",
+            SqlState::UndefinedTable,
             format!("relation \"{schema}.{n}\" does not exist"),
         )),
     }
@@ -95,7 +96,12 @@ pub fn options(list: &[SqlOption]) -> SqlResult<Vec<(String, OptionValue)>> {
 }
 
 fn option_value(value: &Expr) -> SqlResult<OptionValue> {
-    let bad = || SqlError::new("22023", format!("invalid option value {value}"));
+    let bad = || {
+        SqlError::new(
+            SqlState::InvalidParameterValue,
+            format!("invalid option value {value}"),
+        )
+    };
     Ok(match value {
         Expr::Value(v) => match &v.value {
             ast::Value::Number(n, _) => OptionValue::Integer(n.parse().map_err(|_| bad())?),
@@ -137,7 +143,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
         if let TableConstraint::PrimaryKey(pk) = constraint {
             if !pk_names.is_empty() {
                 return Err(SqlError::new(
-                    "42P16",
+                    SqlState::InvalidTableDefinition,
                     format!("multiple primary keys for table \"{name}\" are not allowed"),
                 ));
             }
@@ -173,7 +179,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
             .find(|c| fold(&c.name) == *pk_name)
             .ok_or_else(|| {
                 SqlError::new(
-                    "42703",
+                    SqlState::UndefinedColumn,
                     format!("column \"{pk_name}\" named in key does not exist"),
                 )
             })?;
@@ -228,7 +234,7 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
         let (_, value) = options.remove(at);
         let OptionValue::Text(list) = value else {
             return Err(SqlError::new(
-                "22023",
+                SqlState::InvalidParameterValue,
                 format!("primary_key must be a list of column names, not {value}"),
             ));
         };
@@ -245,7 +251,7 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
     for (n, column) in columns.iter().enumerate() {
         if columns[..n].iter().any(|c| c.name == column.name) {
             return Err(SqlError::new(
-                "42701",
+                SqlState::DuplicateColumn,
                 format!("column \"{}\" specified more than once", column.name),
             ));
         }
@@ -253,7 +259,7 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
     for pk_name in &pk_names {
         let column = columns.iter().find(|c| c.name == *pk_name).ok_or_else(|| {
             SqlError::new(
-                "42703",
+                SqlState::UndefinedColumn,
                 format!("column \"{pk_name}\" named in key does not exist"),
             )
         })?;
@@ -363,7 +369,7 @@ pub async fn drop(
                 let (_, db) = object_name(name)?;
                 if db == instance {
                     return Err(SqlError::new(
-                        "55006",
+                        SqlState::ObjectNotInPrerequisiteState,
                         "cannot drop the currently open database",
                     ));
                 }

@@ -17,6 +17,7 @@ use crate::engine::{
     PrimaryKey, RowChange, RowExistence, RowView, RowWrite, StagedWrites, TableMeta, ValueType,
     WriteOutcome,
 };
+use crate::sqlstate::SqlState;
 use futures::{stream, StreamExt};
 use sqlparser::ast::{self, Expr, SelectItem, SetExpr};
 use std::sync::Arc;
@@ -313,7 +314,7 @@ fn insert_targets(table: &TableMeta, column_names: &[String]) -> SqlResult<Vec<T
         } else if let Some(k) = table.pk_index(column) {
             if table.auto_rowid {
                 return Err(SqlError::new(
-                    "428C9",
+                    SqlState::GeneratedAlways,
                     format!("cannot insert a value into the hidden column \"{column}\""),
                 ));
             }
@@ -341,7 +342,10 @@ impl super::expr::Scope for ExcludedScope<'_> {
             )));
         }
         let slot = self.names.iter().position(|n| n == name).ok_or_else(|| {
-            SqlError::new("42703", format!("column excluded.{name} does not exist"))
+            SqlError::new(
+                SqlState::UndefinedColumn,
+                format!("column excluded.{name} does not exist"),
+            )
         })?;
         let ty = match &self.targets[slot] {
             Target::Pk(k) => super::values::pk_sql_type(self.table.pk[*k].ty),
@@ -374,10 +378,9 @@ fn plan_assignments(
             continue;
         }
         if table.pk_index(&column).is_some() {
-            return Err(SqlError::new(
-                "0A000",
-                format!("primary key column \"{column}\" cannot be updated"),
-            ));
+            return Err(SqlError::unsupported(format!(
+                "primary key column \"{column}\" cannot be updated"
+            )));
         }
         crate::engine::check_name(&column)?;
         let ty = table.column(&column).map(|c| c.ty);
@@ -568,7 +571,7 @@ fn assignment_ops(
                 Datum::Null => None,
                 other => {
                     return Err(SqlError::new(
-                        "42804",
+                        SqlState::DatatypeMismatch,
                         format!(
                             "_version must be a bigint, not {}",
                             super::values::render(&other)
@@ -589,15 +592,19 @@ fn assignment_ops(
                 let by = match eval(by, row, params)? {
                     Datum::Int(i) => {
                         if *negate {
-                            i.checked_neg()
-                                .ok_or_else(|| SqlError::new("22003", "bigint out of range"))?
+                            i.checked_neg().ok_or_else(|| {
+                                SqlError::new(
+                                    SqlState::NumericValueOutOfRange,
+                                    "bigint out of range",
+                                )
+                            })?
                         } else {
                             i
                         }
                     }
                     other => {
                         return Err(SqlError::new(
-                            "42804",
+                            SqlState::DatatypeMismatch,
                             format!(
                                 "increment must be an integer, not {}",
                                 super::values::render(&other)
@@ -663,7 +670,7 @@ async fn insert_rows(
                 Target::Version => {
                     if !matches!(value, Datum::Int(_) | Datum::Null) {
                         return Err(SqlError::new(
-                            "42804",
+                            SqlState::DatatypeMismatch,
                             format!(
                                 "_version must be a bigint, not {}",
                                 super::values::render(value)
@@ -809,7 +816,7 @@ async fn insert_values(
                         if mode == BatchMode::Atomic =>
                     {
                         return Err(SqlError::new(
-                            "23505",
+                            SqlState::UniqueViolation,
                             format!(
                                 "duplicate key value violates unique constraint \"{}_pkey\": {}",
                                 table.name,
@@ -846,7 +853,7 @@ async fn upsert(
     let mut seen = std::collections::HashSet::with_capacity(rows.len());
     if let Some((pk, _, _)) = rows.iter().find(|(pk, _, _)| !seen.insert(pk)) {
         return Err(SqlError::new(
-            "21000",
+            SqlState::CardinalityViolation,
             format!(
                 "ON CONFLICT DO UPDATE command cannot affect row a second time: {}",
                 key_text(pk, table)
@@ -1041,8 +1048,7 @@ async fn delete_versions(
     let (Some(column_slot), Some(version_slot)) =
         (slot_of(Source::ColumnName), slot_of(Source::Version))
     else {
-        return Err(SqlError::new(
-            "0A000",
+        return Err(SqlError::unsupported(
             "DELETE FROM versions.<table> needs column_name and version in WHERE",
         ));
     };

@@ -4,6 +4,7 @@
 
 use super::types::{Datum, SqlError, SqlResult, SqlType};
 use super::values::{cast, compare};
+use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, BinaryOperator, Expr, UnaryOperator};
 use std::cmp::Ordering;
 
@@ -89,7 +90,7 @@ pub struct NoColumns;
 impl Scope for NoColumns {
     fn column(&mut self, _: Option<&str>, name: &str) -> SqlResult<(usize, SqlType)> {
         Err(SqlError::new(
-            "42703",
+            SqlState::UndefinedColumn,
             format!("column \"{name}\" does not exist"),
         ))
     }
@@ -153,7 +154,7 @@ pub fn placeholder_index(text: &str) -> SqlResult<usize> {
     // ask for a list that long. No Bind message can carry more than 65,535 values.
     if number > MAX_PARAMETERS {
         return Err(SqlError::new(
-            "42P02",
+            SqlState::UndefinedParameter,
             format!("there is no parameter {text}"),
         ));
     }
@@ -179,7 +180,7 @@ pub fn compile(
                 [_, q, n] => (Some(q.as_str()), n.as_str()),
                 _ => {
                     return Err(SqlError::new(
-                        "42703",
+                        SqlState::UndefinedColumn,
                         format!("column \"{}\" does not exist", names.join(".")),
                     ))
                 }
@@ -336,13 +337,10 @@ fn session_function(
         (function_of(name), &function.args)
     {
         if !arity.contains(&list.args.len()) {
-            return Err(SqlError::new(
-                "42883",
-                format!(
-                    "function {name} does not take {} arguments",
-                    list.args.len()
-                ),
-            ));
+            return Err(SqlError::undefined_function(format!(
+                "function {name} does not take {} arguments",
+                list.args.len()
+            )));
         }
         let mut args = Vec::new();
         for (i, arg) in list.args.iter().enumerate() {
@@ -371,13 +369,10 @@ fn session_function(
         ("current_schema", true) => "public".into(),
         ("current_user" | "session_user" | "user" | "current_role", true) => user.clone(),
         _ => {
-            return Err(SqlError::new(
-                "42883",
-                format!(
-                    "function {} does not exist or is not supported yet",
-                    function.name
-                ),
-            ))
+            return Err(SqlError::undefined_function(format!(
+                "function {} does not exist or is not supported yet",
+                function.name
+            )))
         }
     };
     Ok(Scalar::Const(Datum::Text(value)))
@@ -510,10 +505,12 @@ fn literal(
             if let Ok(i) = n.parse::<i64>() {
                 Datum::Int(i)
             } else {
-                Datum::Float(
-                    n.parse::<f64>()
-                        .map_err(|_| SqlError::new("22P02", format!("invalid number {n}")))?,
-                )
+                Datum::Float(n.parse::<f64>().map_err(|_| {
+                    SqlError::new(
+                        SqlState::InvalidTextRepresentation,
+                        format!("invalid number {n}"),
+                    )
+                })?)
             }
         }
         V::SingleQuotedString(s)
@@ -584,7 +581,10 @@ pub fn eval(s: &Scalar, row: &[Datum], params: &[Datum]) -> SqlResult<Datum> {
         Scalar::Column(i) => row.get(*i).cloned().unwrap_or(Datum::Null),
         Scalar::Const(d) => d.clone(),
         Scalar::Param(i) => params.get(*i).cloned().ok_or_else(|| {
-            SqlError::new("08P01", format!("no value bound for parameter ${}", i + 1))
+            SqlError::new(
+                SqlState::ProtocolViolation,
+                format!("no value bound for parameter ${}", i + 1),
+            )
         })?,
         Scalar::Compare(op, l, r) => {
             // Columns and constants are compared in place: a residual over text keys
@@ -610,14 +610,11 @@ pub fn eval(s: &Scalar, row: &[Datum], params: &[Datum]) -> SqlResult<Datum> {
             match compare(l, r) {
                 Some(o) => Datum::Bool(op.holds(o)),
                 None => {
-                    return Err(SqlError::new(
-                        "42883",
-                        format!(
-                            "cannot compare {} with {}",
-                            super::values::render(l),
-                            super::values::render(r)
-                        ),
-                    ))
+                    return Err(SqlError::undefined_function(format!(
+                        "cannot compare {} with {}",
+                        super::values::render(l),
+                        super::values::render(r)
+                    )))
                 }
             }
         }
@@ -656,10 +653,10 @@ pub fn eval(s: &Scalar, row: &[Datum], params: &[Datum]) -> SqlResult<Datum> {
             Datum::Float(f) => Datum::Float(-f),
             Datum::Null => Datum::Null,
             other => {
-                return Err(SqlError::new(
-                    "42883",
-                    format!("cannot negate {}", super::values::render(&other)),
-                ))
+                return Err(SqlError::undefined_function(format!(
+                    "cannot negate {}",
+                    super::values::render(&other)
+                )))
             }
         },
         Scalar::Concat(l, r) => match (eval(l, row, params)?, eval(r, row, params)?) {
@@ -698,12 +695,12 @@ fn int_arg(d: &Datum) -> SqlResult<i64> {
         Datum::Int(i) => Ok(*i),
         Datum::Text(t) => t.trim().parse().map_err(|_| {
             SqlError::new(
-                "22P02",
+                SqlState::InvalidTextRepresentation,
                 format!("invalid input syntax for type integer: \"{t}\""),
             )
         }),
         other => Err(SqlError::new(
-            "42804",
+            SqlState::DatatypeMismatch,
             format!("expected an integer, got {}", super::values::render(other)),
         )),
     }
@@ -745,7 +742,7 @@ fn call(f: Function, mut args: Vec<Datum>) -> SqlResult<Datum> {
                     let len = int_arg(len)?;
                     if len < 0 {
                         return Err(SqlError::new(
-                            "22011",
+                            SqlState::SubstringError,
                             "negative substring length not allowed",
                         ));
                     }
@@ -804,7 +801,7 @@ fn as_text(d: Datum) -> String {
 }
 
 fn overflow() -> SqlError {
-    SqlError::new("22003", "bigint out of range")
+    SqlError::new(SqlState::NumericValueOutOfRange, "bigint out of range")
 }
 
 fn arith(op: ArithOp, l: Datum, r: Datum) -> SqlResult<Datum> {
@@ -832,7 +829,7 @@ fn arith(op: ArithOp, l: Datum, r: Datum) -> SqlResult<Datum> {
             ArithOp::Sub => a.checked_sub(b),
             ArithOp::Mul => a.checked_mul(b),
             ArithOp::Div | ArithOp::Mod if b == 0 => {
-                return Err(SqlError::new("22012", "division by zero"))
+                return Err(SqlError::new(SqlState::DivisionByZero, "division by zero"))
             }
             ArithOp::Div => a.checked_div(b),
             ArithOp::Mod => a.checked_rem(b),
@@ -844,18 +841,17 @@ fn arith(op: ArithOp, l: Datum, r: Datum) -> SqlResult<Datum> {
             ArithOp::Add => a + b,
             ArithOp::Sub => a - b,
             ArithOp::Mul => a * b,
-            ArithOp::Div if b == 0.0 => return Err(SqlError::new("22012", "division by zero")),
+            ArithOp::Div if b == 0.0 => {
+                return Err(SqlError::new(SqlState::DivisionByZero, "division by zero"))
+            }
             ArithOp::Div => a / b,
             ArithOp::Mod => a % b,
         })),
-        _ => Err(SqlError::new(
-            "42883",
-            format!(
-                "operator does not exist for {} and {}",
-                super::values::render(&l),
-                super::values::render(&r)
-            ),
-        )),
+        _ => Err(SqlError::undefined_function(format!(
+            "operator does not exist for {} and {}",
+            super::values::render(&l),
+            super::values::render(&r)
+        ))),
     }
 }
 

@@ -7,6 +7,7 @@ use super::{SessionFactory, SqlSession};
 use crate::auth::{Access, Roles};
 use crate::config::Config;
 use crate::engine::{Engine, SystemClock};
+use crate::sqlstate::SqlState;
 use crate::storage::{SledBackend, SledOptions};
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -47,7 +48,7 @@ impl Gateway {
             )
             .map_err(|e| {
                 SqlError::fatal(
-                    "58030",
+                    SqlState::IoError,
                     format!(
                         "cannot open data directory {}: {e}",
                         config.data_dir.display()
@@ -104,7 +105,7 @@ impl SessionFactory for Gateway {
     ) -> SqlResult<Box<dyn SqlSession>> {
         if self.engine.instance(database).is_err() {
             return Err(SqlError::fatal(
-                "3D000",
+                SqlState::InvalidCatalogName,
                 format!("database \"{database}\" does not exist"),
             ));
         }

@@ -3,7 +3,7 @@
 //! (from the fast path and from DataFusion scans alike) and sent by the server after
 //! the statement; a statement over millions of odd cells sends a bounded number.
 
-use super::types::SqlError;
+use crate::sqlstate::SqlState;
 use std::sync::Mutex;
 
 /// Notices kept per statement; the rest are counted in one closing notice.
@@ -32,9 +32,9 @@ impl Notices {
 
     /// Every notice since the last call, as NOTICE-severity messages (SQLSTATE 01000,
     /// PostgreSQL's plain warning class).
-    pub fn take(&self) -> Vec<SqlError> {
+    pub fn take(&self) -> Vec<Notice> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let mut out: Vec<SqlError> = state.notices.drain(..).map(notice).collect();
+        let mut out: Vec<Notice> = state.notices.drain(..).map(notice).collect();
         if state.suppressed > 0 {
             out.push(notice(format!(
                 "{} more notices like these were not sent",
@@ -46,12 +46,20 @@ impl Notices {
     }
 }
 
-fn notice(message: String) -> SqlError {
-    SqlError {
-        code: "01000",
-        message,
-        severity: "NOTICE",
+/// A NOTICE for the client: a message with PostgreSQL's plain warning SQLSTATE.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub message: String,
+}
+
+impl Notice {
+    pub fn sqlstate(&self) -> SqlState {
+        SqlState::Warning
     }
+}
+
+fn notice(message: String) -> Notice {
+    Notice { message }
 }
 
 #[cfg(test)]

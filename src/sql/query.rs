@@ -7,7 +7,7 @@
 
 mod catalog;
 mod convert;
-mod errors;
+mod datafusion_error;
 mod explain;
 mod information_schema;
 mod origin;
@@ -27,13 +27,14 @@ mod scan;
 #[cfg(test)]
 mod test_sql;
 
-pub use errors::from_datafusion;
+pub use datafusion_error::from_datafusion;
 pub use explain::{explain_fast_path, explain_query};
 pub use origin::column_origin;
 pub use pg_compat::is_catalog_query;
 
 use super::select::{output_name, ReadContext};
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType};
+use crate::sqlstate::SqlState;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ParamValues;
 use datafusion::execution::memory_pool::FairSpillPool;
@@ -217,13 +218,17 @@ impl QueryEngine {
         let statement = datafusion::sql::parser::Statement::Statement(Box::new(
             ast::Statement::Query(Box::new(query.clone())),
         ));
+        self.check_relations_exist(&statement)?;
         // The catalog answers from memory, so planning completes without waiting.
         let logical = self
             .state
             .statement_to_plan(statement)
             .now_or_never()
             .ok_or_else(|| SqlError::internal("query planning did not complete"))?
-            .map_err(|e| from_datafusion(&e))?;
+            .map_err(|e| match self.unknown_function(query) {
+                Some(missing) => missing,
+                None => from_datafusion(&e),
+            })?;
         let inferred = logical
             .get_parameter_types()
             .map_err(|e| from_datafusion(&e))?;
@@ -275,6 +280,57 @@ impl QueryEngine {
             param_types,
             bind_types,
         })
+    }
+
+    /// Fails with PostgreSQL's 42P01 for the first relation the statement names that
+    /// does not exist. DataFusion would report it as a planning error whose only clue
+    /// is its wording; asking the catalog first keeps the SQLSTATE tied to the fact.
+    fn check_relations_exist(
+        &self,
+        statement: &datafusion::sql::parser::Statement,
+    ) -> SqlResult<()> {
+        let references = self
+            .state
+            .resolve_table_references(statement)
+            .map_err(|e| from_datafusion(&e))?;
+        for reference in references {
+            let table_function = reference.schema().is_none()
+                && self.state.table_functions().contains_key(reference.table());
+            if table_function {
+                continue;
+            }
+            let exists = self
+                .state
+                .schema_for_ref(reference.clone())
+                .is_ok_and(|schema| schema.table_exist(reference.table()));
+            if !exists {
+                return Err(datafusion_error::undefined_table(&reference));
+            }
+        }
+        Ok(())
+    }
+
+    /// After planning failed: PostgreSQL's 42883 for the first function the query calls
+    /// that no registry knows, with its argument types where the call shows them.
+    fn unknown_function(&self, query: &ast::Query) -> Option<SqlError> {
+        use std::ops::ControlFlow;
+        let known = |name: &str| {
+            self.state.scalar_functions().contains_key(name)
+                || self.state.aggregate_functions().contains_key(name)
+                || self.state.window_functions().contains_key(name)
+        };
+        let mut missing = None;
+        let _ = ast::visit_expressions(query, |expr| {
+            if let ast::Expr::Function(call) = expr {
+                let name = call.name.to_string().to_lowercase();
+                if !known(&name) {
+                    missing = Some(undefined_function(&name, &call.args));
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        missing
     }
 
     /// The physical plan with `params` bound, scanning under `ctx`.
@@ -335,6 +391,61 @@ impl QueryEngine {
 /// PostgreSQL's output names for the top-level select list, when it has no wildcard
 /// (DataFusion names expressions by their text, `count(*)`, where PostgreSQL says
 /// `count`).
+/// `function f(integer, unknown) does not exist`, as PostgreSQL words it, when every
+/// argument's type can be read off the call (literals and casts); otherwise the name
+/// alone, as the arguments' types would take planning the call to know.
+fn undefined_function(name: &str, args: &ast::FunctionArguments) -> SqlError {
+    let exprs: Vec<&ast::Expr> = match args {
+        ast::FunctionArguments::None | ast::FunctionArguments::Subquery(_) => Vec::new(),
+        ast::FunctionArguments::List(list) => list
+            .args
+            .iter()
+            .filter_map(|arg| match arg {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))
+                | ast::FunctionArg::Named {
+                    arg: ast::FunctionArgExpr::Expr(e),
+                    ..
+                } => Some(e),
+                _ => None,
+            })
+            .collect(),
+    };
+    let types: Option<Vec<String>> = exprs.iter().map(|e| literal_type(e)).collect();
+    let message = match types {
+        Some(types) => format!("function {name}({}) does not exist", types.join(", ")),
+        None => format!("function {name} does not exist"),
+    };
+    SqlError::undefined_function(message)
+}
+
+/// The type PostgreSQL gives a literal or a cast before it resolves a call.
+fn literal_type(expr: &ast::Expr) -> Option<String> {
+    match expr {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => Some(
+                if n.contains(['.', 'e', 'E']) {
+                    "numeric"
+                } else if n.parse::<i32>().is_ok() {
+                    "integer"
+                } else if n.parse::<i64>().is_ok() {
+                    "bigint"
+                } else {
+                    "numeric"
+                }
+                .to_string(),
+            ),
+            ast::Value::Boolean(_) => Some("boolean".to_string()),
+            ast::Value::SingleQuotedString(_) | ast::Value::Null => Some("unknown".to_string()),
+            _ => None,
+        },
+        ast::Expr::Cast { data_type, .. } => super::ddl::sql_type(data_type)
+            .ok()
+            .map(|ty| ty.name().to_string()),
+        ast::Expr::Nested(inner) => literal_type(inner),
+        _ => None,
+    }
+}
+
 fn column_names(query: &ast::Query) -> Option<Vec<String>> {
     let mut body = &*query.body;
     loop {
@@ -384,7 +495,7 @@ pub fn parse_as_of(value: &str) -> SqlResult<i64> {
         .filter(|ms| *ms >= 0)
         .ok_or_else(|| {
             SqlError::new(
-                "22023",
+                SqlState::InvalidParameterValue,
                 format!(
                     "invalid value for parameter \"pgwide.as_of\": \"{value}\"; expected milliseconds since the Unix epoch"
                 ),

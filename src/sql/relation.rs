@@ -8,6 +8,7 @@ use super::notices::Notices;
 use super::types::{Datum, SqlError, SqlResult, SqlType};
 use super::values::{coerce_for_output, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum};
 use crate::engine::{RowView, TableMeta, ValueRef};
+use crate::sqlstate::SqlState;
 use std::sync::Arc;
 
 /// The schema holding the versions relations.
@@ -255,14 +256,19 @@ impl Scope for Relation {
         if let Some(q) = qualifier {
             if !self.qualifiers.iter().any(|known| known == q) {
                 return Err(SqlError::new(
-                    "42P01",
+                    SqlState::UndefinedTable,
                     format!("missing FROM-clause entry for table \"{q}\""),
                 ));
             }
         }
-        let index = self
-            .index_of(name)
-            .ok_or_else(|| SqlError::new("42703", format!("column \"{name}\" does not exist")))?;
+        let index = self.index_of(name).ok_or_else(|| {
+            // PostgreSQL's wording: a qualified name is shown as written, unquoted.
+            let message = match qualifier {
+                Some(q) => format!("column {q}.{name} does not exist"),
+                None => format!("column \"{name}\" does not exist"),
+            };
+            SqlError::new(SqlState::UndefinedColumn, message)
+        })?;
         let ty = self.columns[index].ty;
         Ok((self.slot(index), ty))
     }

@@ -5,8 +5,11 @@
 use super::ddl::{object_name, table_name};
 use super::expr::fold;
 use super::types::{SqlError, SqlResult, StatementResult};
-use crate::auth::{missing_role, Access, Privilege, PrivilegeSet, Role, Roles, TableGrant};
+use crate::auth::{
+    missing_role, Access, AuthError, Privilege, PrivilegeSet, Role, Roles, TableGrant,
+};
 use crate::engine::Engine;
+use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, Statement};
 
 /// Whether `statement` is one this module runs.
@@ -91,7 +94,7 @@ pub async fn execute(
                 }
                 if roles.get(&name).is_some() {
                     return Err(SqlError::new(
-                        "42710",
+                        SqlState::DuplicateObject,
                         format!("role \"{name}\" already exists"),
                     ));
                 }
@@ -111,10 +114,13 @@ pub async fn execute(
             for name in names {
                 let name = role_name(name)?;
                 if name == user {
-                    return Err(SqlError::new("55006", "current user cannot be dropped"));
+                    return Err(SqlError::new(
+                        SqlState::ObjectNotInPrerequisiteState,
+                        "current user cannot be dropped",
+                    ));
                 }
                 if !roles.remove(&name).await? && !if_exists {
-                    return Err(missing_role(&name));
+                    return Err(missing_role(&name).into());
                 }
             }
             Ok(command("DROP ROLE"))
@@ -301,7 +307,7 @@ async fn change(
             };
             if !connect_only {
                 return Err(SqlError::new(
-                    "0LP01",
+                    SqlState::InvalidGrantOperation,
                     "invalid privilege type for database: only CONNECT is supported",
                 ));
             }
@@ -310,7 +316,7 @@ async fn change(
                 let (_, db) = object_name(name)?;
                 if engine.instance(&db).is_err() {
                     return Err(SqlError::new(
-                        "3D000",
+                        SqlState::InvalidCatalogName,
                         format!("database \"{db}\" does not exist"),
                     ));
                 }
@@ -322,7 +328,7 @@ async fn change(
             let (set, connect) = privileges(privilege_list, "a table")?;
             if connect {
                 return Err(SqlError::new(
-                    "0LP01",
+                    SqlState::InvalidGrantOperation,
                     "invalid privilege type CONNECT for table",
                 ));
             }
@@ -360,7 +366,7 @@ async fn change(
     }
     for name in &names {
         if roles.get(name).is_none() {
-            return Err(missing_role(name));
+            return Err(missing_role(name).into());
         }
     }
     for name in names {
@@ -378,7 +384,7 @@ async fn change(
                         }
                     }
                 }
-                Ok(())
+                Ok::<(), AuthError>(())
             })
             .await?;
     }

@@ -13,9 +13,10 @@ use super::relation::{Relation, RelationKind, Source, VERSIONS_SCHEMA};
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{compare, datum_into_pk, datum_to_value};
 use crate::engine::{
-    ColumnCondition, Direction, Engine, PkBound, PkType, PkValue, PrimaryKey, RangeRequest,
-    ReadOptions, RowView, StagedView, TableMeta,
+    ColumnCondition, Direction, Engine, EngineError, PkBound, PkType, PkValue, PrimaryKey,
+    RangeRequest, ReadOptions, RowView, StagedView, TableMeta,
 };
+use crate::sqlstate::SqlState;
 use futures::stream::{self, StreamExt};
 use sqlparser::ast::{self, Expr, Query, SelectItem, SetExpr, TableFactor};
 use std::collections::VecDeque;
@@ -127,13 +128,20 @@ pub fn resolve_relation(
     };
     let alias = alias.as_ref().map(|a| fold(&a.name));
     let (schema, table) = super::ddl::object_name(name)?;
+    // A missing table is named as the query wrote it (`public.t`), as PostgreSQL does.
+    let missing_as_written = |e: EngineError| match (e, &schema) {
+        (EngineError::TableNotFound { name }, Some(schema)) => EngineError::TableNotFound {
+            name: format!("{schema}.{name}"),
+        },
+        (e, _) => e,
+    };
     if schema.as_deref() == Some(VERSIONS_SCHEMA) {
-        let meta = engine.table(instance, &table)?;
+        let meta = engine.table(instance, &table).map_err(missing_as_written)?;
         return Ok(Relation::new(meta, RelationKind::Versions, alias));
     }
     let table = table_name(name)?;
     Ok(Relation::new(
-        engine.table(instance, &table)?,
+        engine.table(instance, &table).map_err(missing_as_written)?,
         RelationKind::Table,
         alias,
     ))
@@ -279,7 +287,34 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
 }
 
 /// Plans a SELECT over at most one table.
+/// What the fast path makes of a SELECT.
+pub enum FastPath {
+    /// It reads the query's rows itself.
+    Planned(SelectPlan),
+    /// The query needs more than the fast path has (joins, aggregates, a function it
+    /// does not know, ...): DataFusion plans it. Says what the fast path lacked.
+    Declined(String),
+}
+
+/// Plans `query` on the fast path, or declines it. The expression compiler the fast
+/// path shares with writes reports what it cannot compile as `Unsupported` or
+/// `UndefinedFunction`; for a SELECT that means DataFusion's turn, not an error.
 pub fn plan_select(
+    engine: &Engine,
+    instance: &str,
+    query: &Query,
+    params: &mut Params,
+) -> SqlResult<FastPath> {
+    match plan_fast_path(engine, instance, query, params) {
+        Ok(plan) => Ok(FastPath::Planned(plan)),
+        Err(SqlError::Unsupported(why) | SqlError::UndefinedFunction(why)) => {
+            Ok(FastPath::Declined(why))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn plan_fast_path(
     engine: &Engine,
     instance: &str,
     query: &Query,
@@ -792,7 +827,7 @@ fn count_operand(s: &Option<Scalar>, params: &[Datum], what: &str) -> SqlResult<
             Datum::Null => Ok(None),
             Datum::Int(i) if i >= 0 => Ok(Some(i as usize)),
             other => Err(SqlError::new(
-                "2201W",
+                SqlState::InvalidRowCountInLimitClause,
                 format!(
                     "{what} must not be negative, got {}",
                     super::values::render(&other)

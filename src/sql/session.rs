@@ -7,10 +7,10 @@ use super::copy::{Aftermath, CopyDestination};
 use super::ddl;
 use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan, WriteTarget};
 use super::expr::{fold, Params};
-use super::notices::Notices;
+use super::notices::{Notice, Notices};
 use super::plan_cache::{self, Lookup, PlanCache, Template};
 use super::query::{self, QueryEngine, QueryPlan};
-use super::select::{execute_select, plan_select, ReadContext, SelectPlan};
+use super::select::{execute_select, plan_select, FastPath, ReadContext, SelectPlan};
 use super::settings::Settings;
 use super::types::{
     Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult, TransactionStatus,
@@ -18,6 +18,7 @@ use super::types::{
 use super::{ParsedStatement, PreparedStatement, SqlSession};
 use crate::auth::{Access, Privilege};
 use crate::engine::{Engine, EngineError, StagedMark, StagedWrites, TableMeta};
+use crate::sqlstate::SqlState;
 use async_trait::async_trait;
 use futures::{stream, StreamExt, TryStreamExt};
 use sqlparser::ast::{self, Statement};
@@ -190,7 +191,9 @@ impl Session {
         if self.access.unrestricted() {
             return Ok(());
         }
-        let check = |table: &TableMeta, privilege| self.access.check_table(table, privilege);
+        let check = |table: &TableMeta, privilege| -> SqlResult<()> {
+            Ok(self.access.check_table(table, privilege)?)
+        };
         match plan {
             Plan::Select(p) => match &p.read {
                 Some(read) => check(&read.relation.table, Privilege::Select),
@@ -308,13 +311,14 @@ impl Session {
         let given = params.types.clone();
         // Catalog schemas exist only in DataFusion; the fast path would report them missing.
         let fast = if query::is_catalog_query(query) {
-            Err(SqlError::unsupported("catalog query"))
+            FastPath::Declined("catalog query".into())
         } else {
-            plan_select(&self.engine, &self.instance, query, params)
+            plan_select(&self.engine, &self.instance, query, params)?
         };
         match fast {
-            // 42883: a function only DataFusion knows (aggregates, window functions).
-            Err(e) if e.code == "0A000" || e.code == "42883" => {
+            FastPath::Planned(plan) => Ok(Plan::Select(Arc::new(plan))),
+            FastPath::Declined(why) => {
+                tracing::trace!(why, "the fast path declined a query");
                 let planned = self.query_engine()?.plan(query, &given)?;
                 params.types = QueryEngine::param_types(&planned)
                     .into_iter()
@@ -322,7 +326,6 @@ impl Session {
                     .collect();
                 Ok(Plan::Query(planned))
             }
-            other => other.map(|plan| Plan::Select(Arc::new(plan))),
         }
     }
 
@@ -408,7 +411,7 @@ impl Session {
         let is_end = matches!(plan, Plan::Utility(s) if matches!(**s, Statement::Commit { .. } | Statement::Rollback { .. }));
         if self.transaction.as_ref().is_some_and(|t| t.failed) && !is_end {
             return Err(SqlError::new(
-                "25P02",
+                SqlState::InFailedSqlTransaction,
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
@@ -557,7 +560,7 @@ impl Session {
                 Some(t) => match self.engine.commit_staged(t.staged).await {
                     Ok(_) => Ok(command("COMMIT")),
                     Err(EngineError::WriteConflict) => Err(SqlError::new(
-                        "40001",
+                        SqlState::SerializationFailure,
                         "could not serialize access due to concurrent update; the transaction was rolled back",
                     )),
                     Err(e) => Err(e.into()),
@@ -578,20 +581,20 @@ impl Session {
                 Ok(command("DEALLOCATE"))
             }
             Statement::Savepoint { name } => {
-                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new("25P01", "SAVEPOINT can only be used in transaction blocks"))?;
+                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new(SqlState::NoActiveSqlTransaction, "SAVEPOINT can only be used in transaction blocks"))?;
                 let mark = t.staged.mark();
                 t.savepoints.push((fold(name), mark));
                 Ok(command("SAVEPOINT"))
             }
             Statement::ReleaseSavepoint { name } => {
-                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new("25P01", "RELEASE SAVEPOINT can only be used in transaction blocks"))?;
+                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new(SqlState::NoActiveSqlTransaction, "RELEASE SAVEPOINT can only be used in transaction blocks"))?;
                 let at = savepoint_index(t, name)?;
                 t.staged.release(t.savepoints.len() - at);
                 t.savepoints.truncate(at);
                 Ok(command("RELEASE"))
             }
             Statement::Rollback { savepoint: Some(name), .. } => {
-                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new("25P01", "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"))?;
+                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new(SqlState::NoActiveSqlTransaction, "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"))?;
                 let at = savepoint_index(t, name)?;
                 t.staged.rollback_to(t.savepoints[at].1);
                 t.staged.release(t.savepoints.len() - (at + 1));
@@ -800,7 +803,7 @@ impl Session {
                 change.local,
                 in_transaction,
             ) {
-                tracing::warn!(setting = %change.name, error = %e.message, "set_config change not applied");
+                tracing::warn!(setting = %change.name, error = %e.message(), "set_config change not applied");
             }
         }
         self.sync_query_settings();
@@ -958,7 +961,7 @@ impl SqlSession for Session {
         }
     }
 
-    fn take_notices(&mut self) -> Vec<SqlError> {
+    fn take_notices(&mut self) -> Vec<Notice> {
         self.notices.take()
     }
 
@@ -992,5 +995,10 @@ fn savepoint_index(t: &Transaction, name: &ast::Ident) -> SqlResult<usize> {
     t.savepoints
         .iter()
         .rposition(|(n, _)| *n == name)
-        .ok_or_else(|| SqlError::new("3B001", format!("savepoint \"{name}\" does not exist")))
+        .ok_or_else(|| {
+            SqlError::new(
+                SqlState::InvalidSavepointSpecification,
+                format!("savepoint \"{name}\" does not exist"),
+            )
+        })
 }

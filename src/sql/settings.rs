@@ -5,6 +5,7 @@
 
 use super::types::{SqlError, SqlResult};
 use super::SessionTimeouts;
+use crate::sqlstate::SqlState;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -257,7 +258,7 @@ impl Settings {
                 Ok(())
             }
             None => Err(SqlError::new(
-                "42704",
+                SqlState::UndefinedObject,
                 format!("unrecognized configuration parameter \"{name}\""),
             )),
         }
@@ -280,7 +281,7 @@ impl Settings {
         let name = name.to_lowercase();
         self.values.get(&name).cloned().ok_or_else(|| {
             SqlError::new(
-                "42704",
+                SqlState::UndefinedObject,
                 format!("unrecognized configuration parameter \"{name}\""),
             )
         })
@@ -311,7 +312,7 @@ impl Settings {
 pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
     if !known {
         return Err(SqlError::new(
-            "42704",
+            SqlState::UndefinedObject,
             format!("unrecognized configuration parameter \"{name}\""),
         ));
     }
@@ -325,7 +326,7 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
             | "max_identifier_length"
     ) {
         return Err(SqlError::new(
-            "55P02",
+            SqlState::LockNotAvailable,
             format!("parameter \"{name}\" cannot be changed"),
         ));
     }
@@ -336,7 +337,7 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
         )
     {
         return Err(SqlError::new(
-            "22023",
+            SqlState::InvalidParameterValue,
             format!("client_encoding \"{value}\" is not supported; pgwide speaks UTF8"),
         ));
     }
@@ -357,7 +358,7 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
 fn parse_timeout(name: &str, value: &str) -> SqlResult<u64> {
     let invalid = || {
         SqlError::new(
-            "22023",
+            SqlState::InvalidParameterValue,
             format!("invalid value for parameter \"{name}\": \"{value}\""),
         )
     };
@@ -379,7 +380,7 @@ fn parse_timeout(name: &str, value: &str) -> SqlResult<u64> {
     let ms = (number * scale).round();
     if !ms.is_finite() || !(0.0..=MAX_TIMEOUT_MS).contains(&ms) {
         return Err(SqlError::new(
-            "22023",
+            SqlState::InvalidParameterValue,
             format!(
                 "{value} is outside the valid range for parameter \"{name}\" (0 .. 2147483647)"
             ),
@@ -433,7 +434,7 @@ mod tests {
         }
         for bad in ["abc", "10 parsecs", "-1", "1e12", ""] {
             let e = s.set("idle_session_timeout", bad).unwrap_err();
-            assert_eq!(e.code, "22023", "{bad}");
+            assert_eq!(e.code(), "22023", "{bad}");
         }
         assert_eq!(s.get("idle_session_timeout").unwrap(), "0");
     }

@@ -1,6 +1,7 @@
 //! The values, types and results the SQL layer hands to the wire server. The server only
 //! encodes these; it knows nothing of tables or the engine.
 
+pub use super::error::{SqlError, SqlResult};
 use futures::stream::BoxStream;
 use std::sync::Arc;
 
@@ -97,55 +98,6 @@ pub struct ColumnOrigin {
     pub table_oid: u32,
     pub attnum: i16,
 }
-
-/// A SQL error: a SQLSTATE and a message that names the offending value.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SqlError {
-    pub code: &'static str,
-    pub message: String,
-    /// `ERROR` for errors; `FATAL` when the connection must close.
-    pub severity: &'static str,
-}
-
-impl SqlError {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        SqlError {
-            code,
-            message: message.into(),
-            severity: "ERROR",
-        }
-    }
-
-    pub fn fatal(code: &'static str, message: impl Into<String>) -> Self {
-        SqlError {
-            code,
-            message: message.into(),
-            severity: "FATAL",
-        }
-    }
-
-    pub fn syntax(message: impl Into<String>) -> Self {
-        SqlError::new("42601", message)
-    }
-
-    pub fn unsupported(message: impl Into<String>) -> Self {
-        SqlError::new("0A000", message)
-    }
-
-    pub fn internal(message: impl Into<String>) -> Self {
-        SqlError::new("XX000", message)
-    }
-}
-
-impl std::fmt::Display for SqlError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({})", self.message, self.code)
-    }
-}
-
-impl std::error::Error for SqlError {}
-
-pub type SqlResult<T> = Result<T, SqlError>;
 
 /// Rows of a result, produced lazily page by page.
 pub type RowStream = BoxStream<'static, SqlResult<Vec<Datum>>>;

@@ -3,6 +3,7 @@
 
 use super::types::{Datum, SqlError, SqlResult, SqlType};
 use crate::engine::{PkRef, PkType, PkValue, Value, ValueRef, ValueType};
+use crate::sqlstate::SqlState;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
@@ -56,14 +57,14 @@ pub fn value_to_datum(value: ValueRef<'_>) -> Datum {
 
 fn invalid(ty: &str, value: &str) -> SqlError {
     SqlError::new(
-        "22P02",
+        SqlState::InvalidTextRepresentation,
         format!("invalid input syntax for type {ty}: \"{value}\""),
     )
 }
 
 fn mismatch(expected: &str, datum: &Datum) -> SqlError {
     SqlError::new(
-        "42804",
+        SqlState::DatatypeMismatch,
         format!("value {} is not of type {expected}", render(datum)),
     )
 }
@@ -121,7 +122,12 @@ fn parse_bool(text: &str) -> Option<bool> {
 /// Converts a datum to the engine type `ty`, as an assignment to a column of that type.
 pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
     Ok(match (ty, datum) {
-        (_, Datum::Null) => return Err(SqlError::new("22004", "NULL is not a value")),
+        (_, Datum::Null) => {
+            return Err(SqlError::new(
+                SqlState::NullValueNotAllowed,
+                "NULL is not a value",
+            ))
+        }
         (ValueType::Integer, Datum::Int(i)) => Value::Integer(*i),
         (ValueType::Integer, Datum::Float(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
             Value::Integer(*f as i64)
@@ -236,7 +242,7 @@ pub fn datum_to_pk(datum: &Datum, ty: PkType, column: &str) -> SqlResult<PkValue
 /// The error for a NULL given to primary-key column `column`.
 pub fn null_in_key(column: &str) -> SqlError {
     SqlError::new(
-        "23502",
+        SqlState::NotNullViolation,
         format!("null value in primary key column \"{column}\""),
     )
 }
@@ -343,16 +349,16 @@ mod tests {
         ];
         for datum in &datums {
             for ty in VALUE_TYPES {
-                let borrowed = datum_to_value(datum, ty).map_err(|e| e.code);
-                let owned = datum_into_value(datum.clone(), Some(ty)).map_err(|e| e.code);
+                let borrowed = datum_to_value(datum, ty).map_err(|e| e.code());
+                let owned = datum_into_value(datum.clone(), Some(ty)).map_err(|e| e.code());
                 assert_eq!(owned, borrowed, "{datum:?} as {ty:?}");
             }
             let natural = datum_to_natural_value(datum);
             let owned = datum_into_value(datum.clone(), None).ok();
             assert_eq!(owned, natural, "{datum:?} untyped");
             for ty in [PkType::String, PkType::Integer, PkType::Binary] {
-                let borrowed = datum_to_pk(datum, ty, "k").map_err(|e| e.code);
-                let owned = datum_into_pk(datum.clone(), ty, "k").map_err(|e| e.code);
+                let borrowed = datum_to_pk(datum, ty, "k").map_err(|e| e.code());
+                let owned = datum_into_pk(datum.clone(), ty, "k").map_err(|e| e.code());
                 assert_eq!(owned, borrowed, "{datum:?} as a {ty:?} key");
             }
         }
@@ -377,13 +383,13 @@ mod tests {
         ];
         for text in texts {
             for ty in VALUE_TYPES.into_iter().map(Some).chain([None]) {
-                let datum = datum_into_value(Datum::Text(text.into()), ty).map_err(|e| e.code);
-                let text_value = text_into_value(Cow::Borrowed(text), ty).map_err(|e| e.code);
+                let datum = datum_into_value(Datum::Text(text.into()), ty).map_err(|e| e.code());
+                let text_value = text_into_value(Cow::Borrowed(text), ty).map_err(|e| e.code());
                 assert_eq!(text_value, datum, "{text:?} as {ty:?}");
             }
             for ty in [PkType::String, PkType::Integer, PkType::Binary] {
-                let datum = datum_into_pk(Datum::Text(text.into()), ty, "k").map_err(|e| e.code);
-                let text_key = text_into_pk(Cow::Borrowed(text), ty).map_err(|e| e.code);
+                let datum = datum_into_pk(Datum::Text(text.into()), ty, "k").map_err(|e| e.code());
+                let text_key = text_into_pk(Cow::Borrowed(text), ty).map_err(|e| e.code());
                 assert_eq!(text_key, datum, "{text:?} as a {ty:?} key");
             }
         }
@@ -409,6 +415,9 @@ mod tests {
         assert!(parse_float("NaN").is_ok_and(f64::is_nan));
         assert_eq!(parse_float("1E3 ").ok(), Some(1000.0));
         assert_eq!(parse_float("-2.5e-1").ok(), Some(-0.25));
-        assert_eq!(parse_float("1.5x").map_err(|e| e.code), Err("22P02".into()));
+        assert_eq!(
+            parse_float("1.5x").map_err(|e| e.code()),
+            Err("22P02".into())
+        );
     }
 }

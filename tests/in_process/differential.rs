@@ -509,3 +509,56 @@ async fn pgwide_matches_postgres() {
             .join("\n")
     );
 }
+
+/// The errors users meet most, worded and coded as PostgreSQL 15 words and codes them:
+/// a client or a person reading the message should not be able to tell the servers apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn common_errors_match_postgres() {
+    let postgres = Postgres::start();
+    let pg = postgres.connect().await;
+    let server = TestServer::start().await;
+    let wide = server.connect().await;
+    for client in [&pg, &wide] {
+        client
+            .batch_execute(
+                "CREATE TABLE t (id BIGINT PRIMARY KEY, b BIGINT); \
+                 INSERT INTO t (id, b) VALUES (1, 10)",
+            )
+            .await
+            .expect("set-up");
+    }
+    /// The SQLSTATE and message of the statement's error.
+    async fn error(client: &tokio_postgres::Client, sql: &str) -> (String, String) {
+        let e = client
+            .simple_query(sql)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{sql} succeeded"));
+        let db = e.as_db_error().unwrap_or_else(|| panic!("{sql}: {e}"));
+        (db.code().code().to_string(), db.message().to_string())
+    }
+    let mut differences = Vec::new();
+    for sql in [
+        "SELECT missing FROM t",
+        "SELECT t.missing FROM t",
+        "SELECT missing FROM t GROUP BY b",
+        "SELECT * FROM nope",
+        "SELECT * FROM public.nope",
+        "SELECT count(*) FROM t JOIN nope ON true",
+        "SELECT nosuch(1)",
+        "SELECT nosuch(1, 'a', 3000000000, 1.5, true, NULL)",
+        "SELECT nosuch(b::text) FROM t",
+        "SELECT 1 / 0",
+        "SELECT b / 0 FROM t",
+        "SELECT sum(b / 0) FROM t",
+    ] {
+        let expected = error(&pg, sql).await;
+        let actual = error(&wide, sql).await;
+        if actual != expected {
+            differences.push(format!(
+                "{sql}\n  postgres: {expected:?}\n  pgwide:   {actual:?}"
+            ));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

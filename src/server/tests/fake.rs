@@ -8,6 +8,7 @@ use crate::sql::{
     Datum, OutputColumn, ParsedStatement, PreparedStatement, SessionFactory, SqlError, SqlResult,
     SqlSession, SqlType, StatementResult, TransactionStatus,
 };
+use crate::sqlstate::SqlState;
 use async_trait::async_trait;
 use futures::stream::{self, StreamExt};
 use std::sync::Arc;
@@ -25,7 +26,7 @@ impl SessionFactory for FakeFactory {
     ) -> SqlResult<Box<dyn SqlSession>> {
         if database == "missing" {
             return Err(SqlError::new(
-                "3D000",
+                SqlState::InvalidCatalogName,
                 format!("database \"{database}\" does not exist"),
             ));
         }
@@ -112,7 +113,7 @@ impl FakeSession {
         }
         if self.status == TransactionStatus::Failed {
             return Err(SqlError::new(
-                "25P02",
+                SqlState::InFailedSqlTransaction,
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
@@ -120,7 +121,10 @@ impl FakeSession {
             if self.status == TransactionStatus::InTransaction {
                 self.status = TransactionStatus::Failed;
             }
-            return Err(SqlError::new("22023", format!("bad value in \"{sql}\"")));
+            return Err(SqlError::new(
+                SqlState::InvalidParameterValue,
+                format!("bad value in \"{sql}\""),
+            ));
         }
         if let Some(assignment) = sql.strip_prefix("SET ") {
             let (name, value) = assignment.split_once('=').unwrap_or((assignment, ""));

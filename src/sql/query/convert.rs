@@ -4,6 +4,7 @@
 //! as text in PostgreSQL's format where it differs from Arrow's.
 
 use crate::sql::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
+use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder,
     StringBuilder,
@@ -75,7 +76,7 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
     }
     natural.cast_to(ty).map_err(|_| {
         SqlError::new(
-            "22P02",
+            SqlState::InvalidTextRepresentation,
             format!(
                 "invalid input syntax for type {}: {}",
                 sql_type(ty).name(),

@@ -6,6 +6,7 @@
 use super::pg_functions::{string, text};
 use crate::sql::settings;
 use crate::sql::types::{SqlError, SqlResult};
+use crate::sqlstate::SqlState;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result};
@@ -112,24 +113,22 @@ impl SetConfig {
     fn call(&self, args: &[ScalarValue]) -> SqlResult<ScalarValue> {
         let name = string(args.first()).ok_or_else(|| {
             if args.first().is_some_and(|a| !a.is_null()) {
-                SqlError::new("42883", "set_config takes text, text, boolean")
+                SqlError::undefined_function("set_config takes text, text, boolean")
             } else {
-                SqlError::new("22004", "SET requires parameter name")
+                SqlError::new(SqlState::NullValueNotAllowed, "SET requires parameter name")
             }
         })?;
-        let value =
-            match args.get(1) {
-                Some(v) if v.is_null() => None,
-                v => Some(string(v).ok_or_else(|| {
-                    SqlError::new("42883", "set_config takes text, text, boolean")
-                })?),
-            };
+        let value = match args.get(1) {
+            Some(v) if v.is_null() => None,
+            v => Some(string(v).ok_or_else(|| {
+                SqlError::undefined_function("set_config takes text, text, boolean")
+            })?),
+        };
         let local = match args.get(2) {
             Some(ScalarValue::Boolean(b)) => b.unwrap_or(false),
             Some(v) if v.is_null() => false,
             _ => {
-                return Err(SqlError::new(
-                    "42883",
+                return Err(SqlError::undefined_function(
                     "set_config takes text, text, boolean",
                 ))
             }
@@ -204,13 +203,13 @@ mod tests {
             Ok("0".into())
         );
         assert_eq!(
-            s.set_config("nope", Some("1"), false).unwrap_err().code,
+            s.set_config("nope", Some("1"), false).unwrap_err().code(),
             "42704"
         );
         assert_eq!(
             s.set_config("statement_timeout", Some("abc"), false)
                 .unwrap_err()
-                .code,
+                .code(),
             "22023"
         );
         assert_eq!(

@@ -3,8 +3,9 @@
 //! else is an internal error with a short message; the full text goes to the log.
 
 use crate::sql::types::SqlError;
+use crate::sqlstate::SqlState;
 use datafusion::arrow::error::ArrowError;
-use datafusion::common::SchemaError;
+use datafusion::common::{Column, SchemaError, TableReference};
 use datafusion::error::DataFusionError;
 
 /// The message of a DataFusion error without its `Error during planning:` prefixes.
@@ -40,7 +41,7 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
         DataFusionError::NotImplemented(m) => return SqlError::unsupported(clean(m)),
         DataFusionError::ResourcesExhausted(m) => {
             return SqlError::new(
-                "53200",
+                SqlState::OutOfMemory,
                 format!(
                     "out of memory for this query (see query_memory_mb): {}",
                     clean(m)
@@ -49,21 +50,27 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
         }
         DataFusionError::SchemaError(e, _) => {
             return match &**e {
-                SchemaError::FieldNotFound { .. } => SqlError::new("42703", clean(&e.to_string())),
+                SchemaError::FieldNotFound { field, .. } => undefined_column(field),
                 SchemaError::AmbiguousReference { .. } => {
-                    SqlError::new("42702", clean(&e.to_string()))
+                    SqlError::new(SqlState::AmbiguousColumn, clean(&e.to_string()))
                 }
                 SchemaError::DuplicateQualifiedField { .. }
                 | SchemaError::DuplicateUnqualifiedField { .. } => {
-                    SqlError::new("42712", clean(&e.to_string()))
+                    SqlError::new(SqlState::DuplicateAlias, clean(&e.to_string()))
                 }
             }
         }
         DataFusionError::ArrowError(e, _) => {
             return match &**e {
-                ArrowError::DivideByZero => SqlError::new("22012", "division by zero"),
-                ArrowError::CastError(m) => SqlError::new("22P02", clean(m)),
-                ArrowError::ArithmeticOverflow(m) => SqlError::new("22003", clean(m)),
+                ArrowError::DivideByZero => {
+                    SqlError::new(SqlState::DivisionByZero, "division by zero")
+                }
+                ArrowError::CastError(m) => {
+                    SqlError::new(SqlState::InvalidTextRepresentation, clean(m))
+                }
+                ArrowError::ArithmeticOverflow(m) => {
+                    SqlError::new(SqlState::NumericValueOutOfRange, clean(m))
+                }
                 other => internal(&other.to_string()),
             }
         }
@@ -73,27 +80,49 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
     let lower = message.to_lowercase();
     if matches!(root, DataFusionError::Plan(_)) {
         if lower.contains("table") && lower.contains("not found") {
-            return SqlError::new("42P01", message);
+            return SqlError::new(SqlState::UndefinedTable, message);
         }
         if lower.contains("no field named") {
-            return SqlError::new("42703", message);
+            return SqlError::new(SqlState::UndefinedColumn, message);
         }
         if lower.contains("function") && (lower.contains("invalid") || lower.contains("not found"))
         {
-            return SqlError::new("42883", message);
+            return SqlError::undefined_function(message);
         }
         if lower.contains("coercion") || lower.contains("cannot") || lower.contains("type") {
-            return SqlError::new("42804", message);
+            return SqlError::new(SqlState::DatatypeMismatch, message);
         }
-        return SqlError::new("42601", message);
+        return SqlError::syntax(message);
     }
     if lower.contains("divide by zero") || lower.contains("division by zero") {
-        return SqlError::new("22012", "division by zero");
+        return SqlError::new(SqlState::DivisionByZero, "division by zero");
     }
     if matches!(root, DataFusionError::Execution(_)) {
-        return SqlError::new("22000", message);
+        return SqlError::new(SqlState::DataException, message);
     }
     internal(&message)
+}
+
+/// PostgreSQL's words for a column that does not exist: `column "x" does not exist`,
+/// or `column t.x does not exist` when the query qualified it.
+pub(super) fn undefined_column(column: &Column) -> SqlError {
+    let message = match &column.relation {
+        None => format!("column \"{}\" does not exist", column.name),
+        Some(relation) => format!("column {relation}.{} does not exist", column.name),
+    };
+    SqlError::new(SqlState::UndefinedColumn, message)
+}
+
+/// PostgreSQL's words for a relation that does not exist, named as the query wrote it.
+pub(super) fn undefined_table(reference: &TableReference) -> SqlError {
+    let name = match reference.schema() {
+        Some(schema) => format!("{schema}.{}", reference.table()),
+        None => reference.table().to_string(),
+    };
+    SqlError::new(
+        SqlState::UndefinedTable,
+        format!("relation \"{name}\" does not exist"),
+    )
 }
 
 fn internal(message: &str) -> SqlError {
@@ -108,18 +137,18 @@ mod tests {
 
     #[test]
     fn planning_errors_get_their_sqlstates() {
-        let plan = |m: &str| from_datafusion(&DataFusionError::Plan(m.into())).code;
+        let plan = |m: &str| from_datafusion(&DataFusionError::Plan(m.into())).code();
         assert_eq!(plan("table 'postgres.public.nope' not found"), "42P01");
         assert_eq!(plan("No field named x."), "42703");
-        let code = from_datafusion(&DataFusionError::NotImplemented("x".into())).code;
+        let code = from_datafusion(&DataFusionError::NotImplemented("x".into())).code();
         assert_eq!(code, "0A000");
-        let code = from_datafusion(&DataFusionError::ResourcesExhausted("x".into())).code;
+        let code = from_datafusion(&DataFusionError::ResourcesExhausted("x".into())).code();
         assert_eq!(code, "53200");
         let arrow = DataFusionError::ArrowError(Box::new(ArrowError::DivideByZero), None);
-        assert_eq!(from_datafusion(&arrow).code, "22012");
+        assert_eq!(from_datafusion(&arrow).code(), "22012");
         let wrapped = DataFusionError::Context("ctx".into(), Box::new(arrow));
-        assert_eq!(from_datafusion(&wrapped).code, "22012");
-        let sql = SqlError::new("42804", "odd");
+        assert_eq!(from_datafusion(&wrapped).code(), "22012");
+        let sql = SqlError::new(SqlState::DatatypeMismatch, "odd");
         let external = DataFusionError::External(Box::new(sql.clone()));
         assert_eq!(from_datafusion(&external), sql);
     }

@@ -1,0 +1,223 @@
+//! SQLSTATEs: the codes pgwide reports, named as PostgreSQL's error codes appendix names
+//! them, and the one mapping from each layer's error enum (storage, engine, auth, the
+//! wire server's) to a code; `SqlError::sqlstate` hands its variants to these. This is
+//! the only file that spells a SQLSTATE; everything else names a variant. Every `match`
+//! here lists every variant, so a new error cannot be added without choosing its code,
+//! and the tests walk every variant.
+
+use crate::auth::AuthError;
+use crate::engine::EngineError;
+use crate::server::WireError;
+use crate::storage::StorageError;
+
+/// Defines `SqlState` with one variant per code, its `code()` and `ALL`, from one list,
+/// so a code and its name cannot drift apart.
+macro_rules! sqlstates {
+    ($($name:ident => $code:literal,)*) => {
+        /// A SQLSTATE pgwide reports. Variant names are PostgreSQL's condition names in
+        /// CamelCase (`unique_violation` is `UniqueViolation`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum SqlState {
+            $($name,)*
+        }
+
+        impl SqlState {
+            /// Every SQLSTATE, for tests that must cover them all.
+            pub const ALL: &'static [SqlState] = &[$(SqlState::$name,)*];
+
+            /// The five-character code sent in the ErrorResponse's `C` field.
+            pub const fn code(self) -> &'static str {
+                match self {
+                    $(SqlState::$name => $code,)*
+                }
+            }
+        }
+    };
+}
+
+sqlstates! {
+    Warning => "01000",
+    ConnectionFailure => "08006",
+    ProtocolViolation => "08P01",
+    FeatureNotSupported => "0A000",
+    InvalidGrantOperation => "0LP01",
+    CardinalityViolation => "21000",
+    DataException => "22000",
+    CharacterNotInRepertoire => "22021",
+    DivisionByZero => "22012",
+    InvalidParameterValue => "22023",
+    InvalidRowCountInLimitClause => "2201W",
+    InvalidTextRepresentation => "22P02",
+    BadCopyFileFormat => "22P04",
+    NullValueNotAllowed => "22004",
+    NumericValueOutOfRange => "22003",
+    SubstringError => "22011",
+    NotNullViolation => "23502",
+    UniqueViolation => "23505",
+    NoActiveSqlTransaction => "25P01",
+    InFailedSqlTransaction => "25P02",
+    IdleInTransactionSessionTimeout => "25P03",
+    InvalidSqlStatementName => "26000",
+    InvalidAuthorizationSpecification => "28000",
+    InvalidPassword => "28P01",
+    InvalidCursorName => "34000",
+    InvalidSavepointSpecification => "3B001",
+    InvalidCatalogName => "3D000",
+    SerializationFailure => "40001",
+    SyntaxError => "42601",
+    InsufficientPrivilege => "42501",
+    InvalidName => "42602",
+    DatatypeMismatch => "42804",
+    GeneratedAlways => "428C9",
+    UndefinedColumn => "42703",
+    UndefinedFunction => "42883",
+    UndefinedParameter => "42P02",
+    UndefinedTable => "42P01",
+    UndefinedObject => "42704",
+    DuplicateColumn => "42701",
+    DuplicateCursor => "42P03",
+    DuplicateDatabase => "42P04",
+    DuplicatePreparedStatement => "42P05",
+    DuplicateTable => "42P07",
+    DuplicateAlias => "42712",
+    DuplicateObject => "42710",
+    AmbiguousColumn => "42702",
+    InvalidTableDefinition => "42P16",
+    OutOfMemory => "53200",
+    TooManyConnections => "53300",
+    ProgramLimitExceeded => "54000",
+    ObjectNotInPrerequisiteState => "55006",
+    LockNotAvailable => "55P02",
+    QueryCanceled => "57014",
+    AdminShutdown => "57P01",
+    DatabaseDropped => "57P05",
+    IoError => "58030",
+    InternalError => "XX000",
+    DataCorrupted => "XX001",
+}
+
+impl std::fmt::Display for SqlState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+impl From<&StorageError> for SqlState {
+    fn from(error: &StorageError) -> Self {
+        match error {
+            StorageError::Io(_) => SqlState::IoError,
+            StorageError::Corrupt(_) => SqlState::DataCorrupted,
+            StorageError::BatchTooLarge { .. } => SqlState::ProgramLimitExceeded,
+        }
+    }
+}
+
+impl From<&EngineError> for SqlState {
+    fn from(error: &EngineError) -> Self {
+        use EngineError::*;
+        match error {
+            InvalidName { .. } | InvalidInstanceName { .. } => SqlState::InvalidName,
+            InstanceNotFound { .. } => SqlState::InvalidCatalogName,
+            InstanceExists { .. } => SqlState::DuplicateDatabase,
+            InstanceNotEmpty { .. } => SqlState::ObjectNotInPrerequisiteState,
+            TableNotFound { .. } => SqlState::UndefinedTable,
+            TableExists { .. } => SqlState::DuplicateTable,
+            ColumnExists { .. } => SqlState::DuplicateColumn,
+            BadPkType { .. } | PkTypeMismatch { .. } | IncrementType { .. } => {
+                SqlState::DatatypeMismatch
+            }
+            PkColumnCount { .. } | PkArity { .. } | PkColumnAsAttribute { .. } => {
+                SqlState::InvalidParameterValue
+            }
+            PkValueTooLarge { .. }
+            | ValueTooLarge { .. }
+            | TooManyColumns { .. }
+            | TooManyColumnsToGet { .. }
+            | BatchTooLarge { .. }
+            | RequestTooLarge { .. }
+            | TooManyTables { .. }
+            | TooManyInstances { .. } => SqlState::ProgramLimitExceeded,
+            BadOption { .. } | VersionOutOfRange { .. } | ExpiredWrite { .. } | BadContinuation => {
+                SqlState::InvalidParameterValue
+            }
+            IncrementOverflow { .. } => SqlState::NumericValueOutOfRange,
+            WriteConflict => SqlState::SerializationFailure,
+            // The engine keeps the storage layer's failures as text; whatever their
+            // cause, the client sees an I/O failure and the log has the details.
+            Storage(_) => SqlState::IoError,
+            Corrupt(_) => SqlState::DataCorrupted,
+        }
+    }
+}
+
+impl From<&WireError> for SqlState {
+    fn from(error: &WireError) -> Self {
+        match error {
+            // Never sent: the socket is gone. Logged under this class.
+            WireError::Io(_) => SqlState::ConnectionFailure,
+            WireError::Protocol(_) => SqlState::ProtocolViolation,
+            WireError::TooLarge(_) => SqlState::ProgramLimitExceeded,
+        }
+    }
+}
+
+impl From<&AuthError> for SqlState {
+    fn from(error: &AuthError) -> Self {
+        match error {
+            AuthError::RoleNotFound { .. } => SqlState::UndefinedObject,
+            AuthError::RoleExists { .. } => SqlState::DuplicateObject,
+            AuthError::EmptyPassword => SqlState::InvalidParameterValue,
+            AuthError::Hashing { .. } => SqlState::InternalError,
+            AuthError::Store { .. } => SqlState::IoError,
+            AuthError::CorruptRole { .. } => SqlState::DataCorrupted,
+            AuthError::NotSuperuser { .. }
+            | AuthError::TablePrivilege { .. }
+            | AuthError::NoConnectPrivilege { .. } => SqlState::InsufficientPrivilege,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_sqlstate_has_a_distinct_five_character_code() {
+        let mut seen = HashSet::new();
+        for state in SqlState::ALL {
+            let code = state.code();
+            assert_eq!(code.len(), 5, "{state:?}");
+            assert!(
+                code.chars()
+                    .all(|c| c.is_ascii_digit() || c.is_ascii_uppercase()),
+                "{state:?}: {code}"
+            );
+            assert!(seen.insert(code), "{code} twice");
+        }
+    }
+
+    #[test]
+    fn wire_errors_have_their_sqlstates() {
+        let cases = [
+            (WireError::Io(std::io::Error::other("x")), "08006"),
+            (WireError::Protocol("x".into()), "08P01"),
+            (WireError::TooLarge("x".into()), "54000"),
+        ];
+        for (error, code) in cases {
+            assert_eq!(SqlState::from(&error).code(), code, "{error:?}");
+        }
+    }
+
+    #[test]
+    fn storage_errors_have_their_sqlstates() {
+        let cases = [
+            (StorageError::Io("x".into()), "58030"),
+            (StorageError::Corrupt("x".into()), "XX001"),
+            (StorageError::BatchTooLarge { ops: 2, limit: 1 }, "54000"),
+        ];
+        for (error, code) in cases {
+            assert_eq!(SqlState::from(&error).code(), code, "{error:?}");
+        }
+    }
+}
