@@ -277,35 +277,43 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                 sql,
                 param_oids,
             } => {
-                let result = self.parse(name, sql, &param_oids).await;
-                self.extended_outcome(result)?;
+                let result = self.parse(name, sql.clone(), &param_oids).await;
+                self.extended_outcome(result, |_| Some(sql))?;
             }
-            Frontend::Bind(bind) => {
-                let result = self.bind(bind);
-                self.extended_outcome(result)?;
+            Frontend::Bind(mut bind) => {
+                let statement = std::mem::take(&mut bind.statement);
+                let result = self.bind(bind, &statement);
+                self.extended_outcome(result, |c| c.statement_sql(&statement))?;
             }
             Frontend::Describe { target, name } => {
                 let result = self.describe(target, &name);
-                self.extended_outcome(result)?;
+                self.extended_outcome(result, |c| c.statement_sql(&name))?;
             }
             Frontend::Execute { portal, max_rows } => {
-                let result = self.execute(portal, max_rows).await;
-                self.extended_outcome(result)?;
+                let result = self.execute(&portal, max_rows).await;
+                self.extended_outcome(result, |c| c.portals.sql_of(&portal).map(str::to_owned))?;
             }
             Frontend::Close { target, name } => {
                 let result = self.close(target, &name);
-                self.extended_outcome(result)?;
+                self.extended_outcome(result, |_| None)?;
             }
         }
         Ok(true)
     }
 
     /// An extended-protocol error is reported and then everything up to Sync ignored.
-    fn extended_outcome(&mut self, result: Result<(), Fault>) -> Result<(), WireError> {
+    /// `statement` gives the failed statement's text for the log; it runs only on
+    /// failure, so the success path pays nothing for it.
+    fn extended_outcome(
+        &mut self,
+        result: Result<(), Fault>,
+        statement: impl FnOnce(&Self) -> Option<String>,
+    ) -> Result<(), WireError> {
         match result {
             Ok(()) => Ok(()),
             Err(Fault::Sql(e)) => {
-                self.sql_error(&e);
+                let sql = statement(self);
+                self.sql_error(&e, sql.as_deref());
                 self.skipping = true;
                 Ok(())
             }
@@ -314,10 +322,23 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         }
     }
 
-    /// Reports a statement's error. One that interrupted the statement (cancel,
-    /// statement timeout) came from outside the session, which is told so that an
-    /// open transaction block is aborted as after any other error.
-    fn sql_error(&mut self, error: &SqlError) {
+    /// The text of prepared statement `name`, for the log of a failure.
+    fn statement_sql(&self, name: &str) -> Option<String> {
+        self.statements.get(name).map(|s| s.sql().to_owned())
+    }
+
+    /// Reports a statement's error, and logs it with its SQLSTATE and text as
+    /// PostgreSQL does with `log_min_error_statement = error`, so a user can see what a
+    /// tool sent. One that interrupted the statement (cancel, statement timeout) came
+    /// from outside the session, which is told so that an open transaction block is
+    /// aborted as after any other error.
+    fn sql_error(&mut self, error: &SqlError, statement: Option<&str>) {
+        tracing::info!(
+            sqlstate = error.code(),
+            statement = statement.unwrap_or(""),
+            "ERROR: {}",
+            error.message()
+        );
         if matches!(error, SqlError::Canceled(_)) {
             self.session.statement_interrupted();
         }
@@ -360,7 +381,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
     async fn simple_query(&mut self, sql: &str) -> Result<(), WireError> {
         match self.run_simple(sql).await {
             Ok(()) => {}
-            Err(Fault::Sql(e)) => self.sql_error(&e),
+            Err(Fault::Sql(e)) => self.sql_error(&e, Some(sql)),
             Err(Fault::Io(e)) => return Err(WireError::Io(e)),
             Err(Fault::Wire(e)) => return Err(e),
         }

@@ -86,6 +86,18 @@ impl Portals {
         self.unnamed = None;
         self.named.clear();
     }
+
+    /// The SQL text of the statement portal `name` runs, for the log of a failure.
+    pub(crate) fn sql_of(&self, name: &str) -> Option<&str> {
+        self.get(name).map(|portal| portal.statement.sql.as_str())
+    }
+}
+
+impl Statement {
+    /// The SQL text, for the log of a failure.
+    pub(crate) fn sql(&self) -> &str {
+        &self.prepared.sql
+    }
 }
 
 pub(crate) struct Portal {
@@ -191,11 +203,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         Ok(())
     }
 
-    pub(super) fn bind(&mut self, bind: Bind) -> Result<(), Fault> {
+    /// Binds `bind`'s parameters to prepared statement `statement_name` (taken out of
+    /// the message, so the caller can still name it when this fails).
+    pub(super) fn bind(&mut self, bind: Bind, statement_name: &str) -> Result<(), Fault> {
         let statement = self
             .statements
-            .get(&bind.statement)
-            .ok_or_else(|| missing_statement(&bind.statement))?;
+            .get(statement_name)
+            .ok_or_else(|| missing_statement(statement_name))?;
         let prepared = &statement.prepared;
         let types = &prepared.param_types;
         if bind.params.len() != types.len() {
@@ -204,7 +218,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                 format!(
                     "bind message supplies {} parameters, but prepared statement \"{}\" requires {}",
                     bind.params.len(),
-                    bind.statement,
+                    statement_name,
                     types.len()
                 ),
             )
@@ -316,14 +330,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         }
     }
 
-    pub(super) async fn execute(&mut self, name: String, max_rows: i32) -> Result<(), Fault> {
+    pub(super) async fn execute(&mut self, name: &str, max_rows: i32) -> Result<(), Fault> {
         // Taken out while it runs (the session and socket are borrowed too).
         let mut portal = self
             .portals
-            .remove(&name)
-            .ok_or_else(|| missing_portal(&name))?;
+            .remove(name)
+            .ok_or_else(|| missing_portal(name))?;
         let result = self.run_portal(&mut portal, max_rows).await;
-        self.portals.insert(name, portal);
+        self.portals.insert(name.to_owned(), portal);
         self.put_parameter_changes();
         result
     }

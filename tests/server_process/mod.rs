@@ -14,6 +14,8 @@ pub struct Pgwide {
     pub port: u16,
     pub dir: PathBuf,
     child: Option<Child>,
+    /// Every line the server logged so far.
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     /// The data directory's parent when the server made it itself (`fresh`).
     _temp: Option<tempfile::TempDir>,
 }
@@ -82,6 +84,8 @@ impl Pgwide {
             .expect("pgwide starts");
         let log = child.stdout.take().expect("the server's log is piped");
         let (ready, is_ready) = std::sync::mpsc::channel();
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = std::sync::Arc::clone(&lines);
         // Reads the log to its end, so the server never blocks on a full pipe.
         std::thread::spawn(move || {
             let mut ready = Some(ready);
@@ -92,6 +96,7 @@ impl Pgwide {
                         let _ = ready.send(());
                     }
                 }
+                kept.lock().unwrap_or_else(|p| p.into_inner()).push(line);
             }
         });
         for _ in 0..400 {
@@ -100,6 +105,7 @@ impl Pgwide {
                     port,
                     dir: dir.to_path_buf(),
                     child: Some(child),
+                    log: lines,
                     _temp: None,
                 });
             }
@@ -109,6 +115,11 @@ impl Pgwide {
         }
         let _ = child.kill();
         panic!("pgwide did not start listening");
+    }
+
+    /// The lines the server has logged so far (at `RUST_LOG=info`).
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// The server's process id.
