@@ -29,7 +29,7 @@ pub struct Config {
     /// runtime (`server::ConnectionThreads`); 0 = connections run on the worker threads.
     /// Four on a 2-core machine: when a thread waits out another's time slice, the
     /// clients it serves wait with it, and with four threads for 8 clients that is two
-    /// clients, not four (see the README's Benchmarks).
+    /// clients, not four (ARCHITECTURE.md §2, "Why connection threads").
     pub connection_threads: usize,
     /// Whether connection thread i is tied to the i-th CPU the process may use (modulo
     /// their number), so the threads stay spread evenly: "auto" (while the other threads
@@ -44,7 +44,7 @@ pub struct Config {
     pub durable: bool,
     /// Seconds between background GC passes over expired and surplus versions.
     pub gc_interval_secs: u64,
-    /// The Table Store limits (`[limits]` table); defaults from the seeds.
+    /// The Table Store limits (`[limits]` table), with the defaults of docs/table-store.md §10.
     pub limits: crate::engine::Limits,
     /// Memory (MB) all DataFusion queries together may hold for sorts, joins and
     /// aggregates; past it they spill or fail with SQLSTATE 53200.

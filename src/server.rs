@@ -5,9 +5,9 @@
 //! what the SQL layer returns.
 //!
 //! Message types and backend encoders come from pgwire; the connection loop is pgwire's
-//! design re-done in `connection`, so that only Sync/Flush flush the socket (see
-//! `PERF_NOTES.md`), results stream without per-row allocations, and portals can be
-//! suspended at Execute's row limit.
+//! design re-done in `connection`, so that only Sync/Flush flush the socket
+//! (ARCHITECTURE.md §3.1, "Flushing only at Sync"), results stream without per-row
+//! allocations, and portals can be suspended at Execute's row limit.
 
 mod affinity;
 mod authenticate;

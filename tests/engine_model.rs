@@ -3,11 +3,12 @@
 //! and independent batches, with row and column conditions), reads (GetRow, BatchGetRow,
 //! paged GetRange in both directions, also read as row views), option changes, clock moves and GC run against the
 //! engine over `MemoryBackend` and against a plain `BTreeMap` model of versioned cells.
-//! The model applies DESIGN §2 directly: per column the newest `max_versions` versions
-//! with `version/1000 + ttl > now/1000` are visible; a row exists if it was written and
-//! (no TTL, or its last write or any visible cell is still alive). A write stores only the
-//! visible versions of the row it changes; GC removes the rest of what no read can see,
-//! and raising the options shows again what neither removed. Every result must match.
+//! The model applies docs/table-store.md §5 and §6 directly: per column the newest
+//! `max_versions` versions with `version/1000 + ttl > now/1000` are visible; a row exists
+//! if it was written and (no TTL, or its last write or any visible cell is still alive).
+//! A write stores only the visible versions of the row it changes; GC removes the rest of
+//! what no read can see, and raising the options shows again what neither removed. Every
+//! result must match.
 
 use pgwide::engine::{
     BatchMode, Capacity, Cell, Clock, ColumnCondition, ColumnOp, CompareOp, Condition,

@@ -1,11 +1,11 @@
-//! The worked examples of the Table Store seed (`shared/seeds/003_*.txt`), encoded as
-//! they are written: the Book/Music rows, Max Versions, the TTL of one day against version
-//! 1468944000000, the Max Version Offset window, and the capacity unit examples.
+//! The worked examples of the Table Store documentation (docs/table-store.md §14), encoded
+//! as they are written: the Book/Music rows, Max Versions, the TTL of one day against
+//! version 1468944000000, the Max Version Offset window, and the capacity unit examples.
 //!
-//! The seed labels 1468944000 s as "20/07/2016 00:00:00 UTC"; it is that moment in China
-//! Standard Time (UTC+8), i.e. 2016-07-19 16:00:00 UTC. The arithmetic is what counts and is
-//! what these tests use: "21/07/2016 00:00:00" in the seed is 1468944000 + 86400 =
-//! 1469030400 s, and "22/07/2016 00:00:00" is 1469116800 s.
+//! The documentation labels 1468944000 s as "20/07/2016 00:00:00 UTC"; it is that moment
+//! in China Standard Time (UTC+8), i.e. 2016-07-19 16:00:00 UTC. The arithmetic is what
+//! counts and is what these tests use: "21/07/2016 00:00:00" there is 1468944000 + 86400
+//! = 1469030400 s, and "22/07/2016 00:00:00" is 1469116800 s.
 
 use pgwide::engine::{
     Capacity, ColumnOp, Condition, Engine, EngineError, Limits, ManualClock, OptionValue, PkColumn,
@@ -17,11 +17,11 @@ use std::sync::Arc;
 
 const V1: i64 = 1_466_676_354_000;
 const V2: i64 = 1_466_762_754_000;
-/// "20/07/2016 00:00:00" in the seed.
+/// "20/07/2016 00:00:00" in the Table Store documentation (docs/table-store.md §14).
 const JULY_20: i64 = 1_468_944_000_000;
-/// "21/07/2016 00:00:00" in the seed.
+/// "21/07/2016 00:00:00" in the Table Store documentation (docs/table-store.md §14).
 const JULY_21: i64 = 1_469_030_400_000;
-/// "22/07/2016 00:00:00" in the seed.
+/// "22/07/2016 00:00:00" in the Table Store documentation (docs/table-store.md §14).
 const JULY_22: i64 = 1_469_116_800_000;
 
 async fn engine_at(now: i64) -> (Engine, ManualClock) {

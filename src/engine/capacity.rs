@@ -1,4 +1,4 @@
-//! Capacity units (seed "Read/write throughput"): 1 CU per started 4 KB read or written,
+//! Capacity units (docs/table-store.md §9): 1 CU per started 4 KB read or written,
 //! reading a missing row costs 1 read CU. Every operation returns what it consumed, and
 //! totals are kept per table.
 

@@ -1,5 +1,5 @@
-//! The limits of the Table Store model, with the seeds' defaults (DESIGN §4). All are
-//! configurable; the config file's `[limits]` table deserializes into [`Limits`].
+//! The limits of the Table Store model and their defaults (docs/table-store.md §10). All
+//! are configurable; the config file's `[limits]` table deserializes into [`Limits`].
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,5 @@
-//! Table options (DESIGN §3): TTL, Max Versions, Max Version Offset, reserved throughput
-//! and the stream settings, with their validation.
+//! Table options (docs/table-store.md §5): TTL, Max Versions, Max Version Offset,
+//! reserved throughput and the stream settings, with their validation.
 
 use super::error::{EngineError, EngineResult};
 use super::limits::Limits;
@@ -51,7 +51,7 @@ impl std::fmt::Display for OptionValue {
     }
 }
 
-/// The highest reserved throughput a table may ask for (seed: 5000 CU).
+/// The highest reserved throughput a table may ask for (5000 CU, docs/table-store.md §5).
 const MAX_RESERVED_CU: i64 = 5000;
 
 impl TableOptions {
@@ -169,7 +169,8 @@ impl TableOptions {
         ]
     }
 
-    /// Whether a version is visible under the TTL at `now_ms` (seed: version/1000 + ttl > now).
+    /// Whether a version is visible under the TTL at `now_ms`:
+    /// ⌊version/1000⌋ + ttl > ⌊now_ms/1000⌋ (docs/table-store.md §5.2).
     pub fn alive(&self, version: i64, now_ms: i64) -> bool {
         self.ttl < 0 || version.div_euclid(1000) + self.ttl > now_ms.div_euclid(1000)
     }

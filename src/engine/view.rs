@@ -17,7 +17,7 @@ use super::stored::ReadOptions;
 use super::types::{Cell, PkRef, PkType, Row, ValueRef};
 use smallvec::SmallVec;
 
-/// Key columns a table may have (DESIGN: 1 to 4), kept inline in a view.
+/// Key columns a table may have (1 to 4, docs/table-store.md §2), kept inline in a view.
 const INLINE_PK_COLUMNS: usize = 4;
 /// Cells a view keeps inline before it allocates: a range read asks for a few columns.
 const INLINE_CELLS: usize = 8;

@@ -580,8 +580,8 @@ pub(crate) fn apply_write(
     // table with the default max_versions = 1) cost a second rewrite of the row in a
     // later GC pass: 166,616 and 181,644 in the two passes during the benchmark's
     // UPDATE turns, competing with whatever ran beside them. Removal is lazy by design
-    // (DESIGN §2): data dropped early just cannot come back when the table's options
-    // are raised again.
+    // (docs/table-store.md §6): data dropped early just cannot come back when the
+    // table's options are raised again.
     row.drop_hidden_versions(&table.options, now);
     cost += Capacity::write(write_size(write));
     let after = if write.return_row {

@@ -2,7 +2,7 @@
 //! named the way PostgreSQL names its own, `DIR/.s.PGSQL.PORT`. libpq, psql, pgbench
 //! and the drivers built on libpq find it from `host=DIR` (any host starting with `/`)
 //! and the port, so local clients reach pgwide without the TCP stack — which is most of
-//! what a point get costs the server (see the README's transport figures).
+//! what a point get costs the server (ARCHITECTURE.md §3.1, "A Unix-domain socket").
 //!
 //! A socket file outlives a server killed without warning. At bind, a file nobody
 //! answers on is taken over; one a live server answers on is an error, and a file that

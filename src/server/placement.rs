@@ -6,7 +6,7 @@
 //! them on one CPU for seconds at a time, because neither CPU was full; the clients of
 //! those three then waited behind each other. In a 20 s range run at 1,000,000 rows the
 //! p99 was 0.53-0.54 ms in every such second, and 0.40-0.41 ms in four of the five
-//! seconds while the threads were split two and two (README, session 20).
+//! seconds while the threads were split two and two (ARCHITECTURE.md §2, "Why placement").
 //!
 //! Why not always: during single-row writes the group-commit thread uses about a third
 //! of a CPU. A tied connection thread whose CPU is running it waits, even while the

@@ -1,7 +1,8 @@
 //! Framing of the PostgreSQL v3 protocol on one socket: reading and bounds-checking
 //! frontend messages, and buffering backend messages until the connection decides to
 //! flush. Only Sync, Flush, the end of a simple query, startup and fatal errors flush
-//! (see `PERF_NOTES.md`): one `write` per client round trip instead of one per message.
+//! (ARCHITECTURE.md §3.1, "Flushing only at Sync"): one `write` per client round trip
+//! instead of one per message.
 //!
 //! Frontend messages are decoded here rather than with pgwire's decoders because those
 //! read past the end of a malformed message and can panic on a truncated one; a bad
@@ -13,7 +14,8 @@ use pgwire::messages::Message;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// Default bound on messages that may carry large payloads (SQL text, parameters,
-/// COPY data): 5 MB, the seeds' request-body limit. Configurable per server.
+/// COPY data): 5 MiB, the request-body limit of docs/table-store.md §10. Configurable per
+/// server (`max_message_bytes`).
 pub(crate) const DEFAULT_MAX_MESSAGE_SIZE: usize = 5 * 1024 * 1024;
 /// Every other message is small; refusing big ones early bounds memory per connection.
 const SMALL_MESSAGE_LIMIT: usize = 10_000;

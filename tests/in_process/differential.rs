@@ -2,7 +2,7 @@
 //! PostgreSQL 15, then thousands of generated queries (filters, PK ranges, ORDER BY,
 //! LIMIT/OFFSET, aggregates, GROUP BY, joins) run on both and their text results must
 //! match. Known, deliberate differences are kept out of the generator; each is listed in
-//! the README under "Differences from PostgreSQL".
+//! docs/postgresql.md §6.
 //!
 //! Needs Debian's postgresql-15 (`scripts/test` installs it). Without it the test fails:
 //! a silently skipped differential test would look like a passing one.

@@ -1,6 +1,7 @@
 //! The same statements through the simple protocol (text results) and the extended
 //! protocol (binary results, as tokio-postgres reads them) must agree: every write form
-//! of DESIGN §3 "Writes" and every fast-path read of "Reads".
+//! in the writes table of docs/table-store.md §12 and every fast-path read in its reads
+//! table.
 
 use crate::common;
 

@@ -1,6 +1,6 @@
-//! The fast-path reads of DESIGN §3 "Reads" over the wire: GetRow, BatchGetRow (IN),
+//! The fast-path reads of docs/table-store.md §12 over the wire: GetRow, BatchGetRow (IN),
 //! GetRange forward/backward with LIMIT/OFFSET, attribute filters, projections, the
-//! versions relation, and the seed semantics through SQL.
+//! versions relation, and the Table Store semantics (docs/table-store.md) through SQL.
 
 use crate::common;
 

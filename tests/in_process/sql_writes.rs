@@ -1,5 +1,6 @@
-//! Every row of DESIGN §3 "Writes" over the wire, in the simple protocol (text results)
-//! and the extended protocol (tokio-postgres binds parameters and reads binary results).
+//! Every row of the writes table of docs/table-store.md §12 over the wire, in the simple
+//! protocol (text results) and the extended protocol (tokio-postgres binds parameters and
+//! reads binary results).
 
 use crate::common;
 
