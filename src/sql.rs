@@ -2,16 +2,18 @@
 //! DDL, versioned writes, and reads on the fast paths (point get, batch get, PK range).
 //! The wire server talks to it only through [`SessionFactory`] and [`SqlSession`].
 
+mod access;
 mod copy;
 mod ddl;
 mod dml;
 mod error;
+mod explain;
 mod expr;
 mod gateway;
 mod notices;
-mod paged_rows;
 mod plan_cache;
 mod query;
+mod read;
 mod relation;
 mod roles;
 mod select;

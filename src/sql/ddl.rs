@@ -2,7 +2,7 @@
 //! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
 
 use super::expr::fold;
-use super::types::{OutputColumn, SqlError, SqlResult, SqlType};
+use super::types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
 use super::values::sql_value_type;
 use crate::engine::{AttrColumn, Engine, EngineError, OptionValue, PkColumn, PkType, TableSpec};
 use crate::sqlstate::SqlState;
@@ -13,29 +13,6 @@ use sqlparser::ast::{
 
 /// The hidden PK of a table created without one.
 pub const ROWID: &str = "_rowid";
-
-/// The SQL type a declared type maps to.
-pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
-    use DataType as D;
-    Ok(match data_type {
-        D::Text | D::Varchar(_) | D::Char(_) | D::String(_) | D::Nvarchar(_) | D::CharacterVarying(_) | D::Character(_) => SqlType::Text,
-        D::BigInt(_) | D::Int8(_) | D::Int64 => SqlType::Int8,
-        D::Int(_) | D::Integer(_) | D::Int4(_) | D::Int32 => SqlType::Int4,
-        D::SmallInt(_) | D::Int2(_) | D::Int16 => SqlType::Int2,
-        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 => SqlType::Float8,
-        D::Real | D::Float4 | D::Float32 => SqlType::Float4,
-        D::Float(_) => SqlType::Float8,
-        D::Boolean | D::Bool => SqlType::Bool,
-        D::Bytea => SqlType::Bytea,
-        D::Custom(name, _) if name.to_string().eq_ignore_ascii_case("name") => SqlType::Text,
-        other => {
-            return Err(SqlError::new(
-                SqlState::UndefinedObject,
-                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN or BYTEA"),
-            ))
-        }
-    })
-}
 
 fn pk_type(column: &str, data_type: &DataType) -> SqlResult<PkType> {
     let bad = || -> SqlError {

@@ -3,10 +3,12 @@
 //! full PK is a GetRow) and write each with EXPECT_EXIST plus the WHERE clause's attribute
 //! comparisons as an atomic column condition. Inside a transaction the writes are staged.
 
+use super::access::{plan_read, ReadPlan};
 use super::ddl::table_name;
 use super::expr::{compile, eval, fold, NoColumns, Params, Scalar};
+use super::read::{read_rows, ReadContext};
 use super::relation::{Relation, RelationKind, Source};
-use super::select::{plan_read, read_rows, static_type, ReadContext, ReadPlan};
+use super::select::static_type;
 use super::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{
     datum_into_value, datum_to_natural_value, datum_to_pk, datum_to_value, null_in_key,
@@ -417,7 +419,7 @@ pub fn plan_update(
     if update.from.is_some() || !update.table.joins.is_empty() {
         return Err(SqlError::unsupported("UPDATE ... FROM is not supported"));
     }
-    let mut relation = super::select::resolve_relation(engine, instance, &update.table.relation)?;
+    let mut relation = super::relation::resolve_relation(engine, instance, &update.table.relation)?;
     if relation.kind != RelationKind::Table {
         return Err(SqlError::unsupported(
             "versions relations cannot be updated",
@@ -453,7 +455,7 @@ pub fn plan_delete(
             "DELETE from several tables is not supported",
         ));
     };
-    let relation = super::select::resolve_relation(engine, instance, &target.relation)?;
+    let relation = super::relation::resolve_relation(engine, instance, &target.relation)?;
     let read = plan_read(
         relation,
         delete.selection.as_ref(),

@@ -269,7 +269,7 @@ pub fn compile(
         Expr::Cast {
             expr, data_type, ..
         } => {
-            let ty = super::ddl::sql_type(data_type)?;
+            let ty = super::types::sql_type(data_type)?;
             match compile(expr, scope, params, Some(ty))? {
                 Scalar::Const(d) => Scalar::Const(cast(d, ty)?),
                 Scalar::Param(i) => {
@@ -280,7 +280,7 @@ pub fn compile(
             }
         }
         Expr::TypedString(typed) => {
-            let ty = super::ddl::sql_type(&typed.data_type)?;
+            let ty = super::types::sql_type(&typed.data_type)?;
             match literal(&typed.value.value, params, Some(ty))? {
                 Scalar::Const(d) => Scalar::Const(cast(d, ty)?),
                 other => other,
@@ -865,6 +865,17 @@ fn like(value: &[u8], pattern: &[u8]) -> bool {
             value.first() == Some(&rest[0]) && like(&value[1..], &rest[1..])
         }
         Some((c, rest)) => value.first() == Some(c) && like(&value[1..], rest),
+    }
+}
+
+/// The column name PostgreSQL gives an unaliased expression.
+pub fn output_name(expr: &Expr) -> String {
+    match expr {
+        Expr::Identifier(ident) => fold(ident),
+        Expr::CompoundIdentifier(parts) => parts.last().map(fold).unwrap_or_default(),
+        Expr::Cast { expr, .. } | Expr::Nested(expr) => output_name(expr),
+        Expr::Function(f) => f.name.to_string().to_lowercase(),
+        _ => "?column?".into(),
     }
 }
 

@@ -28,11 +28,11 @@ mod scan;
 mod test_sql;
 
 pub use datafusion_error::from_datafusion;
-pub use explain::{explain_fast_path, explain_query};
-pub use origin::column_origin;
+pub use explain::explain_query;
 pub use pg_compat::is_catalog_query;
 
-use super::select::{output_name, ReadContext};
+use super::expr::output_name;
+use super::read::ReadContext;
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::datatypes::DataType;
@@ -45,35 +45,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::SessionConfig;
 use futures::{FutureExt, StreamExt};
 use sqlparser::ast::{self, SelectItem, SetExpr};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-
-/// Pages, rows and capacity units one scan consumed, for EXPLAIN ANALYZE.
-#[derive(Debug, Default)]
-pub struct ReadMeter {
-    pages: AtomicU64,
-    rows: AtomicU64,
-    read_cu: AtomicU64,
-}
-
-impl ReadMeter {
-    /// One engine call: `rows` examined for `read_cu` capacity units.
-    pub fn record(&self, rows: u64, read_cu: u64) {
-        self.pages.fetch_add(1, Ordering::Relaxed);
-        self.rows.fetch_add(rows, Ordering::Relaxed);
-        self.read_cu.fetch_add(read_cu, Ordering::Relaxed);
-    }
-
-    /// `rows scanned=N pages=P read CU=C`.
-    pub fn summary(&self) -> String {
-        format!(
-            "rows scanned={} pages={} read CU={}",
-            self.rows.load(Ordering::Relaxed),
-            self.pages.load(Ordering::Relaxed),
-            self.read_cu.load(Ordering::Relaxed)
-        )
-    }
-}
 
 /// The memory pool every session's queries share: sorts, joins and aggregates beyond it
 /// spill where they can and otherwise fail with SQLSTATE 53200 instead of exhausting
@@ -438,7 +410,7 @@ fn literal_type(expr: &ast::Expr) -> Option<String> {
             ast::Value::SingleQuotedString(_) | ast::Value::Null => Some("unknown".to_string()),
             _ => None,
         },
-        ast::Expr::Cast { data_type, .. } => super::ddl::sql_type(data_type)
+        ast::Expr::Cast { data_type, .. } => super::types::sql_type(data_type)
             .ok()
             .map(|ty| ty.name().to_string()),
         ast::Expr::Nested(inner) => literal_type(inner),

@@ -2,13 +2,14 @@
 //! each column) or `versions.<table>` (one row per visible cell version). Both expose
 //! columns by name to expression compilation and turn engine rows into SQL rows.
 
-use super::ddl::ROWID;
-use super::expr::Scope;
+use super::ddl::{object_name, table_name, ROWID};
+use super::expr::{fold, Scope};
 use super::notices::Notices;
 use super::types::{Datum, SqlError, SqlResult, SqlType};
 use super::values::{coerce_for_output, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum};
-use crate::engine::{RowView, TableMeta, ValueRef};
+use crate::engine::{Engine, EngineError, RowView, TableMeta, ValueRef};
 use crate::sqlstate::SqlState;
+use sqlparser::ast::TableFactor;
 use std::sync::Arc;
 
 /// The schema holding the versions relations.
@@ -120,7 +121,12 @@ impl Relation {
         if self.kind != RelationKind::Table || column.hidden {
             return None;
         }
-        super::query::column_origin(&self.table, &column.name)
+        // attnum: the column's 1-based place among the visible ones (`attnum`).
+        let attnum = self.columns[..index].iter().filter(|c| !c.hidden).count() + 1;
+        Some(super::types::ColumnOrigin {
+            table_oid: u32::try_from(table_oid(&self.table)).ok()?,
+            attnum: i16::try_from(attnum).ok()?,
+        })
     }
 
     /// The table column behind the column in `slot` (see [`Relation::origin`]).
@@ -272,4 +278,60 @@ impl Scope for Relation {
         let ty = self.columns[index].ty;
         Ok((self.slot(index), ty))
     }
+}
+
+/// A table's OID, as the catalog and RowDescription show it: the first user OID plus
+/// twice the engine id, leaving the odd OID after it for the table's primary-key index
+/// (and its constraint).
+pub fn table_oid(table: &TableMeta) -> i64 {
+    16_384 + 2 * i64::from(table.id)
+}
+
+/// `pg_attribute.attnum` of a table's column: its 1-based place among the visible
+/// columns, in the order the table declared them.
+pub fn attnum(table: &Arc<TableMeta>, column: &str) -> Option<i64> {
+    Relation::new(Arc::clone(table), RelationKind::Table, None)
+        .columns
+        .iter()
+        .filter(|c| !c.hidden)
+        .position(|c| c.name == column)
+        .map(|i| i as i64 + 1)
+}
+
+/// Resolves the FROM clause to one relation.
+pub fn resolve_relation(
+    engine: &Engine,
+    instance: &str,
+    factor: &TableFactor,
+) -> SqlResult<Relation> {
+    let TableFactor::Table {
+        name,
+        alias,
+        args: None,
+        ..
+    } = factor
+    else {
+        return Err(SqlError::unsupported(
+            "only plain tables can be read on the fast path",
+        ));
+    };
+    let alias = alias.as_ref().map(|a| fold(&a.name));
+    let (schema, table) = object_name(name)?;
+    // A missing table is named as the query wrote it (`public.t`), as PostgreSQL does.
+    let missing_as_written = |e: EngineError| match (e, &schema) {
+        (EngineError::TableNotFound { name }, Some(schema)) => EngineError::TableNotFound {
+            name: format!("{schema}.{name}"),
+        },
+        (e, _) => e,
+    };
+    if schema.as_deref() == Some(VERSIONS_SCHEMA) {
+        let meta = engine.table(instance, &table).map_err(missing_as_written)?;
+        return Ok(Relation::new(meta, RelationKind::Versions, alias));
+    }
+    let table = table_name(name)?;
+    Ok(Relation::new(
+        engine.table(instance, &table).map_err(missing_as_written)?,
+        RelationKind::Table,
+        alias,
+    ))
 }

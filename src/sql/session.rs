@@ -6,11 +6,13 @@
 use super::copy::{Aftermath, CopyDestination};
 use super::ddl;
 use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan, WriteTarget};
+use super::explain::explain_fast_path;
 use super::expr::{fold, Params};
 use super::notices::{Notice, Notices};
 use super::plan_cache::{self, Lookup, PlanCache, Template};
 use super::query::{self, QueryEngine, QueryPlan};
-use super::select::{execute_select, plan_select, FastPath, ReadContext, SelectPlan};
+use super::read::ReadContext;
+use super::select::{execute_select, plan_select, FastPath, SelectPlan};
 use super::settings::Settings;
 use super::types::{
     Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult, TransactionStatus,
@@ -452,7 +454,7 @@ impl Session {
             Plan::Explain(inner, analyze) => {
                 let ctx = self.read_context()?;
                 match &**inner {
-                    Plan::Select(p) => query::explain_fast_path(ctx, p, params, *analyze).await,
+                    Plan::Select(p) => explain_fast_path(ctx, p, params, *analyze).await,
                     Plan::Query(p) => {
                         query::explain_query(self.query_engine()?, p, params, ctx, *analyze).await
                     }

@@ -2,7 +2,9 @@
 //! encodes these; it knows nothing of tables or the engine.
 
 pub use super::error::{SqlError, SqlResult};
+use crate::sqlstate::SqlState;
 use futures::stream::BoxStream;
+use sqlparser::ast::DataType;
 use std::sync::Arc;
 
 /// The PostgreSQL types pgwide speaks on the wire.
@@ -66,6 +68,29 @@ impl SqlType {
             SqlType::TextArray => "text[]",
         }
     }
+}
+
+/// The SQL type a declared type maps to.
+pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
+    use DataType as D;
+    Ok(match data_type {
+        D::Text | D::Varchar(_) | D::Char(_) | D::String(_) | D::Nvarchar(_) | D::CharacterVarying(_) | D::Character(_) => SqlType::Text,
+        D::BigInt(_) | D::Int8(_) | D::Int64 => SqlType::Int8,
+        D::Int(_) | D::Integer(_) | D::Int4(_) | D::Int32 => SqlType::Int4,
+        D::SmallInt(_) | D::Int2(_) | D::Int16 => SqlType::Int2,
+        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float64 => SqlType::Float8,
+        D::Real | D::Float4 | D::Float32 => SqlType::Float4,
+        D::Float(_) => SqlType::Float8,
+        D::Boolean | D::Bool => SqlType::Bool,
+        D::Bytea => SqlType::Bytea,
+        D::Custom(name, _) if name.to_string().eq_ignore_ascii_case("name") => SqlType::Text,
+        other => {
+            return Err(SqlError::new(
+                SqlState::UndefinedObject,
+                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN or BYTEA"),
+            ))
+        }
+    })
 }
 
 /// One SQL value. Integers of every width travel as `Int`, floats as `Float`; the

@@ -14,7 +14,7 @@ use datafusion::logical_expr::{Expr, JoinType, LogicalPlan};
 use std::sync::Arc;
 
 /// The origin of table column `column` (by name), if the table shows it.
-pub fn column_origin(table: &Arc<TableMeta>, column: &str) -> Option<ColumnOrigin> {
+fn column_origin(table: &Arc<TableMeta>, column: &str) -> Option<ColumnOrigin> {
     Some(ColumnOrigin {
         table_oid: u32::try_from(pg_catalog::table_oid(table)).ok()?,
         attnum: i16::try_from(pg_catalog::attnum(table, column)?).ok()?,

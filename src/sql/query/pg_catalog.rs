@@ -30,11 +30,7 @@ pub const INFORMATION_SCHEMA_OID: i64 = 13_000;
 pub const OWNER_OID: i64 = 10;
 pub const OWNER: &str = "postgres";
 
-/// A table's OID: the first user OID plus twice the engine id, leaving the odd OID after
-/// it for the table's primary-key index (and its constraint).
-pub fn table_oid(table: &TableMeta) -> i64 {
-    16_384 + 2 * i64::from(table.id)
-}
+pub use crate::sql::relation::{attnum, table_oid};
 
 /// The table whose primary-key index (or constraint) has this OID, or which has it.
 pub fn table_by_oid(engine: &Engine, instance: &str, oid: i64) -> Option<(Arc<TableMeta>, bool)> {
@@ -69,15 +65,6 @@ pub fn pk_columns(table: &TableMeta) -> Vec<String> {
         return Vec::new();
     }
     table.pk.iter().map(|c| c.name.clone()).collect()
-}
-
-/// `pg_attribute.attnum` of a table's column: its 1-based place among the visible
-/// columns, in the order the table declared them.
-pub fn attnum(table: &Arc<TableMeta>, column: &str) -> Option<i64> {
-    columns(table)
-        .iter()
-        .position(|(name, _, _)| name == column)
-        .map(|i| i as i64 + 1)
 }
 
 /// The attnums of a table's primary-key columns, in key order (`pg_index.indkey`).

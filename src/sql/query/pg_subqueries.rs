@@ -118,7 +118,7 @@ fn inline_single_cte(query: &mut Query) {
         return;
     }
     let column = match &outer.projection[0] {
-        ast::SelectItem::UnnamedExpr(e) => crate::sql::select::output_name(e),
+        ast::SelectItem::UnnamedExpr(e) => crate::sql::expr::output_name(e),
         _ => return,
     };
     let mut inner = (*cte.query).clone();
@@ -126,7 +126,7 @@ fn inline_single_cte(query: &mut Query) {
         return;
     };
     let Some(item) = select.projection.iter().find(|item| match item {
-        ast::SelectItem::UnnamedExpr(e) => crate::sql::select::output_name(e) == column,
+        ast::SelectItem::UnnamedExpr(e) => crate::sql::expr::output_name(e) == column,
         ast::SelectItem::ExprWithAlias { alias, .. } => crate::sql::expr::fold(alias) == column,
         _ => false,
     }) else {

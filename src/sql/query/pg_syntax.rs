@@ -121,7 +121,7 @@ fn sort_by_subquery(query: &mut Query) {
     inner.projection.clear();
     for (i, item) in select.projection.iter().enumerate() {
         let (expr, name) = match item {
-            ast::SelectItem::UnnamedExpr(e) => (e, crate::sql::select::output_name(e)),
+            ast::SelectItem::UnnamedExpr(e) => (e, crate::sql::expr::output_name(e)),
             ast::SelectItem::ExprWithAlias { expr, alias } => (expr, crate::sql::expr::fold(alias)),
             _ => return,
         };

@@ -6,9 +6,10 @@
 use super::convert::arrow_type;
 use super::scan::ScanExec;
 use crate::engine::{Direction, TableMeta};
+use crate::sql::access::{conjuncts, plan_access};
 use crate::sql::expr::{CmpOp, Scalar};
+use crate::sql::read::ReadContext;
 use crate::sql::relation::{Relation, RelationKind};
-use crate::sql::select::{conjuncts, plan_access, ReadContext};
 use crate::sql::types::{Datum, SqlType};
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};

@@ -4,9 +4,8 @@
 //! scan holds at most one engine page and one batch in memory.
 
 use super::convert::rows_to_batch;
-use super::explain::describe;
-use super::ReadMeter;
-use crate::sql::select::{read_rows, ReadContext, ReadPlan};
+use crate::sql::access::{describe, ReadPlan};
+use crate::sql::read::{read_rows, ReadContext, ReadMeter};
 use crate::sql::types::{Datum, SqlError};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::TreeNodeRecursion;

@@ -2,10 +2,16 @@
 //! query parsed as the session parses it, and its text after a rewrite.
 
 use sqlparser::ast::{Query, Statement};
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
 
-/// The one query `sql` holds.
+/// The one query `sql` holds, parsed with the dialect the session parses queries in.
 pub fn query(sql: &str) -> Query {
-    match crate::sql::session::parse(sql).unwrap().pop().unwrap() {
+    match Parser::parse_sql(&PostgreSqlDialect {}, sql)
+        .unwrap()
+        .pop()
+        .unwrap()
+    {
         Statement::Query(q) => *q,
         other => panic!("not a query: {other}"),
     }

@@ -1,0 +1,138 @@
+//! The access path of a planned read in words, for EXPLAIN: `GetRow`, `BatchGetRow (n
+//! keys)`, `GetRange [start, end) FORWARD|BACKWARD limit N` or `Scan`, with the attribute
+//! filters handed to the engine. Fast-path and DataFusion plans describe their reads
+//! with it alike.
+
+use super::{Access, ReadPlan};
+use crate::engine::{Direction, PkBound, ReadOptions};
+use crate::sql::expr::{CmpOp, Scalar};
+use crate::sql::relation::RelationKind;
+use crate::sql::values::render;
+
+/// One line naming how `plan` reads its relation. `limit` is the row limit handed to the
+/// engine, if any.
+pub fn describe(plan: &ReadPlan, limit: Option<usize>) -> String {
+    let table = &plan.relation.table.name;
+    let name = match plan.relation.kind {
+        RelationKind::Table => table.clone(),
+        RelationKind::Versions => format!("versions.{table}"),
+    };
+    let mut line = match &plan.access {
+        Access::Keys(_) => match plan.keys(&[]) {
+            Ok(keys) if keys.len() == 1 => format!("GetRow {name} {}", key_text(&keys[0])),
+            Ok(keys) => format!("BatchGetRow {name} ({} keys)", keys.len()),
+            Err(_) => format!("BatchGetRow {name}"),
+        },
+        Access::Range { .. } => match plan.range_request(&[], ReadOptions::default()) {
+            Ok(Some(request)) => {
+                let all_inf = request
+                    .start
+                    .iter()
+                    .chain(&request.end)
+                    .all(|b| !matches!(b, PkBound::Value(_)));
+                let direction = match request.direction {
+                    Direction::Forward => "FORWARD",
+                    Direction::Backward => "BACKWARD",
+                };
+                if all_inf {
+                    format!("Scan {name} {direction}")
+                } else {
+                    format!(
+                        "GetRange {name} [{}, {}) {direction}",
+                        bound_text(&request.start),
+                        bound_text(&request.end)
+                    )
+                }
+            }
+            _ => format!("GetRange {name}"),
+        },
+    };
+    let pushed = plan.residual.is_none() && plan.relation.kind == RelationKind::Table;
+    if let Some(limit) = limit.filter(|_| pushed) {
+        line.push_str(&format!(" limit {limit}"));
+    }
+    if let Some(residual) = &plan.residual {
+        line.push_str(&format!(" where: {}", scalar_text(residual, plan)));
+    }
+    if !plan.pushed.is_empty() {
+        let filters: Vec<String> = plan
+            .pushed
+            .iter()
+            .map(|(column, op, operand)| {
+                format!("{column} {} {}", op_text(*op), operand_text(operand))
+            })
+            .collect();
+        line.push_str(&format!(" engine filter: {}", filters.join(" AND ")));
+    }
+    line
+}
+
+/// A predicate as text with the relation's column names.
+fn scalar_text(s: &Scalar, plan: &ReadPlan) -> String {
+    let relation = &plan.relation;
+    match s {
+        Scalar::Column(slot) => relation
+            .needed
+            .get(*slot)
+            .and_then(|&i| relation.columns.get(i))
+            .map_or_else(|| "?".into(), |c| c.name.clone()),
+        Scalar::Compare(op, l, r) => format!(
+            "{} {} {}",
+            scalar_text(l, plan),
+            op_text(*op),
+            scalar_text(r, plan)
+        ),
+        Scalar::And(parts) => parts
+            .iter()
+            .map(|p| scalar_text(p, plan))
+            .collect::<Vec<_>>()
+            .join(" AND "),
+        Scalar::InList(target, list, negated) => format!(
+            "{}{} IN ({})",
+            scalar_text(target, plan),
+            if *negated { " NOT" } else { "" },
+            list.iter()
+                .map(|p| scalar_text(p, plan))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => operand_text(other),
+    }
+}
+
+fn key_text(key: &[crate::engine::PkValue]) -> String {
+    let parts: Vec<String> = key.iter().map(|v| v.to_string()).collect();
+    format!("({})", parts.join(", "))
+}
+
+fn bound_text(bound: &[PkBound]) -> String {
+    let parts: Vec<String> = bound
+        .iter()
+        .map(|b| match b {
+            PkBound::InfMin => "INF_MIN".to_string(),
+            PkBound::InfMax => "INF_MAX".to_string(),
+            PkBound::Value(v) => v.to_string(),
+        })
+        .collect();
+    format!("({})", parts.join(", "))
+}
+
+fn op_text(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "=",
+        CmpOp::Ne => "<>",
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+    }
+}
+
+fn operand_text(s: &Scalar) -> String {
+    match s {
+        Scalar::Const(d) => render(d),
+        Scalar::Param(i) => format!("${}", i + 1),
+        Scalar::Cast(inner, _) => operand_text(inner),
+        _ => "?".into(),
+    }
+}
