@@ -4,21 +4,13 @@
 //! so it knows nothing of sled; a backend knows nothing of tables. Every backend must pass
 //! the conformance suite in `tests/storage_conformance.rs`.
 
-mod apply_thread;
 mod memory;
-mod pack;
-mod pack_hints;
-mod pack_spans;
 mod partition_cache;
-mod read_around;
 mod row_cache;
-mod sled_backend;
-mod sled_store;
-mod sync;
-mod wal;
+mod sled;
 
 pub use memory::MemoryBackend;
-pub use sled_backend::{SledBackend, SledOptions};
+pub use sled::{SledBackend, SledOptions};
 
 use async_trait::async_trait;
 use std::ops::Bound;

@@ -1250,7 +1250,7 @@ async fn sled_large_value_survives_reopen() {
 /// Point gets of packed keys stay right while the packs they were found in are
 /// rewritten (a delete inside one), re-keyed (a delete of a pack's last key), removed,
 /// and replaced by packs with other bounds. The sled backend remembers where the packs
-/// it read were (`storage::pack_hints`) and must notice when that no longer holds.
+/// it read were (`storage::sled::pack_hints`) and must notice when that no longer holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sled_point_gets_follow_packs_as_they_change() {
     let dir = tempfile::tempdir().unwrap();
@@ -1353,7 +1353,7 @@ async fn load_vacant(
 }
 
 /// Packs are looked for only in the key spans of the batches stored packed
-/// (`storage::pack_spans`): separate batches keep separate spans, a batch over a span
+/// (`storage::sled::pack_spans`): separate batches keep separate spans, a batch over a span
 /// whose packs were deleted merges with it, and the spans come back after a reopen that
 /// replays the log and after a clean one. Every key reads as written throughout, also
 /// the ones between spans and in the stretch a merged span took over.
@@ -1412,7 +1412,7 @@ fn roomy_row_cache() -> SledOptions {
     }
 }
 
-/// Read-around (`storage::read_around`): a point read served from a pack caches the
+/// Read-around (`storage::sled::read_around`): a point read served from a pack caches the
 /// pack's other rows, except a row whose packed copy a later loose write shadows and a
 /// row deleted from the pack; those read as written, as does every other key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,6 @@
 //! The embedded default backend: sled in one directory, plus a write-ahead log. Keys live
 //! in sled's default tree, or, when a bulk load wrote them, in packs of many rows in a
-//! second tree; `sled_store` reads the two as one ordered map.
+//! second tree; `store` reads the two as one ordered map.
 //!
 //! A write is durable once its record in the write-ahead log (`wal`) is synced; concurrent
 //! writers share that sync (group commit). sled itself is synced at checkpoints, on close,
@@ -22,13 +22,13 @@
 //! record (see `Store::apply` and `checkpoint`).
 
 use super::apply_thread::ApplyThread;
-use super::partition_cache::{Lookup, PartitionBuilder, PartitionCache};
 use super::read_around;
-use super::row_cache::{Probe, RowCache};
-use super::sled_store::{Bytes, Store};
+use super::store::{Bytes, Store};
 use super::sync::{GroupCommit, Syncer};
 use super::wal::{self, Wal, SEQUENCE_KEY};
-use super::{
+use crate::storage::partition_cache::{Lookup, Partition, PartitionBuilder, PartitionCache};
+use crate::storage::row_cache::{Probe, RowCache};
+use crate::storage::{
     prefix_successor, Backend, Check, Direction, Entry, KeyRange, Mutation, StorageError,
     StorageResult, SyncTicket, WriteBatch,
 };
@@ -85,7 +85,7 @@ pub struct SledBackend {
 /// thread (`write_if_unsynced`).
 #[derive(Clone)]
 struct Writer {
-    /// sled's trees: loose keys and packs (`sled_store`).
+    /// sled's trees: loose keys and packs (`store`).
     store: Arc<Store>,
     /// Held while a batch is checked and applied; holds the last record's sequence number.
     write_lock: Arc<Mutex<u64>>,
@@ -176,12 +176,12 @@ impl SledBackend {
         })
     }
 
-    /// How many packs hold bulk-loaded entries (see `sled_store`).
+    /// How many packs hold bulk-loaded entries (see `store`).
     pub fn packs(&self) -> usize {
         self.writer.store.packs()
     }
 
-    /// How many key spans the packs may lie in (see `storage::pack_spans`).
+    /// How many key spans the packs may lie in (see `pack_spans`).
     pub fn pack_spans(&self) -> usize {
         self.writer.store.pack_spans()
     }
@@ -454,10 +454,7 @@ impl SledBackend {
 
 impl SledBackend {
     /// Copies the partition `prefix` out of sled, or `None` if it is too large to cache.
-    fn copy_partition(
-        &self,
-        prefix: &[u8],
-    ) -> StorageResult<Option<super::partition_cache::Partition>> {
+    fn copy_partition(&self, prefix: &[u8]) -> StorageResult<Option<Partition>> {
         let mut builder = PartitionBuilder::new();
         let after = prefix_successor(prefix);
         let end = match &after {

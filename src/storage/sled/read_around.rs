@@ -25,10 +25,10 @@
 //! higher than the share of the rows the cache can hold, guessed or not: under a fifth.
 
 use super::pack::Pack;
-use super::row_cache::{FillTicket, RowCache};
-use super::sled_store::Store;
+use super::store::Store;
 use super::wal::SEQUENCE_KEY;
-use super::StorageResult;
+use crate::storage::row_cache::{FillTicket, RowCache};
+use crate::storage::StorageResult;
 use sled::IVec;
 
 /// Guesses are made while the packs the server knows of, each taken to be the size of

@@ -1,0 +1,17 @@
+//! The sled backend, and everything in the storage layer that knows sled. `backend` puts
+//! sled behind the `Backend` trait with a write-ahead log of its own (`wal`), group commit
+//! (`sync`) and a thread for bulk batches (`apply_thread`); `store` reads sled's loose
+//! keys and the packs bulk loads write (`pack`, found through `pack_hints` and
+//! `pack_spans`) as one ordered map.
+
+mod apply_thread;
+mod backend;
+mod pack;
+mod pack_hints;
+mod pack_spans;
+mod read_around;
+mod store;
+mod sync;
+mod wal;
+
+pub use backend::{SledBackend, SledOptions};
