@@ -11,8 +11,8 @@ use pgwide::engine::{
     RowExistence, RowWrite, TableMeta, TableSpec, Value, ValueType, WriteOutcome, DEFAULT_INSTANCE,
 };
 use pgwide::storage::{
-    Backend, Check, Direction as ScanDirection, Entry, KeyRange, MemoryBackend, SledBackend,
-    SledOptions, StorageResult, SyncTicket, WriteBatch,
+    Backend, Check, Direction as ScanDirection, DurabilityTickets, Entry, KeyRange, MemoryBackend,
+    OrderedKv, PartitionReads, SledBackend, SledOptions, StorageResult, SyncTicket, WriteBatch,
 };
 use std::future::Future;
 use std::ops::Bound;
@@ -1754,7 +1754,7 @@ struct RefusesNextRewrite {
 }
 
 #[async_trait::async_trait]
-impl Backend for RefusesNextRewrite {
+impl OrderedKv for RefusesNextRewrite {
     async fn get(&self, key: &[u8]) -> StorageResult<Option<Vec<u8>>> {
         self.inner.get(key).await
     }
@@ -1771,7 +1771,10 @@ impl Backend for RefusesNextRewrite {
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool> {
         self.inner.write_if(checks, batch).await
     }
+}
 
+#[async_trait::async_trait]
+impl DurabilityTickets for RefusesNextRewrite {
     async fn write_if_unsynced(
         &self,
         checks: Vec<Check>,
@@ -1783,6 +1786,8 @@ impl Backend for RefusesNextRewrite {
         self.inner.write_if_unsynced(checks, batch).await
     }
 }
+
+impl PartitionReads for RefusesNextRewrite {}
 
 /// A row GC could not rewrite, because a write came in between, is looked at again by
 /// the next pass: that pass neither skips the table nor leaves the row out of the rows
@@ -2311,7 +2316,7 @@ async fn puts_expecting_no_row_see_stored_and_expired_rows() {
 
 #[tokio::test]
 async fn a_data_directory_of_an_older_row_format_is_refused_with_an_explanation() {
-    use pgwide::storage::{Backend, WriteBatch};
+    use pgwide::storage::{OrderedKv, WriteBatch};
     // What a build from before packed rows left: a catalog record, no format record.
     let backend = Arc::new(MemoryBackend::new());
     let mut batch = WriteBatch::default();

@@ -7,8 +7,8 @@
 //! included, and so does a value large enough to be a blob.
 
 use pgwide::storage::{
-    Backend, Check, Direction, KeyRange, MemoryBackend, SledBackend, SledOptions, SyncTicket,
-    WriteBatch,
+    Backend, Check, Direction, KeyRange, MemoryBackend, OrderedKv, SledBackend, SledOptions,
+    SyncTicket, WriteBatch,
 };
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
 use std::sync::Arc;

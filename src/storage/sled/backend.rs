@@ -29,8 +29,8 @@ use super::wal::{self, Wal, SEQUENCE_KEY};
 use crate::storage::partition_cache::{Lookup, Partition, PartitionBuilder, PartitionCache};
 use crate::storage::row_cache::{Probe, RowCache};
 use crate::storage::{
-    prefix_successor, Backend, Check, Direction, Entry, KeyRange, Mutation, StorageError,
-    StorageResult, SyncTicket, WriteBatch,
+    prefix_successor, Check, Direction, DurabilityTickets, Entry, KeyRange, Mutation, OrderedKv,
+    PartitionReads, StorageError, StorageResult, SyncTicket, WriteBatch,
 };
 use async_trait::async_trait;
 use std::collections::HashSet;
@@ -184,6 +184,11 @@ impl SledBackend {
     /// How many key spans the packs may lie in (see `pack_spans`).
     pub fn pack_spans(&self) -> usize {
         self.writer.store.pack_spans()
+    }
+
+    /// Approximate bytes sled occupies on disk.
+    pub fn size_on_disk(&self) -> u64 {
+        self.writer.store.loose().size_on_disk().unwrap_or(0)
     }
 
     /// How many rows the row cache holds (0 without one).
@@ -482,7 +487,7 @@ impl Drop for SledBackend {
 }
 
 #[async_trait]
-impl Backend for SledBackend {
+impl OrderedKv for SledBackend {
     async fn get(&self, key: &[u8]) -> StorageResult<Option<Vec<u8>>> {
         let Some(rows) = &self.writer.rows else {
             return Ok(self.writer.get_user(key)?.map(|v| v.to_vec()));
@@ -571,6 +576,19 @@ impl Backend for SledBackend {
         Ok(())
     }
 
+    async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool> {
+        let Some(seq) = self.writer.apply(checks, batch, DurableBy::LogNow)? else {
+            return Ok(false);
+        };
+        if let Some((_, commit)) = &self.writer.durability {
+            commit.wait_synced(seq).await.map_err(StorageError::Io)?;
+        }
+        Ok(true)
+    }
+}
+
+#[async_trait]
+impl PartitionReads for SledBackend {
     async fn visit_partition(
         &self,
         partition: &[u8],
@@ -602,17 +620,10 @@ impl Backend for SledBackend {
             None => self.visit(range, direction, limit, visit).await,
         }
     }
+}
 
-    async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool> {
-        let Some(seq) = self.writer.apply(checks, batch, DurableBy::LogNow)? else {
-            return Ok(false);
-        };
-        if let Some((_, commit)) = &self.writer.durability {
-            commit.wait_synced(seq).await.map_err(StorageError::Io)?;
-        }
-        Ok(true)
-    }
-
+#[async_trait]
+impl DurabilityTickets for SledBackend {
     async fn write_if_unsynced(
         &self,
         checks: Vec<Check>,
@@ -655,10 +666,6 @@ impl Backend for SledBackend {
             .await
             .map_err(io_err)?
             .map_err(io_err)
-    }
-
-    fn size_on_disk(&self) -> u64 {
-        self.writer.store.loose().size_on_disk().unwrap_or(0)
     }
 }
 
