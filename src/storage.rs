@@ -3,15 +3,16 @@
 //! The engine stores everything (catalog and rows) as ordered byte keys through the
 //! `Backend` trait, so it knows nothing of sled; a backend knows nothing of tables.
 //! `Backend` is a core every backend implements (`OrderedKv`) and capabilities beside it
-//! (`DurabilityTickets`, `PartitionReads`). `memory` is the in-memory backend; `sled` holds
-//! everything that knows sled. Every backend must pass the conformance suite in
+//! (`DurabilityTickets`, `PartitionReads`, `ReadAround`). `memory` is the in-memory
+//! backend; `sled` holds everything that knows sled; `cached` wraps any backend in the
+//! row and partition caches. Every backend must pass the conformance suite in
 //! `tests/storage_conformance.rs`.
 
+mod cached;
 mod memory;
-mod partition_cache;
-mod row_cache;
 mod sled;
 
+pub use cached::{CacheOptions, Cached};
 pub use memory::MemoryBackend;
 pub use sled::{SledBackend, SledOptions};
 
@@ -182,9 +183,14 @@ pub struct SyncTicket(pub(crate) u64);
 /// durable when the call returns; a conditional write applies only if every check holds,
 /// atomically.
 ///
+/// A write is applied before its future resolves. A future dropped before then leaves
+/// its write applied or not, never still to come: the caches in front of a backend end a
+/// write when its future is gone (`storage/cached.rs`). This holds for every write,
+/// `DurabilityTickets` ones included.
+///
 /// What a backend may offer beyond ordered bytes is a capability trait of its own
-/// (`DurabilityTickets`, `PartitionReads`), as TiKV's `engine_traits` splits an engine's
-/// capabilities; `Backend` is all of them together.
+/// (`DurabilityTickets`, `PartitionReads`, `ReadAround`), as TiKV's `engine_traits` splits
+/// an engine's capabilities; `Backend` is all of them together.
 #[async_trait]
 pub trait OrderedKv: Send + Sync + 'static {
     /// The value stored under `key`.
@@ -305,9 +311,49 @@ pub trait PartitionReads: OrderedKv {
     }
 }
 
+/// Capability: read-around, for a backend that stores rows together in blocks (sled's
+/// packs). A point read served from a block lends it to the caller, so that a cache over
+/// the backend can take the block's other rows too, as a buffer pool caches the whole page
+/// a row was read from (`storage/cached/read_around.rs`). A backend that stores no blocks
+/// implements it empty: the read is a plain `get` and lends nothing.
+#[async_trait]
+pub trait ReadAround: OrderedKv {
+    /// Reads `key` as `get` does, then calls `found` once with the value and the block it
+    /// was read from, if it was read from one.
+    async fn get_around(
+        &self,
+        key: &[u8],
+        found: &mut (dyn for<'v> FnMut(Option<&'v [u8]>, Option<&'v dyn OpenedBlock>) + Send),
+    ) -> StorageResult<()> {
+        let value = self.get(key).await?;
+        found(value.as_deref(), None);
+        Ok(())
+    }
+}
+
+/// A block of rows stored together, as the point read that lends it found it
+/// (`ReadAround`).
+pub trait OpenedBlock {
+    /// Bytes the block takes.
+    fn size(&self) -> usize;
+
+    /// How many blocks the backend knows of, so a cache can tell whether it could hold
+    /// much of them.
+    fn known_blocks(&self) -> usize;
+
+    /// Calls `each` with the key of every row in the block as it was read, in key order.
+    fn keys<'b>(&'b self, each: &mut dyn FnMut(&'b [u8])) -> StorageResult<()>;
+
+    /// Reads the block again, now, and calls `each` with the index in `keys` and the value
+    /// of every one of `keys` that the block holds the current value of: not one deleted
+    /// since, nor one a newer copy stored elsewhere shadows. Keys it cannot vouch for are
+    /// left out, all of them when the block has gone.
+    fn read_again(&self, keys: &[&[u8]], each: &mut dyn FnMut(usize, &[u8])) -> StorageResult<()>;
+}
+
 /// A backend as the engine holds it (`Arc<dyn Backend>`): the ordered-bytes core and
 /// every capability, each of which a backend implements, if only empty. Every backend
 /// must pass the conformance suite in `tests/storage_conformance.rs`.
-pub trait Backend: OrderedKv + DurabilityTickets + PartitionReads {}
+pub trait Backend: OrderedKv + DurabilityTickets + PartitionReads + ReadAround {}
 
-impl<T: OrderedKv + DurabilityTickets + PartitionReads + ?Sized> Backend for T {}
+impl<T: OrderedKv + DurabilityTickets + PartitionReads + ReadAround + ?Sized> Backend for T {}

@@ -11,8 +11,9 @@ use pgwide::engine::{
     RowExistence, RowWrite, TableMeta, TableSpec, Value, ValueType, WriteOutcome, DEFAULT_INSTANCE,
 };
 use pgwide::storage::{
-    Backend, Check, Direction as ScanDirection, DurabilityTickets, Entry, KeyRange, MemoryBackend,
-    OrderedKv, PartitionReads, SledBackend, SledOptions, StorageResult, SyncTicket, WriteBatch,
+    Backend, CacheOptions, Cached, Check, Direction as ScanDirection, DurabilityTickets, Entry,
+    KeyRange, MemoryBackend, OrderedKv, PartitionReads, ReadAround, SledBackend, SledOptions,
+    StorageResult, SyncTicket, WriteBatch,
 };
 use std::future::Future;
 use std::ops::Bound;
@@ -47,7 +48,7 @@ async fn env() -> Env {
 
 /// An engine over the durable sled backend in `dir`, for tests that reopen it.
 async fn durable_engine(dir: &std::path::Path, clock: ManualClock) -> Engine {
-    let backend = SledBackend::open(
+    let sled = SledBackend::open(
         dir,
         SledOptions {
             durable: true,
@@ -56,6 +57,7 @@ async fn durable_engine(dir: &std::path::Path, clock: ManualClock) -> Engine {
         },
     )
     .unwrap();
+    let backend = Cached::new(sled, CacheOptions::default());
     Engine::open(Arc::new(backend), Arc::new(clock), Limits::default())
         .await
         .unwrap()
@@ -1789,6 +1791,8 @@ impl DurabilityTickets for RefusesNextRewrite {
 
 impl PartitionReads for RefusesNextRewrite {}
 
+impl ReadAround for RefusesNextRewrite {}
+
 /// A row GC could not rewrite, because a write came in between, is looked at again by
 /// the next pass: that pass neither skips the table nor leaves the row out of the rows
 /// it examines.
@@ -2248,7 +2252,8 @@ async fn concurrent_increments_on_a_new_row() {
     concurrent_increments(Arc::new(memory)).await;
     let dir = tempfile::tempdir().unwrap();
     let sled = SledBackend::open(dir.path(), SledOptions::default()).unwrap();
-    let engine = Engine::open(Arc::new(sled), clock, Limits::default())
+    let cached = Cached::new(sled, CacheOptions::default());
+    let engine = Engine::open(Arc::new(cached), clock, Limits::default())
         .await
         .unwrap();
     concurrent_increments(Arc::new(engine)).await;

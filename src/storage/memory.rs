@@ -3,7 +3,7 @@
 
 use super::{
     Check, Direction, DurabilityTickets, Entry, KeyRange, Mutation, OrderedKv, PartitionReads,
-    StorageResult, WriteBatch,
+    ReadAround, StorageResult, WriteBatch,
 };
 use async_trait::async_trait;
 use std::collections::BTreeMap;
@@ -82,3 +82,6 @@ impl DurabilityTickets for MemoryBackend {}
 
 /// A partition is read like any other range.
 impl PartitionReads for MemoryBackend {}
+
+/// Rows are stored one by one.
+impl ReadAround for MemoryBackend {}
