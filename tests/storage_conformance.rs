@@ -2,8 +2,8 @@
 //! must pass (point reads and writes, ordered scans in both directions with every kind of
 //! bound, prefixes, paging, atomic and conditional batches, compare-and-swap, concurrent
 //! writers, range reads within a partition as writes land, bulk loads changed afterwards),
-//! run against `MemoryBackend` and a durable `SledBackend` behind the row and partition
-//! caches (`Cached`), made small so that they also evict.
+//! run against `MemoryBackend`, a durable `SledBackend`, and each behind the row and
+//! partition caches (`Cached`), made small so that they also evict.
 //! Sled-only checks follow: data survives a drop and reopen, bulk-loaded (packed) data
 //! included, and so does a value large enough to be a blob.
 
@@ -1108,14 +1108,26 @@ async fn memory_backend_conforms() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cached_memory_backend_conforms() {
+    conformance(Arc::new(Cached::new(MemoryBackend::new(), small_caches()))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sled_backend_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    let backend = SledBackend::open(dir.path(), durable()).unwrap();
+    conformance(Arc::new(backend)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cached_sled_backend_conforms() {
     let dir = tempfile::tempdir().unwrap();
     conformance(Arc::new(cached_sled(dir.path()))).await;
 }
 
 /// `row_cache_mb = 0`: point reads go straight to sled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sled_backend_conforms_without_row_cache() {
+async fn cached_sled_backend_conforms_without_row_cache() {
     let dir = tempfile::tempdir().unwrap();
     let options = CacheOptions {
         row_cache_bytes: 0,
