@@ -13,7 +13,7 @@ use pgwide::engine::{
     RangeRequest, ReadOptions, RowChange, RowExistence, RowWrite, SystemClock, TableMeta,
     TableSpec, Value, DEFAULT_INSTANCE,
 };
-use pgwide::storage::{SledBackend, SledOptions};
+use pgwide::storage::{CacheOptions, Cached, SledBackend, SledOptions};
 use rand::Rng;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -60,22 +60,28 @@ fn put_with(i: i64, value: Vec<u8>, condition: Condition) -> RowWrite {
 }
 
 async fn setup(durable: bool, rows: i64) -> Setup {
-    setup_with(durable, rows, SledOptions::default().row_cache_bytes).await
+    setup_with(durable, rows, CacheOptions::default().row_cache_bytes).await
 }
 
 async fn setup_with(durable: bool, rows: i64, row_cache_bytes: u64) -> Setup {
     let engine_dir = tempfile::tempdir().unwrap();
     let raw_dir = tempfile::tempdir().unwrap();
-    let backend = SledBackend::open(
+    let sled = SledBackend::open(
         engine_dir.path(),
         SledOptions {
             durable,
             cache_capacity: 256 * 1024 * 1024,
-            row_cache_bytes,
             ..SledOptions::default()
         },
     )
     .unwrap();
+    let backend = Cached::new(
+        sled,
+        CacheOptions {
+            row_cache_bytes,
+            ..CacheOptions::default()
+        },
+    );
     let engine = Engine::open(Arc::new(backend), Arc::new(SystemClock), Limits::default())
         .await
         .unwrap();

@@ -49,14 +49,16 @@ pub struct Config {
     /// Memory (MB) all DataFusion queries together may hold for sorts, joins and
     /// aggregates; past it they spill or fail with SQLSTATE 53200.
     pub query_memory_mb: usize,
-    /// Memory (MB) for whole partitions kept in memory for range reads (the sled
-    /// backend's partition cache); 0 turns it off. When the partitions read often do not
-    /// fit, copies are dropped and made again, which costs more than it saves. Default:
-    /// a sixteenth of usable memory, at most 512 (`CacheSizes`).
+    /// Memory (MB) for whole partitions kept in memory for range reads (the partition
+    /// cache in front of sled, `CacheOptions::partition_cache_bytes`); 0 turns it off.
+    /// When the partitions read often do not fit, copies are dropped and made again,
+    /// which costs more than it saves. Default: a sixteenth of usable memory, at most 512
+    /// (`CacheSizes`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partition_cache_mb: Option<u64>,
-    /// Memory (MB) for single rows kept in memory for point reads (the sled backend's
-    /// row cache); 0 turns it off. Default: a sixteenth of usable memory, at most 512.
+    /// Memory (MB) for single rows kept in memory for point reads (the row cache in front
+    /// of sled, `CacheOptions::row_cache_bytes`); 0 turns it off. Default: a sixteenth of
+    /// usable memory, at most 512.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub row_cache_mb: Option<u64>,
     /// Memory (MB) for sled's page cache of tree nodes (`SledOptions::cache_capacity`).

@@ -1,24 +1,20 @@
-//! The storage layer: a small ordered key-value `Backend` trait and its implementations.
+//! The storage layer: a small ordered key-value interface and its implementations.
 //!
-//! The engine stores everything (catalog and rows) as ordered byte keys through this trait,
-//! so it knows nothing of sled; a backend knows nothing of tables. Every backend must pass
-//! the conformance suite in `tests/storage_conformance.rs`.
+//! The engine stores everything (catalog and rows) as ordered byte keys through the
+//! `Backend` trait, so it knows nothing of sled; a backend knows nothing of tables.
+//! `Backend` is a core every backend implements (`OrderedKv`) and capabilities beside it
+//! (`DurabilityTickets`, `PartitionReads`, `ReadAround`). `memory` is the in-memory
+//! backend; `sled` holds everything that knows sled; `cached` wraps any backend in the
+//! row and partition caches. Every backend must pass the conformance suite in
+//! `tests/storage_conformance.rs`.
 
-mod apply_thread;
+mod cached;
 mod memory;
-mod pack;
-mod pack_hints;
-mod pack_spans;
-mod partition_cache;
-mod read_around;
-mod row_cache;
-mod sled_backend;
-mod sled_store;
-mod sync;
-mod wal;
+mod sled;
 
+pub use cached::{CacheOptions, Cached};
 pub use memory::MemoryBackend;
-pub use sled_backend::{SledBackend, SledOptions};
+pub use sled::{SledBackend, SledOptions};
 
 use async_trait::async_trait;
 use std::ops::Bound;
@@ -177,15 +173,26 @@ impl WriteBatch {
     }
 }
 
-/// Names an applied write for `Backend::wait_durable`; later writes have larger tickets,
-/// so waiting for the largest covers them all.
+/// Names an applied write for `DurabilityTickets::wait_durable`; later writes have larger
+/// tickets, so waiting for the largest covers them all.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SyncTicket(pub(crate) u64);
 
-/// An ordered key-value store. Writes are atomic per call and durable when the call
-/// returns; a conditional write applies only if every check holds, atomically.
+/// The ordered-bytes core every backend implements: byte keys in order, point and range
+/// reads, and atomic batches of writes, conditional or not. Writes are atomic per call and
+/// durable when the call returns; a conditional write applies only if every check holds,
+/// atomically.
+///
+/// A write is applied before its future resolves. A future dropped before then leaves
+/// its write applied or not, never still to come: the caches in front of a backend end a
+/// write when its future is gone (`storage/cached.rs`). This holds for every write,
+/// `DurabilityTickets` ones included.
+///
+/// What a backend may offer beyond ordered bytes is a capability trait of its own
+/// (`DurabilityTickets`, `PartitionReads`, `ReadAround`), as TiKV's `engine_traits` splits
+/// an engine's capabilities; `Backend` is all of them together.
 #[async_trait]
-pub trait Backend: Send + Sync + 'static {
+pub trait OrderedKv: Send + Sync + 'static {
     /// The value stored under `key`.
     async fn get(&self, key: &[u8]) -> StorageResult<Option<Vec<u8>>>;
 
@@ -215,58 +222,15 @@ pub trait Backend: Send + Sync + 'static {
         Ok(())
     }
 
-    /// Like `visit`, for a range whose keys all start with `partition`, the key prefix of
-    /// one Table Store partition. Backends that cache partitions read those from memory.
-    async fn visit_partition(
-        &self,
-        _partition: &[u8],
-        range: &KeyRange,
-        direction: Direction,
-        limit: usize,
-        visit: &mut (dyn for<'k> FnMut(&'k [u8], &'k [u8]) -> bool + Send),
-    ) -> StorageResult<()> {
-        self.visit(range, direction, limit, visit).await
-    }
-
     /// Applies `batch` only if every check holds; returns whether it was applied.
     /// Acknowledged (returned `true`) batches are durable.
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool>;
 
-    /// Like `write_if`, but returns once the batch is applied and visible, before it is
-    /// durable: the ticket, handed to `wait_durable`, waits for that. A bulk load that
-    /// acknowledges once at its end writes its batches this way and waits once, so its
-    /// batches share syncs instead of waiting for one each. Backends without a separate
-    /// sync step keep this default. The checks are handed over, not borrowed: a backend
-    /// may apply the batch on another thread without copying a bulk load's keys.
-    ///
-    /// Batches apply in the order their futures are first polled: within that first poll
-    /// a backend applies the batch, or queues it behind the batches before it. A bulk
-    /// load relies on this to keep two batches in flight.
-    async fn write_if_unsynced(
-        &self,
-        checks: Vec<Check>,
-        batch: WriteBatch,
-    ) -> StorageResult<Option<SyncTicket>> {
-        Ok(self
-            .write_if(&checks, batch)
-            .await?
-            .then_some(SyncTicket::default()))
-    }
-
-    /// Waits until every batch written up to `ticket` is durable.
-    async fn wait_durable(&self, _ticket: SyncTicket) -> StorageResult<()> {
-        Ok(())
-    }
-
-    /// The most operations (checks plus mutations) one atomic write may carry;
-    /// the engine splits work that is allowed to be split to stay within it.
+    /// The most operations (checks plus mutations) one `write_if` may carry; past it the
+    /// write fails with `StorageError::BatchTooLarge`. The engine splits work that is
+    /// allowed to be split to stay within it.
     fn max_batch_ops(&self) -> usize {
         usize::MAX
-    }
-
-    /// Approximate bytes the backend occupies on disk (0 for memory).
-    fn size_on_disk(&self) -> u64 {
-        0
     }
 
     /// Applies `batch` unconditionally.
@@ -293,3 +257,103 @@ pub trait Backend: Send + Sync + 'static {
         self.write_if(&[check], batch).await
     }
 }
+
+/// Capability: writes acknowledged before they are durable, with a ticket to wait for
+/// that. A bulk load that acknowledges once at its end writes its batches this way and
+/// waits once, so its batches share syncs instead of waiting for one each. A backend
+/// without a separate sync step implements it empty: its writes are durable when they
+/// return, and the default waits for nothing.
+#[async_trait]
+pub trait DurabilityTickets: OrderedKv {
+    /// Like `write_if`, but returns once the batch is applied and visible, before it is
+    /// durable: the ticket, handed to `wait_durable`, waits for that. The checks are
+    /// handed over, not borrowed: a backend may apply the batch on another thread without
+    /// copying a bulk load's keys.
+    ///
+    /// Batches apply in the order their futures are first polled: within that first poll
+    /// a backend applies the batch, or queues it behind the batches before it. A bulk
+    /// load relies on this to keep two batches in flight.
+    async fn write_if_unsynced(
+        &self,
+        checks: Vec<Check>,
+        batch: WriteBatch,
+    ) -> StorageResult<Option<SyncTicket>> {
+        Ok(self
+            .write_if(&checks, batch)
+            .await?
+            .then_some(SyncTicket::default()))
+    }
+
+    /// Waits until every batch written up to `ticket` is durable.
+    async fn wait_durable(&self, _ticket: SyncTicket) -> StorageResult<()> {
+        Ok(())
+    }
+}
+
+/// Capability: range reads that name their partition. The engine reads within one Table
+/// Store partition with `visit_partition`, which says that every key of the range starts
+/// with the partition's key prefix, so a backend that keeps whole partitions in memory
+/// can serve the read from there. A backend without such a cache implements it empty:
+/// the read is a plain `visit`.
+#[async_trait]
+pub trait PartitionReads: OrderedKv {
+    /// Like `visit`, for a range whose keys all start with `partition`, the key prefix of
+    /// one Table Store partition.
+    async fn visit_partition(
+        &self,
+        _partition: &[u8],
+        range: &KeyRange,
+        direction: Direction,
+        limit: usize,
+        visit: &mut (dyn for<'k> FnMut(&'k [u8], &'k [u8]) -> bool + Send),
+    ) -> StorageResult<()> {
+        self.visit(range, direction, limit, visit).await
+    }
+}
+
+/// Capability: read-around, for a backend that stores rows together in blocks (sled's
+/// packs). A point read served from a block lends it to the caller, so that a cache over
+/// the backend can take the block's other rows too, as a buffer pool caches the whole page
+/// a row was read from (`storage/cached/read_around.rs`). A backend that stores no blocks
+/// implements it empty: the read is a plain `get` and lends nothing.
+#[async_trait]
+pub trait ReadAround: OrderedKv {
+    /// Reads `key` as `get` does, then calls `found` once with the value and the block it
+    /// was read from, if it was read from one.
+    async fn get_around(
+        &self,
+        key: &[u8],
+        found: &mut (dyn for<'v> FnMut(Option<&'v [u8]>, Option<&'v dyn OpenedBlock>) + Send),
+    ) -> StorageResult<()> {
+        let value = self.get(key).await?;
+        found(value.as_deref(), None);
+        Ok(())
+    }
+}
+
+/// A block of rows stored together, as the point read that lends it found it
+/// (`ReadAround`).
+pub trait OpenedBlock {
+    /// Bytes the block takes.
+    fn size(&self) -> usize;
+
+    /// How many blocks the backend knows of, so a cache can tell whether it could hold
+    /// much of them.
+    fn known_blocks(&self) -> usize;
+
+    /// Calls `each` with the key of every row in the block as it was read, in key order.
+    fn keys<'b>(&'b self, each: &mut dyn FnMut(&'b [u8])) -> StorageResult<()>;
+
+    /// Reads the block again, now, and calls `each` with the index in `keys` and the value
+    /// of every one of `keys` that the block holds the current value of: not one deleted
+    /// since, nor one a newer copy stored elsewhere shadows. Keys it cannot vouch for are
+    /// left out, all of them when the block has gone.
+    fn read_again(&self, keys: &[&[u8]], each: &mut dyn FnMut(usize, &[u8])) -> StorageResult<()>;
+}
+
+/// A backend as the engine holds it (`Arc<dyn Backend>`): the ordered-bytes core and
+/// every capability, each of which a backend implements, if only empty. Every backend
+/// must pass the conformance suite in `tests/storage_conformance.rs`.
+pub trait Backend: OrderedKv + DurabilityTickets + PartitionReads + ReadAround {}
+
+impl<T: OrderedKv + DurabilityTickets + PartitionReads + ReadAround + ?Sized> Backend for T {}

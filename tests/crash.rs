@@ -15,7 +15,7 @@ use pgwide::engine::{
     RangeRequest, ReadOptions, Row, RowChange, RowWrite, SystemClock, TableSpec, Value,
     WriteOutcome, DEFAULT_INSTANCE,
 };
-use pgwide::storage::{SledBackend, SledOptions};
+use pgwide::storage::{CacheOptions, Cached, SledBackend, SledOptions};
 use rand::Rng;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
@@ -33,17 +33,17 @@ const LOAD_BATCHES: usize = 3;
 const LOAD_ROWS: usize = 40;
 
 async fn open(dir: &Path) -> Engine {
-    let backend = SledBackend::open(
+    let sled = SledBackend::open(
         dir,
         SledOptions {
             durable: true,
             cache_capacity: 32 * 1024 * 1024,
             // Small, so kills also land during checkpoints and between log files.
             checkpoint_bytes: 64 * 1024,
-            ..SledOptions::default()
         },
     )
     .unwrap();
+    let backend = Cached::new(sled, CacheOptions::default());
     let engine = Engine::open(Arc::new(backend), Arc::new(SystemClock), Limits::default())
         .await
         .unwrap();

@@ -11,8 +11,9 @@ use pgwide::engine::{
     RowExistence, RowWrite, TableMeta, TableSpec, Value, ValueType, WriteOutcome, DEFAULT_INSTANCE,
 };
 use pgwide::storage::{
-    Backend, Check, Direction as ScanDirection, Entry, KeyRange, MemoryBackend, SledBackend,
-    SledOptions, StorageResult, SyncTicket, WriteBatch,
+    Backend, CacheOptions, Cached, Check, Direction as ScanDirection, DurabilityTickets, Entry,
+    KeyRange, MemoryBackend, OrderedKv, PartitionReads, ReadAround, SledBackend, SledOptions,
+    StorageResult, SyncTicket, WriteBatch,
 };
 use std::future::Future;
 use std::ops::Bound;
@@ -47,7 +48,7 @@ async fn env() -> Env {
 
 /// An engine over the durable sled backend in `dir`, for tests that reopen it.
 async fn durable_engine(dir: &std::path::Path, clock: ManualClock) -> Engine {
-    let backend = SledBackend::open(
+    let sled = SledBackend::open(
         dir,
         SledOptions {
             durable: true,
@@ -56,6 +57,7 @@ async fn durable_engine(dir: &std::path::Path, clock: ManualClock) -> Engine {
         },
     )
     .unwrap();
+    let backend = Cached::new(sled, CacheOptions::default());
     Engine::open(Arc::new(backend), Arc::new(clock), Limits::default())
         .await
         .unwrap()
@@ -1754,7 +1756,7 @@ struct RefusesNextRewrite {
 }
 
 #[async_trait::async_trait]
-impl Backend for RefusesNextRewrite {
+impl OrderedKv for RefusesNextRewrite {
     async fn get(&self, key: &[u8]) -> StorageResult<Option<Vec<u8>>> {
         self.inner.get(key).await
     }
@@ -1771,7 +1773,10 @@ impl Backend for RefusesNextRewrite {
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool> {
         self.inner.write_if(checks, batch).await
     }
+}
 
+#[async_trait::async_trait]
+impl DurabilityTickets for RefusesNextRewrite {
     async fn write_if_unsynced(
         &self,
         checks: Vec<Check>,
@@ -1783,6 +1788,10 @@ impl Backend for RefusesNextRewrite {
         self.inner.write_if_unsynced(checks, batch).await
     }
 }
+
+impl PartitionReads for RefusesNextRewrite {}
+
+impl ReadAround for RefusesNextRewrite {}
 
 /// A row GC could not rewrite, because a write came in between, is looked at again by
 /// the next pass: that pass neither skips the table nor leaves the row out of the rows
@@ -2243,7 +2252,8 @@ async fn concurrent_increments_on_a_new_row() {
     concurrent_increments(Arc::new(memory)).await;
     let dir = tempfile::tempdir().unwrap();
     let sled = SledBackend::open(dir.path(), SledOptions::default()).unwrap();
-    let engine = Engine::open(Arc::new(sled), clock, Limits::default())
+    let cached = Cached::new(sled, CacheOptions::default());
+    let engine = Engine::open(Arc::new(cached), clock, Limits::default())
         .await
         .unwrap();
     concurrent_increments(Arc::new(engine)).await;
@@ -2311,7 +2321,7 @@ async fn puts_expecting_no_row_see_stored_and_expired_rows() {
 
 #[tokio::test]
 async fn a_data_directory_of_an_older_row_format_is_refused_with_an_explanation() {
-    use pgwide::storage::{Backend, WriteBatch};
+    use pgwide::storage::{OrderedKv, WriteBatch};
     // What a build from before packed rows left: a catalog record, no format record.
     let backend = Arc::new(MemoryBackend::new());
     let mut batch = WriteBatch::default();

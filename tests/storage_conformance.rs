@@ -2,13 +2,14 @@
 //! must pass (point reads and writes, ordered scans in both directions with every kind of
 //! bound, prefixes, paging, atomic and conditional batches, compare-and-swap, concurrent
 //! writers, range reads within a partition as writes land, bulk loads changed afterwards),
-//! run against `MemoryBackend` and a durable `SledBackend` with a small partition cache.
+//! run against `MemoryBackend`, a durable `SledBackend`, and each behind the row and
+//! partition caches (`Cached`), made small so that they also evict.
 //! Sled-only checks follow: data survives a drop and reopen, bulk-loaded (packed) data
 //! included, and so does a value large enough to be a blob.
 
 use pgwide::storage::{
-    Backend, Check, Direction, KeyRange, MemoryBackend, SledBackend, SledOptions, SyncTicket,
-    WriteBatch,
+    Backend, CacheOptions, Cached, Check, Direction, KeyRange, MemoryBackend, OrderedKv,
+    SledBackend, SledOptions, SyncTicket, WriteBatch,
 };
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
 use std::sync::Arc;
@@ -1082,6 +1083,11 @@ fn durable() -> SledOptions {
         cache_capacity: 64 * 1024 * 1024,
         // Small, so the reopen tests cross several checkpoints.
         checkpoint_bytes: 4 * 1024,
+    }
+}
+
+fn small_caches() -> CacheOptions {
+    CacheOptions {
         // Room for about two of the partitions `partition_reads_follow_writes` uses,
         // so copies are also evicted.
         partition_cache_bytes: 2 * 1024,
@@ -1090,9 +1096,20 @@ fn durable() -> SledOptions {
     }
 }
 
+/// The durable sled backend in `dir` behind `small_caches()`, as the sled-only checks
+/// below run it.
+fn cached_sled(dir: &std::path::Path) -> Cached<SledBackend> {
+    Cached::new(SledBackend::open(dir, durable()).unwrap(), small_caches())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn memory_backend_conforms() {
     conformance(Arc::new(MemoryBackend::new())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cached_memory_backend_conforms() {
+    conformance(Arc::new(Cached::new(MemoryBackend::new(), small_caches()))).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -1102,15 +1119,22 @@ async fn sled_backend_conforms() {
     conformance(Arc::new(backend)).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cached_sled_backend_conforms() {
+    let dir = tempfile::tempdir().unwrap();
+    conformance(Arc::new(cached_sled(dir.path()))).await;
+}
+
 /// `row_cache_mb = 0`: point reads go straight to sled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sled_backend_conforms_without_row_cache() {
+async fn cached_sled_backend_conforms_without_row_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let options = SledOptions {
+    let options = CacheOptions {
         row_cache_bytes: 0,
-        ..durable()
+        ..small_caches()
     };
-    conformance(Arc::new(SledBackend::open(dir.path(), options).unwrap())).await;
+    let sled = SledBackend::open(dir.path(), durable()).unwrap();
+    conformance(Arc::new(Cached::new(sled, options))).await;
 }
 
 /// Log files in the write-ahead log directory.
@@ -1123,7 +1147,7 @@ fn log_files(data_dir: &std::path::Path) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sled_checkpoints_delete_the_log_files_they_cover() {
     let dir = tempfile::tempdir().unwrap();
-    let b = SledBackend::open(dir.path(), durable()).unwrap();
+    let b = cached_sled(dir.path());
     // About 60 records of over 100 bytes: checkpoints every 4 KiB of log.
     for i in 0..600u32 {
         b.write(put(format!("k{i:05}").as_bytes(), &[7u8; 100]))
@@ -1139,14 +1163,14 @@ async fn sled_checkpoints_delete_the_log_files_they_cover() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    b.close().unwrap();
+    b.inner().close().unwrap();
     drop(b);
     assert_eq!(
         log_files(dir.path()),
         1,
         "close leaves only the fresh log file"
     );
-    let b = SledBackend::open(dir.path(), durable()).unwrap();
+    let b = cached_sled(dir.path());
     assert_eq!(b.get(b"k00599").await.unwrap(), Some(vec![7u8; 100]));
 }
 
@@ -1155,7 +1179,7 @@ async fn sled_data_survives_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let mut expected = std::collections::BTreeMap::new();
     {
-        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        let b = cached_sled(dir.path());
         for chunk in 0..10u32 {
             let mut batch = WriteBatch::default();
             for i in 0..100u32 {
@@ -1184,14 +1208,14 @@ async fn sled_data_survives_reopen() {
         expected.insert(b"k00001".to_vec(), b"cas".to_vec());
     }
     for round in 0..2 {
-        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        let b = cached_sled(dir.path());
         let all = b
             .scan(&KeyRange::prefix(b""), Direction::Forward, usize::MAX)
             .await
             .unwrap();
         let got: std::collections::BTreeMap<_, _> = all.into_iter().collect();
         assert_eq!(got, expected, "after reopen #{round}");
-        assert!(b.size_on_disk() > 0);
+        assert!(b.inner().size_on_disk() > 0);
     }
 }
 
@@ -1201,18 +1225,18 @@ async fn sled_data_survives_reopen() {
 async fn sled_bulk_loads_survive_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let expected = {
-        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        let b = cached_sled(dir.path());
         let model = bulk_loads_then_changes(&b, 0x9E37_79B9_7F4A_7C15).await;
-        assert!(b.packs() > 0, "the bulk batches were stored packed");
+        assert!(b.inner().packs() > 0, "the bulk batches were stored packed");
         model
     };
     for round in 0..2 {
-        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        let b = cached_sled(dir.path());
         let got: std::collections::BTreeMap<_, _> =
             everything(&b, b"bulk/").await.into_iter().collect();
         assert_eq!(got, expected, "after reopen #{round}");
         if round == 1 {
-            b.close().unwrap();
+            b.inner().close().unwrap();
         }
     }
 }
@@ -1224,7 +1248,7 @@ async fn sled_large_value_survives_reopen() {
         .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
         .collect();
     {
-        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        let b = cached_sled(dir.path());
         b.write(put(b"big", &big)).await.unwrap();
         b.write(put(b"small", b"s")).await.unwrap();
         assert_eq!(
@@ -1240,7 +1264,7 @@ async fn sled_large_value_survives_reopen() {
         .unwrap()
         .next()
         .is_some());
-    let b = SledBackend::open(dir.path(), durable()).unwrap();
+    let b = cached_sled(dir.path());
     let back = b.get(b"big").await.unwrap().unwrap();
     assert_eq!(back.len(), big.len());
     assert!(back == big, "the 2 MB value came back changed");
@@ -1250,14 +1274,15 @@ async fn sled_large_value_survives_reopen() {
 /// Point gets of packed keys stay right while the packs they were found in are
 /// rewritten (a delete inside one), re-keyed (a delete of a pack's last key), removed,
 /// and replaced by packs with other bounds. The sled backend remembers where the packs
-/// it read were (`storage::pack_hints`) and must notice when that no longer holds.
+/// it read were (`storage/sled/pack_hints.rs`) and must notice when that no longer
+/// holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sled_point_gets_follow_packs_as_they_change() {
     let dir = tempfile::tempdir().unwrap();
-    let b = SledBackend::open(dir.path(), durable()).unwrap();
+    let b = cached_sled(dir.path());
     let mut model = std::collections::BTreeMap::<Vec<u8>, Vec<u8>>::new();
     async fn all_gets_match(
-        b: &SledBackend,
+        b: &Cached<SledBackend>,
         model: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
         when: &str,
     ) {
@@ -1270,7 +1295,7 @@ async fn sled_point_gets_follow_packs_as_they_change() {
 
     // Two packs of 32: keys 0..=31 and 32..=63.
     load_vacant(&b, &mut model, 0..64, round_value(1)).await;
-    assert_eq!(b.packs(), 2, "the batch was stored as two packs");
+    assert_eq!(b.inner().packs(), 2, "the batch was stored as two packs");
     all_gets_match(&b, &model, "after the load").await;
 
     b.write(delete(&bulk_key(10))).await.unwrap();
@@ -1313,7 +1338,7 @@ fn round_value(round: u8) -> impl Fn(u64) -> Vec<u8> {
 
 /// Deletes `keys` in one batch, and from `model`.
 async fn delete_all(
-    b: &SledBackend,
+    b: &Cached<SledBackend>,
     model: &mut std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
     keys: std::ops::Range<u64>,
 ) {
@@ -1333,7 +1358,7 @@ fn described(n: u64) -> Vec<u8> {
 /// Puts `keys` in one checked batch, which the sled backend stores packed when the
 /// stretch is vacant, and records them in `model`.
 async fn load_vacant(
-    b: &SledBackend,
+    b: &Cached<SledBackend>,
     model: &mut std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
     keys: std::ops::Range<u64>,
     value_of: impl Fn(u64) -> Vec<u8>,
@@ -1353,16 +1378,16 @@ async fn load_vacant(
 }
 
 /// Packs are looked for only in the key spans of the batches stored packed
-/// (`storage::pack_spans`): separate batches keep separate spans, a batch over a span
-/// whose packs were deleted merges with it, and the spans come back after a reopen that
-/// replays the log and after a clean one. Every key reads as written throughout, also
-/// the ones between spans and in the stretch a merged span took over.
+/// (`storage/sled/pack_spans.rs`): separate batches keep separate spans, a batch over a
+/// span whose packs were deleted merges with it, and the spans come back after a reopen
+/// that replays the log and after a clean one. Every key reads as written throughout,
+/// also the ones between spans and in the stretch a merged span took over.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sled_packs_are_found_through_the_spans_of_packed_batches() {
     let dir = tempfile::tempdir().unwrap();
     let mut model = std::collections::BTreeMap::<Vec<u8>, Vec<u8>>::new();
     async fn all_gets_match(
-        b: &SledBackend,
+        b: &Cached<SledBackend>,
         model: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>,
         when: &str,
     ) {
@@ -1376,11 +1401,11 @@ async fn sled_packs_are_found_through_the_spans_of_packed_batches() {
         assert_eq!(&all, model, "{when}: a scan of every key");
     }
     {
-        let b = SledBackend::open(dir.path(), durable()).unwrap();
+        let b = cached_sled(dir.path());
         load_vacant(&b, &mut model, 0..64, described).await;
         load_vacant(&b, &mut model, 1000..1064, described).await;
-        assert_eq!(b.packs(), 4);
-        assert_eq!(b.pack_spans(), 2, "one span per packed batch");
+        assert_eq!(b.inner().packs(), 4);
+        assert_eq!(b.inner().pack_spans(), 2, "one span per packed batch");
         b.write(put(&bulk_key(500), b"loose")).await.unwrap();
         model.insert(bulk_key(500), b"loose".to_vec());
         all_gets_match(&b, &model, "after two loads and a loose key between").await;
@@ -1388,37 +1413,38 @@ async fn sled_packs_are_found_through_the_spans_of_packed_batches() {
         delete_all(&b, &mut model, 1000..1064).await;
         load_vacant(&b, &mut model, 700..1030, described).await;
         assert_eq!(
-            b.pack_spans(),
+            b.inner().pack_spans(),
             2,
             "the load over the emptied span's stretch merged with it"
         );
         all_gets_match(&b, &model, "after a load over an emptied span").await;
     }
     for round in 0..2 {
-        let b = SledBackend::open(dir.path(), durable()).unwrap();
-        assert_eq!(b.pack_spans(), 2, "after reopen #{round}");
+        let b = cached_sled(dir.path());
+        assert_eq!(b.inner().pack_spans(), 2, "after reopen #{round}");
         all_gets_match(&b, &model, &format!("after reopen #{round}")).await;
         if round == 0 {
-            b.close().unwrap();
+            b.inner().close().unwrap();
         }
     }
 }
 
-/// `durable()` with a row cache large enough to take the read-around's guesses.
-fn roomy_row_cache() -> SledOptions {
-    SledOptions {
+/// `cached_sled` with a row cache large enough to take the read-around's guesses.
+fn cached_sled_with_roomy_row_cache(dir: &std::path::Path) -> Cached<SledBackend> {
+    let caches = CacheOptions {
         row_cache_bytes: 64 * 1024 * 1024,
-        ..durable()
-    }
+        ..small_caches()
+    };
+    Cached::new(SledBackend::open(dir, durable()).unwrap(), caches)
 }
 
-/// Read-around (`storage::read_around`): a point read served from a pack caches the
-/// pack's other rows, except a row whose packed copy a later loose write shadows and a
-/// row deleted from the pack; those read as written, as does every other key.
+/// Read-around (`storage/cached/read_around.rs`): a point read served from a pack caches
+/// the pack's other rows, except a row whose packed copy a later loose write shadows and
+/// a row deleted from the pack; those read as written, as does every other key.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sled_a_packed_read_caches_its_pack_but_no_shadowed_or_deleted_copy() {
     let dir = tempfile::tempdir().unwrap();
-    let b = SledBackend::open(dir.path(), roomy_row_cache()).unwrap();
+    let b = cached_sled_with_roomy_row_cache(dir.path());
     let mut model = std::collections::BTreeMap::<Vec<u8>, Vec<u8>>::new();
     // Two packs of 32: keys 0..=31 and 32..=63.
     load_vacant(&b, &mut model, 0..64, described).await;
@@ -1453,7 +1479,7 @@ async fn sled_read_around_never_serves_a_row_older_than_an_acknowledged_write() 
     const KEYS: u64 = 256;
     const DELETED: u8 = 2;
     let dir = tempfile::tempdir().unwrap();
-    let b = Arc::new(SledBackend::open(dir.path(), roomy_row_cache()).unwrap());
+    let b = Arc::new(cached_sled_with_roomy_row_cache(dir.path()));
     let version = |v: &[u8]| v[0];
     for round in 0..ROUNDS {
         let base = 2000 + round * KEYS;

@@ -8,14 +8,14 @@ use crate::auth::{Access, Roles};
 use crate::config::Config;
 use crate::engine::{Engine, SystemClock};
 use crate::sqlstate::SqlState;
-use crate::storage::{SledBackend, SledOptions};
+use crate::storage::{CacheOptions, Cached, SledBackend, SledOptions};
 use async_trait::async_trait;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub struct Gateway {
     engine: Arc<Engine>,
-    backend: Arc<SledBackend>,
+    backend: Arc<Cached<SledBackend>>,
     gc: tokio::task::JoinHandle<()>,
     /// The DataFusion memory pool shared by every session.
     query_runtime: Arc<datafusion::execution::runtime_env::RuntimeEnv>,
@@ -26,7 +26,8 @@ pub struct Gateway {
 }
 
 impl Gateway {
-    /// Opens the data directory (sled) and the engine.
+    /// Opens the data directory (sled, behind the row and partition caches) and the
+    /// engine.
     pub async fn open(config: &Config) -> SqlResult<Arc<Gateway>> {
         let caches = config.cache_sizes();
         tracing::info!(
@@ -35,27 +36,30 @@ impl Gateway {
             partition_cache_mb = caches.partition_cache_mb,
             "cache sizes"
         );
-        let backend = Arc::new(
-            SledBackend::open(
-                &config.data_dir,
-                SledOptions {
-                    durable: config.durable,
-                    partition_cache_bytes: caches.partition_cache_mb.saturating_mul(1024 * 1024),
-                    row_cache_bytes: caches.row_cache_mb.saturating_mul(1024 * 1024),
-                    cache_capacity: caches.sled_cache_mb.saturating_mul(1024 * 1024),
-                    ..SledOptions::default()
-                },
+        let sled = SledBackend::open(
+            &config.data_dir,
+            SledOptions {
+                durable: config.durable,
+                cache_capacity: caches.sled_cache_mb.saturating_mul(1024 * 1024),
+                ..SledOptions::default()
+            },
+        )
+        .map_err(|e| {
+            SqlError::fatal(
+                SqlState::IoError,
+                format!(
+                    "cannot open data directory {}: {e}",
+                    config.data_dir.display()
+                ),
             )
-            .map_err(|e| {
-                SqlError::fatal(
-                    SqlState::IoError,
-                    format!(
-                        "cannot open data directory {}: {e}",
-                        config.data_dir.display()
-                    ),
-                )
-            })?,
-        );
+        })?;
+        let backend = Arc::new(Cached::new(
+            sled,
+            CacheOptions {
+                partition_cache_bytes: caches.partition_cache_mb.saturating_mul(1024 * 1024),
+                row_cache_bytes: caches.row_cache_mb.saturating_mul(1024 * 1024),
+            },
+        ));
         let engine = Engine::open(
             backend.clone(),
             Arc::new(SystemClock),
@@ -89,7 +93,7 @@ impl Gateway {
     /// Stops GC and makes everything written durable.
     pub async fn shutdown(&self) {
         self.gc.abort();
-        if let Err(e) = self.backend.close() {
+        if let Err(e) = self.backend.inner().close() {
             tracing::error!("closing the data directory failed: {e}");
         }
     }

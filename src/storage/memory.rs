@@ -1,7 +1,10 @@
 //! An in-memory `Backend` over a `BTreeMap`, for tests and as the reference the
 //! conformance suite holds other backends to.
 
-use super::{Backend, Check, Direction, Entry, KeyRange, Mutation, StorageResult, WriteBatch};
+use super::{
+    Check, Direction, DurabilityTickets, Entry, KeyRange, Mutation, OrderedKv, PartitionReads,
+    ReadAround, StorageResult, WriteBatch,
+};
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use std::sync::RwLock;
@@ -19,7 +22,7 @@ impl MemoryBackend {
 }
 
 #[async_trait]
-impl Backend for MemoryBackend {
+impl OrderedKv for MemoryBackend {
     async fn get(&self, key: &[u8]) -> StorageResult<Option<Vec<u8>>> {
         let map = self
             .map
@@ -73,3 +76,12 @@ impl Backend for MemoryBackend {
         Ok(true)
     }
 }
+
+/// Every write is durable when applied, as much as anything in memory is.
+impl DurabilityTickets for MemoryBackend {}
+
+/// A partition is read like any other range.
+impl PartitionReads for MemoryBackend {}
+
+/// Rows are stored one by one.
+impl ReadAround for MemoryBackend {}

@@ -18,7 +18,7 @@ use super::pack::{self, Pack, PACK_BYTES, PACK_ROWS};
 use super::pack_hints::PackHints;
 use super::pack_spans::{PackSpans, SpanChange};
 use super::wal::SEQUENCE_KEY;
-use super::{Mutation, StorageError, StorageResult};
+use crate::storage::{Mutation, StorageError, StorageResult};
 use sled::transaction::{ConflictableTransactionError, TransactionError, Transactional};
 use sled::IVec;
 use std::collections::BTreeMap;

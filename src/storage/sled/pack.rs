@@ -2,7 +2,7 @@
 //!
 //! sled spends about 3.5 µs of CPU on every key a batch inserts (its leaves hold at most
 //! 16 keys and are cloned on each insert), which capped COPY at a third of PostgreSQL's
-//! rate. A bulk load's rows are new and consecutive, so `sled_store` writes them in packs
+//! rate. A bulk load's rows are new and consecutive, so `store` writes them in packs
 //! of up to `PACK_ROWS` entries: one sled insert per pack instead of one per row.
 //!
 //! Layout: entry count `n` (u32 LE), then `n + 1` offsets (u32 LE) into the body that
@@ -10,7 +10,7 @@
 //! length (u32 LE), the key, then the value. Entries are in strictly increasing key order,
 //! so a key is found by binary search without decoding the others.
 
-use super::{StorageError, StorageResult};
+use crate::storage::{StorageError, StorageResult};
 
 /// The most entries one pack holds.
 pub(crate) const PACK_ROWS: usize = 32;

@@ -1,6 +1,6 @@
 //! The embedded default backend: sled in one directory, plus a write-ahead log. Keys live
 //! in sled's default tree, or, when a bulk load wrote them, in packs of many rows in a
-//! second tree; `sled_store` reads the two as one ordered map.
+//! second tree; `store` reads the two as one ordered map.
 //!
 //! A write is durable once its record in the write-ahead log (`wal`) is synced; concurrent
 //! writers share that sync (group commit). sled itself is synced at checkpoints, on close,
@@ -13,24 +13,21 @@
 //! and so records reach the log in the order sled applied them; the expensive part, the
 //! sync, happens outside it.
 //!
-//! Range reads within one partition can be served from a cache of whole partitions
-//! (`partition_cache`), and point reads from a cache of single rows (`row_cache`); every
-//! write passes through both before it applies. A point read that opened a pack offers
-//! the pack's other rows to the row cache while it has room (`read_around`).
+//! The row and partition caches are not here: they wrap this backend like any other
+//! (`storage/cached.rs`). A point read that opened a pack lends it to them
+//! (`ReadAround`, `opened_pack`).
 //!
 //! The empty key is reserved: it holds a log sequence number up to which sled holds every
 //! record (see `Store::apply` and `checkpoint`).
 
 use super::apply_thread::ApplyThread;
-use super::partition_cache::{Lookup, PartitionBuilder, PartitionCache};
-use super::read_around;
-use super::row_cache::{Probe, RowCache};
-use super::sled_store::{Bytes, Store};
+use super::opened_pack::OpenedPack;
+use super::store::{Bytes, Store};
 use super::sync::{GroupCommit, Syncer};
 use super::wal::{self, Wal, SEQUENCE_KEY};
-use super::{
-    prefix_successor, Backend, Check, Direction, Entry, KeyRange, Mutation, StorageError,
-    StorageResult, SyncTicket, WriteBatch,
+use crate::storage::{
+    Check, Direction, DurabilityTickets, Entry, KeyRange, Mutation, OpenedBlock, OrderedKv,
+    PartitionReads, ReadAround, StorageError, StorageResult, SyncTicket, WriteBatch,
 };
 use async_trait::async_trait;
 use std::collections::HashSet;
@@ -52,11 +49,6 @@ pub struct SledOptions {
     /// When the write-ahead log has grown this many bytes, sled is synced and the log
     /// files it then covers are deleted (a checkpoint).
     pub checkpoint_bytes: u64,
-    /// Memory for whole partitions kept for range reads (`partition_cache`); 0 turns
-    /// the cache off.
-    pub partition_cache_bytes: u64,
-    /// Memory for single rows kept for point reads (`row_cache`); 0 turns the cache off.
-    pub row_cache_bytes: u64,
 }
 
 impl Default for SledOptions {
@@ -65,8 +57,6 @@ impl Default for SledOptions {
             durable: true,
             cache_capacity: 2048 * 1024 * 1024,
             checkpoint_bytes: 64 * 1024 * 1024,
-            partition_cache_bytes: 512 * 1024 * 1024,
-            row_cache_bytes: 512 * 1024 * 1024,
         }
     }
 }
@@ -85,16 +75,12 @@ pub struct SledBackend {
 /// thread (`write_if_unsynced`).
 #[derive(Clone)]
 struct Writer {
-    /// sled's trees: loose keys and packs (`sled_store`).
+    /// sled's trees: loose keys and packs (`store`).
     store: Arc<Store>,
     /// Held while a batch is checked and applied; holds the last record's sequence number.
     write_lock: Arc<Mutex<u64>>,
     /// The write-ahead log and the sync thread that writes it, when durable.
     durability: Option<(Arc<Wal>, Arc<GroupCommit>)>,
-    /// Whole partitions kept for range reads; every write tells it what it touches.
-    partitions: Option<Arc<PartitionCache>>,
-    /// Single rows kept for point reads; every write tells it what it touches.
-    rows: Option<Arc<RowCache>>,
     /// Syncs sled, for the batches kept in sled only (`DurableBy::SledSync`).
     sled: Arc<SledSyncer>,
     sled_only: Arc<SledOnlyBatches>,
@@ -152,21 +138,11 @@ impl SledBackend {
         } else {
             None
         };
-        let partitions = (options.partition_cache_bytes > 0).then(|| {
-            let budget = usize::try_from(options.partition_cache_bytes).unwrap_or(usize::MAX);
-            Arc::new(PartitionCache::new(budget))
-        });
-        let rows = (options.row_cache_bytes > 0).then(|| {
-            let budget = usize::try_from(options.row_cache_bytes).unwrap_or(usize::MAX);
-            Arc::new(RowCache::new(budget))
-        });
         Ok(SledBackend {
             writer: Writer {
                 store,
                 write_lock,
                 durability,
-                partitions,
-                rows,
                 sled: Arc::clone(&sled_syncer),
                 sled_only: Arc::default(),
             },
@@ -176,19 +152,19 @@ impl SledBackend {
         })
     }
 
-    /// How many packs hold bulk-loaded entries (see `sled_store`).
+    /// How many packs hold bulk-loaded entries (see `store`).
     pub fn packs(&self) -> usize {
         self.writer.store.packs()
     }
 
-    /// How many key spans the packs may lie in (see `storage::pack_spans`).
+    /// How many key spans the packs may lie in (see `pack_spans`).
     pub fn pack_spans(&self) -> usize {
         self.writer.store.pack_spans()
     }
 
-    /// How many rows the row cache holds (0 without one).
-    pub fn cached_rows(&self) -> usize {
-        self.writer.rows.as_ref().map_or(0, |rows| rows.len())
+    /// Approximate bytes sled occupies on disk.
+    pub fn size_on_disk(&self) -> u64 {
+        self.writer.store.loose().size_on_disk().unwrap_or(0)
     }
 
     /// Makes everything written durable in sled itself, stops the sync thread and
@@ -223,18 +199,7 @@ impl Writer {
         if batch.mutations.iter().any(|m| m.key() == SEQUENCE_KEY) {
             return Err(StorageError::Io("the empty key is reserved".into()));
         }
-        // Begun before the write lock and ended after it (locals drop in reverse order):
-        // the row cache only needs the write's span to cover its apply, and writers wait
-        // for each other's time under the lock.
-        let _writing_rows = self
-            .rows
-            .as_ref()
-            .map(|cache| cache.begin_write(batch.mutations.iter().map(Mutation::key)));
         let mut last = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
-        let _writing = self
-            .partitions
-            .as_ref()
-            .map(|cache| cache.begin_write(batch.mutations.iter().map(Mutation::key)));
         if !self.checks_hold(checks)? {
             return Ok(None);
         }
@@ -452,28 +417,6 @@ impl SledBackend {
     }
 }
 
-impl SledBackend {
-    /// Copies the partition `prefix` out of sled, or `None` if it is too large to cache.
-    fn copy_partition(
-        &self,
-        prefix: &[u8],
-    ) -> StorageResult<Option<super::partition_cache::Partition>> {
-        let mut builder = PartitionBuilder::new();
-        let after = prefix_successor(prefix);
-        let end = match &after {
-            Some(after) => Bound::Excluded(after.as_slice()),
-            None => Bound::Unbounded,
-        };
-        for item in self.writer.store.range(Bound::Included(prefix), end) {
-            let (key, value) = item?;
-            if !builder.push(&key, &value) {
-                return Ok(None);
-            }
-        }
-        Ok(builder.finish())
-    }
-}
-
 impl Drop for SledBackend {
     fn drop(&mut self) {
         if let Some((_, commit)) = &self.writer.durability {
@@ -485,23 +428,9 @@ impl Drop for SledBackend {
 }
 
 #[async_trait]
-impl Backend for SledBackend {
+impl OrderedKv for SledBackend {
     async fn get(&self, key: &[u8]) -> StorageResult<Option<Vec<u8>>> {
-        let Some(rows) = &self.writer.rows else {
-            return Ok(self.writer.get_user(key)?.map(|v| v.to_vec()));
-        };
-        let ticket = match rows.probe(key) {
-            Probe::Hit(value) => return Ok(Some(value)),
-            Probe::Miss(ticket) => ticket,
-        };
-        let value = self.writer.get_user(key)?;
-        if let (Some(ticket), Some(value)) = (ticket, &value) {
-            rows.fill(ticket, key, value);
-        }
-        if let Some(pack) = value.as_ref().and_then(|value| value.pack()) {
-            read_around::offer_pack(&self.writer.store, rows, key, pack);
-        }
-        Ok(value.map(|v| v.to_vec()))
+        Ok(self.writer.get_user(key)?.map(|v| v.to_vec()))
     }
 
     async fn scan(
@@ -574,38 +503,6 @@ impl Backend for SledBackend {
         Ok(())
     }
 
-    async fn visit_partition(
-        &self,
-        partition: &[u8],
-        range: &KeyRange,
-        direction: Direction,
-        limit: usize,
-        visit: &mut (dyn for<'k> FnMut(&'k [u8], &'k [u8]) -> bool + Send),
-    ) -> StorageResult<()> {
-        let cache = match &self.writer.partitions {
-            Some(cache) if !partition.is_empty() && range.within_prefix(partition) => cache,
-            _ => return self.visit(range, direction, limit, visit).await,
-        };
-        let copy = match cache.lookup(partition) {
-            Lookup::Hit(copy) => Some(copy),
-            Lookup::Load(ticket) => match self.copy_partition(partition) {
-                Ok(copy) => cache.offer(partition, ticket, copy),
-                Err(e) => {
-                    cache.abandon(partition, ticket);
-                    return Err(e);
-                }
-            },
-            Lookup::Miss => None,
-        };
-        match copy {
-            Some(copy) => {
-                copy.visit(range, direction, limit, visit);
-                Ok(())
-            }
-            None => self.visit(range, direction, limit, visit).await,
-        }
-    }
-
     async fn write_if(&self, checks: &[Check], batch: WriteBatch) -> StorageResult<bool> {
         let Some(seq) = self.writer.apply(checks, batch, DurableBy::LogNow)? else {
             return Ok(false);
@@ -615,7 +512,33 @@ impl Backend for SledBackend {
         }
         Ok(true)
     }
+}
 
+/// Partitions are read like any other range: the partition cache wraps this backend
+/// (`storage/cached.rs`).
+impl PartitionReads for SledBackend {}
+
+#[async_trait]
+impl ReadAround for SledBackend {
+    async fn get_around(
+        &self,
+        key: &[u8],
+        found: &mut (dyn for<'v> FnMut(Option<&'v [u8]>, Option<&'v dyn OpenedBlock>) + Send),
+    ) -> StorageResult<()> {
+        let value = self.writer.get_user(key)?;
+        match value.as_ref().and_then(|value| value.pack()) {
+            Some(pack) => found(
+                value.as_deref(),
+                Some(&OpenedPack::new(&self.writer.store, pack)),
+            ),
+            None => found(value.as_deref(), None),
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl DurabilityTickets for SledBackend {
     async fn write_if_unsynced(
         &self,
         checks: Vec<Check>,
@@ -658,10 +581,6 @@ impl Backend for SledBackend {
             .await
             .map_err(io_err)?
             .map_err(io_err)
-    }
-
-    fn size_on_disk(&self) -> u64 {
-        self.writer.store.loose().size_on_disk().unwrap_or(0)
     }
 }
 

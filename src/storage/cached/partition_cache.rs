@@ -1,10 +1,11 @@
-//! A cache of whole partitions for the sled backend's range reads.
+//! A cache of whole partitions for range reads, kept over any backend by `Cached`
+//! (`storage/cached.rs`).
 //!
 //! sled 0.34 spends about half a microsecond per entry of a range read: its iterator
 //! clones the leaf node it seeks into and an `IVec` per entry. That is a third of a
 //! 100-row primary-key range query over the wire, and more than PostgreSQL's whole index
 //! scan. A Table Store range read mostly stays inside one partition (equality on the
-//! partition key), so the backend keeps recently read partitions here, each copied whole
+//! partition key), so the cache keeps recently read partitions here, each copied whole
 //! into one sorted buffer. A range read within a cached partition binary-searches that
 //! buffer and lends its bytes; nothing is cloned per entry.
 //!
@@ -17,23 +18,24 @@
 //! pass the budget the oldest partitions are dropped first, except that one read since
 //! eviction last passed it over is passed over once more (`State::cache`).
 //!
-//! Consistency: a write drops every cached partition it touches before it applies to
-//! sled (`begin_write`), so no read served from here can return data older than a write
-//! that has been applied. A copy starts only when no write under way spans a key of the
-//! partition (each write is known by its smallest and largest key until it has applied),
-//! so every write that touched the partition before the copy is in it. The partition's
-//! slot then says the copy is being made (`Slot::Copying`); a write to the partition that
-//! begins meanwhile drops that slot like any other, and the copy, offered later, is kept
-//! only if its slot is still there. Writes to other partitions do not hold copies up.
+//! Consistency follows the rule `storage/cached.rs` states and argues for both caches. A
+//! write drops every cached partition it touches when it begins (`begin_write`), and is
+//! under way until its guard drops, after it has applied. A copy starts only when no
+//! write under way spans a key of the partition (each write is known by its smallest and
+//! largest key while it is under way). The partition's slot then says the copy is being
+//! made (`Slot::Copying`); a write to the partition that begins meanwhile drops that slot
+//! like any other, and the copy, offered later, is kept only if its slot is still there.
+//! Writes to other partitions do not hold copies up.
 
-use super::{Direction, KeyRange};
+use crate::storage::{prefix_successor, Direction, KeyRange};
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Reads of a partition, with no write to it between them, at which it is copied in.
 const READS_TO_CACHE: u32 = 4;
-/// Most entries a cached partition holds; a larger partition is read from sled each time.
+/// Most entries a cached partition holds; a larger partition is read from the store each
+/// time.
 pub(crate) const MAX_PARTITION_ENTRIES: usize = 4096;
 /// Most bytes (keys and values) a cached partition holds.
 pub(crate) const MAX_PARTITION_BYTES: usize = 4 << 20;
@@ -209,9 +211,10 @@ impl PartitionBuilder {
 pub(crate) enum Lookup {
     /// Read from the cached copy.
     Hit(Arc<Partition>),
-    /// Copy the partition in from sled (`PartitionCache::offer`), then read from the copy.
+    /// Copy the partition in from the store (`PartitionCache::offer`), then read from the
+    /// copy.
     Load(LoadTicket),
-    /// Read from sled.
+    /// Read from the store.
     Miss,
 }
 
@@ -254,7 +257,7 @@ struct WriteSpan {
 impl WriteSpan {
     /// Whether the write may touch a key starting with `prefix`.
     fn may_touch(&self, prefix: &[u8]) -> bool {
-        let below_end = match super::prefix_successor(prefix) {
+        let below_end = match prefix_successor(prefix) {
             Some(end) => self.low < end,
             None => true,
         };
@@ -329,7 +332,7 @@ impl PartitionCache {
                 cached.read_lately = true;
                 Lookup::Hit(Arc::clone(&cached.partition))
             }
-            // Another read is copying it: this one reads from sled meanwhile.
+            // Another read is copying it: this one reads from the store meanwhile.
             Some(Slot::TooLarge | Slot::Copying(_)) => Lookup::Miss,
             Some(Slot::Read(reads))
                 if *reads + 1 >= READS_TO_CACHE
@@ -353,8 +356,8 @@ impl PartitionCache {
 
     /// Offers the copy of `prefix` a `Load` asked for (`None`: too large to cache). It is
     /// kept if no write to the partition began since the ticket was issued. Returns the
-    /// copy to read from, kept or not: it was read from sled during this read, as a plain
-    /// read would be. A copy that failed is `abandon`ed instead.
+    /// copy to read from, kept or not: it was read from the store during this read, as a
+    /// plain read would be. A copy that failed is `abandon`ed instead.
     pub(crate) fn offer(
         &self,
         prefix: &[u8],
@@ -375,7 +378,7 @@ impl PartitionCache {
         copy
     }
 
-    /// Gives up the copy a `Load` asked for, which could not be made (sled failed to
+    /// Gives up the copy a `Load` asked for, which could not be made (the store failed to
     /// read it): the partition's reads count towards a copy again, from nothing. Left
     /// `Copying`, no read would copy it until a write to it came by.
     pub(crate) fn abandon(&self, prefix: &[u8], ticket: LoadTicket) {

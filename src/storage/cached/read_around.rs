@@ -1,6 +1,7 @@
-//! Read-around: a point read that had to open a pack offers the pack's other rows to
-//! the row cache too, while the cache has room to spare — what a buffer pool gets for
-//! free by caching the whole page a row was read from.
+//! Read-around: a point read the inner backend served from a block of rows stored
+//! together (one of sled's packs, lent through `ReadAround`) offers the block's other
+//! rows to the row cache too, while the cache has room to spare — what a buffer pool
+//! gets for free by caching the whole page a row was read from.
 //!
 //! Why: after a bulk load (or a restart) every first read of a row misses the row cache
 //! and pays the pack lookup, about 2 µs in a profile of prepared point gets at 1,000,000
@@ -8,14 +9,15 @@
 //! of 1,000,000 rows miss on 45% of the first 1,900,000 gets; with the pack's 32 rows
 //! cached at the first miss in it, on about one get in 32 of those.
 //!
-//! Consistency is the row cache's own protocol (`row_cache`), used for rows nobody
-//! asked for: tickets are taken for the neighbours first, the store is read again after,
-//! and only neighbours whose shard saw no write in between are kept. The second read
-//! matters: a write that ended between the first read and the tickets is in the store
-//! but not in the pack the first read opened. Packed copies are shadowed by loose
-//! entries under the same key (a later write of a packed key is stored loose), so
-//! neighbours with a loose entry are left out. Guesses go only into spare room and never
-//! evict a row that was asked for, so a table larger than the cache loses no hits.
+//! Consistency is the row cache's own protocol (`storage/cached.rs`), used for rows
+//! nobody asked for: tickets are taken for the neighbours first, the store is read again
+//! after (`OpenedBlock::read_again`), and only neighbours whose shard saw no write in
+//! between are kept. The second read matters: a write that ended between the first read
+//! and the tickets is in the store but not in the pack the first read opened. Packed
+//! copies are shadowed by loose entries under the same key (a later write of a packed key
+//! is stored loose), so the second read leaves neighbours with a loose entry out. Guesses
+//! go only into spare room and never evict a row that was asked for, so a table larger
+//! than the cache loses no hits.
 //!
 //! Nor are guesses made when the packs the server knows of hold far more than the cache
 //! (`KNOWN_PACK_BYTES_PER_CACHE_BYTE`). There a guessed row is seldom read while it is
@@ -24,84 +26,68 @@
 //! of the server's CPU in the first seconds of uniform point gets, for a hit rate no
 //! higher than the share of the rows the cache can hold, guessed or not: under a fifth.
 
-use super::pack::Pack;
 use super::row_cache::{FillTicket, RowCache};
-use super::sled_store::Store;
-use super::wal::SEQUENCE_KEY;
-use super::StorageResult;
-use sled::IVec;
+use crate::storage::{OpenedBlock, StorageResult};
 
 /// Guesses are made while the packs the server knows of, each taken to be the size of
 /// the pack at hand, come to at most this many times the cache's capacity: then the
 /// cache can hold about half their rows or more. The benchmark's 1,000,000 rows make
-/// about 31,000 packs of at most `PACK_BYTES` (16 KiB), at most 0.5 GB against the
-/// limit of 1 GB that the default cache has on a machine of 8 GiB or more; its
-/// 10,000,000 rows make ten times as many.
+/// about 31,000 packs of at most `PACK_BYTES` (16 KiB, `storage/sled/pack.rs`), at most
+/// 0.5 GB against the limit of 1 GB that the default cache has on a machine of 8 GiB or
+/// more; its 10,000,000 rows make ten times as many.
 const KNOWN_PACK_BYTES_PER_CACHE_BYTE: usize = 2;
 
-/// Offers the rows of `pack` (the one a read of `asked` was just served from) to
+/// Offers the rows of `block` (the one a read of `asked` was just served from) to
 /// `rows`. Best effort: a failure only leaves the cache colder.
-pub(crate) fn offer_pack(store: &Store, rows: &RowCache, asked: &[u8], pack: &IVec) {
-    if !rows.has_spare_room() || !cache_could_hold_much_of(store, rows, pack.len()) {
+pub(crate) fn offer_block(rows: &RowCache, asked: &[u8], block: &dyn OpenedBlock) {
+    if !rows.has_spare_room() || !cache_could_hold_much_of(rows, block) {
         return;
     }
-    if let Err(e) = offer_rows(store, rows, asked, pack) {
+    if let Err(e) = offer_rows(rows, asked, block) {
         tracing::debug!(error = %e, "read-around skipped");
     }
 }
 
-/// Whether the packs `store` knows of, at `pack_bytes` each, come to at most
-/// `KNOWN_PACK_BYTES_PER_CACHE_BYTE` times the capacity of `rows`. After a restart the
+/// Whether the blocks the backend knows of, at the size of `block` each, come to at most
+/// `KNOWN_PACK_BYTES_PER_CACHE_BYTE` times the capacity of `rows`. After a restart sled's
 /// packs become known as reads find them, so read-around works until they add up.
-fn cache_could_hold_much_of(store: &Store, rows: &RowCache, pack_bytes: usize) -> bool {
-    store.known_packs().saturating_mul(pack_bytes)
+fn cache_could_hold_much_of(rows: &RowCache, block: &dyn OpenedBlock) -> bool {
+    block.known_blocks().saturating_mul(block.size())
         <= rows
             .capacity_bytes()
             .saturating_mul(KNOWN_PACK_BYTES_PER_CACHE_BYTE)
 }
 
-fn offer_rows(store: &Store, rows: &RowCache, asked: &[u8], pack: &IVec) -> StorageResult<()> {
-    let earlier = Pack::parse(pack)?;
-    let Some(last) = earlier.len().checked_sub(1) else {
-        return Ok(());
-    };
-    let mut tickets: Vec<(&[u8], FillTicket)> = Vec::with_capacity(earlier.len());
-    for index in 0..earlier.len() {
-        let key = earlier.key(index)?;
-        if key == asked || key == SEQUENCE_KEY {
-            continue;
+fn offer_rows(rows: &RowCache, asked: &[u8], block: &dyn OpenedBlock) -> StorageResult<()> {
+    let mut keys: Vec<&[u8]> = Vec::new();
+    let mut tickets: Vec<Option<FillTicket>> = Vec::new();
+    block.keys(&mut |key| {
+        if key == asked {
+            return;
         }
         if let Some(ticket) = rows.ticket(key) {
-            tickets.push((key, ticket));
+            keys.push(key);
+            tickets.push(Some(ticket));
         }
-    }
-    if tickets.is_empty() {
+    })?;
+    if keys.is_empty() {
         return Ok(());
     }
     // Read again with the tickets out: what a write finished before them is seen now.
-    let Some((current, shadows)) = store.pack_and_shadows(earlier.key(last)?)? else {
-        return Ok(());
-    };
-    let current = Pack::parse(&current)?;
-    for (key, ticket) in tickets {
-        if shadows
-            .binary_search_by(|shadow| shadow[..].cmp(key))
-            .is_ok()
-        {
-            continue;
+    block.read_again(&keys, &mut |index, value| {
+        if let Some(ticket) = tickets.get_mut(index).and_then(Option::take) {
+            rows.fill_spare(ticket, keys[index], value);
         }
-        if let Some(value) = current.get(key)? {
-            rows.fill_spare(ticket, key, value);
-        }
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::row_cache::Probe;
+    use crate::storage::cached::row_cache::Probe;
+    use crate::storage::sled::{OpenedPack, Store};
     use crate::storage::Mutation;
+    use sled::IVec;
 
     fn key(n: u32) -> Vec<u8> {
         format!("k{n:05}").into_bytes()
@@ -125,6 +111,11 @@ mod tests {
 
     fn one_pack_read_at_key_3() -> (Store, IVec) {
         packs_read_at_key_3(1, |n| n.to_be_bytes().to_vec())
+    }
+
+    /// Offers `opened` as the sled backend lends it.
+    fn offer_pack(store: &Store, rows: &RowCache, asked: &[u8], opened: &IVec) {
+        offer_block(rows, asked, &OpenedPack::new(store, opened));
     }
 
     fn cached(rows: &RowCache, n: u32) -> Option<Vec<u8>> {

@@ -1,4 +1,5 @@
-//! A cache of single rows for the sled backend's point reads.
+//! A cache of single rows for point reads, kept over any backend by `Cached`
+//! (`storage/cached.rs`).
 //!
 //! A point get's lookup in sled (the loose tree, then the pack that may hold the key)
 //! took about 1.6 µs, 13.6% of the server's CPU for pgbench's prepared point gets, more
@@ -8,15 +9,13 @@
 //! budget split over `SHARDS` shards, each of which evicts by CLOCK: an entry read since
 //! the hand last passed it is passed over once more.
 //!
-//! Consistency: every write passes `begin_write` before it applies and drops the guard
-//! after. In each shard it touches, the write removes its keys and counts itself under
-//! way; when the guard drops, it counts itself done and advances the shard's epoch. A
-//! read that missed gets a `FillTicket` (only while no write is under way in the shard)
-//! holding the epoch, reads the store, and offers what it found; the offer is kept only
-//! if the epoch is unchanged and no write is under way. So a write to the key either
-//! ended before the ticket (and the read saw it), or the offer is refused, or the write
-//! began after the offer and removed it. A cached value is therefore what the store
-//! holds, and no hit can return a value older than a write that has begun to apply.
+//! Consistency follows the rule `storage/cached.rs` states and argues for both caches.
+//! In each shard it touches, a write removes its keys when it begins (`begin_write`) and
+//! counts itself under way; when its guard drops, after it has applied, it counts itself
+//! done and advances the shard's epoch. A read that missed gets a `FillTicket` (only
+//! while no write is under way in the shard) holding the epoch, reads the store, and
+//! offers what it found; the offer is kept only if the epoch is unchanged and no write is
+//! under way.
 //!
 //! Rows nobody asked for yet (`read_around`) come in by the same protocol, with a
 //! ticket taken per row before the store is read, and only into room a shard has spare:

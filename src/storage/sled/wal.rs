@@ -2,7 +2,7 @@
 //!
 //! sled 0.34 makes a write durable only through `flush()`, which hands its whole IO buffer
 //! to an IO thread, waits for `pwrite` plus `sync_file_range`, and still needs our own
-//! `fdatasync` after it (see `sled_backend`). That costs about a millisecond a commit. So
+//! `fdatasync` after it (see `backend`). That costs about a millisecond a commit. So
 //! each applied batch is also appended here, as one checksummed record, and a commit
 //! waits only for one `write` and one `fdatasync` of this file, shared by every writer in
 //! the group. sled itself is synced only at checkpoints, after which the log files it
@@ -25,7 +25,7 @@
 //! machine's ext4 against 0.09 ms without. The zeros past the last record read as a
 //! record of length 0, which ends the file like a torn one.
 
-use super::Mutation;
+use crate::storage::Mutation;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::FileExt;
