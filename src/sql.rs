@@ -11,6 +11,7 @@ mod explain;
 mod expr;
 mod gateway;
 mod notices;
+mod pg_catalog;
 mod plan_cache;
 mod query;
 mod read;

@@ -9,19 +9,14 @@ mod catalog;
 mod convert;
 mod datafusion_error;
 mod explain;
-mod information_schema;
 mod origin;
 mod pg_arrays;
-mod pg_catalog;
 mod pg_compat;
 mod pg_functions;
-mod pg_keywords;
 mod pg_session;
 mod pg_settings;
-mod pg_stats;
 mod pg_subqueries;
 mod pg_syntax;
-mod pg_tables;
 mod provider;
 mod scan;
 #[cfg(test)]
@@ -32,6 +27,7 @@ pub use explain::explain_query;
 pub use pg_compat::is_catalog_query;
 
 use super::expr::output_name;
+use super::pg_catalog;
 use super::read::ReadContext;
 use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;

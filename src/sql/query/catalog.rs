@@ -2,9 +2,9 @@
 //! `versions` their versions relations, both looked up in the engine's catalog when a
 //! query names them, so DDL from any session is seen at once.
 
-use super::pg_catalog::{CatalogSchema, Kind, INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
 use super::provider::EngineTable;
 use crate::engine::{Engine, EngineError};
+use crate::sql::pg_catalog::{CatalogSchema, Kind, INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
 use crate::sql::relation::{RelationKind, VERSIONS_SCHEMA};
 use async_trait::async_trait;
 use datafusion::catalog::{

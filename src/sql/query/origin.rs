@@ -4,9 +4,9 @@
 //! projections (also renamed), filters, sorts, limits, aliases, joins and GROUP BY
 //! keeps its origin; any computed value, aggregate or set operation has none.
 
-use super::pg_catalog;
 use super::provider::EngineTable;
 use crate::engine::TableMeta;
+use crate::sql::pg_catalog;
 use crate::sql::types::ColumnOrigin;
 use datafusion::common::Column;
 use datafusion::datasource::source_as_provider;

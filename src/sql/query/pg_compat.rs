@@ -8,7 +8,7 @@
 //! correlated ARRAY subqueries) DataFusion cannot plan and could never return a row
 //! anyway. Subqueries DataFusion cannot plan are rewritten by `pg_subqueries`.
 
-use super::pg_catalog::{EMPTY_TABLES, INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
+use crate::sql::pg_catalog::{EMPTY_TABLES, INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
 use sqlparser::ast::{
     self, BinaryOperator, DataType, Expr, FunctionArguments, Ident, ObjectName, ObjectNamePart,
     Query, SetExpr, TableFactor, Value,

@@ -3,8 +3,8 @@
 //! answer from the engine's catalog. Each is a row-by-row closure: catalog queries are
 //! small, and one generic wrapper keeps every function a line or two.
 
-use super::pg_catalog::{self, OWNER};
 use crate::engine::Engine;
+use crate::sql::pg_catalog::{self, OWNER};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::error::Result;

@@ -3,7 +3,7 @@
 //! PostgreSQL's (`src/include/parser/kwlist.h`), as `SELECT word, catcode, barelabel
 //! FROM pg_get_keywords()` prints it on PostgreSQL 15.
 
-use super::pg_catalog::{t, Col, V};
+use super::memory_table::{t, Col, V};
 
 /// `word/catcode/barelabel` for every keyword: catcode `U` unreserved, `C` unreserved
 /// (cannot be function or type name), `T` reserved (can be function or type name), `R`

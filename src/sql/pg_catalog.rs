@@ -1,0 +1,213 @@
+//! `pg_catalog`, `information_schema` and `pgwide` as DataFusion schemas, so psql's
+//! meta-commands and other clients' introspection queries run. Each relation has its
+//! own file giving its columns and building its rows from the engine's catalog when a
+//! query names it, so it is always current. This file holds the schema provider, which
+//! sends each relation name to its file.
+
+mod empty_tables;
+mod information_schema;
+mod memory_table;
+mod oids;
+mod pg_am;
+mod pg_attribute;
+mod pg_class;
+mod pg_collation;
+mod pg_constraint;
+mod pg_database;
+mod pg_get_keywords;
+mod pg_index;
+mod pg_namespace;
+mod pg_proc;
+mod pg_roles;
+mod pg_settings_view;
+mod pg_stat_tables;
+mod pg_statio_tables;
+mod pg_tables;
+mod pg_tablespace;
+mod pg_type;
+mod pg_user;
+mod pgwide_table_stats;
+mod pgwide_tables;
+mod table_columns;
+mod table_sizes;
+
+pub use empty_tables::EMPTY_TABLES;
+pub use oids::{attnum, table_by_oid, table_oid, INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG};
+pub use pg_type::{format_type, type_oid_by_name};
+pub use table_columns::{pk_columns, pkey_name};
+
+use crate::engine::{Engine, TableMeta};
+use async_trait::async_trait;
+use datafusion::catalog::{SchemaProvider, TableProvider};
+use datafusion::error::Result;
+use memory_table::{mem_table, Col, V};
+use std::sync::Arc;
+use table_sizes::{BuildView, SizedView};
+
+/// The relations of `pg_catalog` built from the engine's catalog.
+const PG_TABLES: &[&str] = &[
+    "pg_namespace",
+    "pg_class",
+    "pg_attribute",
+    "pg_type",
+    "pg_index",
+    "pg_constraint",
+    "pg_database",
+    "pg_roles",
+    "pg_user",
+    "pg_settings",
+    "pg_am",
+    "pg_collation",
+    "pg_tablespace",
+    "pg_tables",
+    "pg_proc",
+    "pg_get_keywords",
+];
+/// The statistics views of `pg_catalog`, which count table sizes when scanned.
+const PG_SIZED_VIEWS: &[&str] = &[
+    "pg_stat_all_tables",
+    "pg_stat_user_tables",
+    "pg_statio_all_tables",
+    "pg_statio_user_tables",
+];
+const INFO_TABLES: &[&str] = &[
+    "schemata",
+    "tables",
+    "columns",
+    "table_constraints",
+    "key_column_usage",
+];
+
+/// A relation's columns and rows.
+type Rows = (&'static [Col], Vec<Vec<V>>);
+
+/// Which of the three schemas a provider serves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    PgCatalog,
+    InformationSchema,
+    Pgwide,
+}
+
+/// One of the introspection schemas of an instance.
+pub struct CatalogSchema {
+    pub engine: Arc<Engine>,
+    pub instance: String,
+    pub kind: Kind,
+    /// The role store pg_roles / pg_user / pg_authid list; `None`: the one owner.
+    pub roles: Option<Arc<crate::auth::Roles>>,
+}
+
+impl std::fmt::Debug for CatalogSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CatalogSchema({}, {:?})", self.instance, self.kind)
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for CatalogSchema {
+    fn table_names(&self) -> Vec<String> {
+        let names: Vec<&str> = match self.kind {
+            Kind::PgCatalog => PG_TABLES
+                .iter()
+                .copied()
+                .chain(PG_SIZED_VIEWS.iter().copied())
+                .chain(EMPTY_TABLES.iter().map(|e| e.0))
+                .collect(),
+            Kind::InformationSchema => INFO_TABLES.to_vec(),
+            Kind::Pgwide => vec!["tables", "table_stats"],
+        };
+        names.into_iter().map(String::from).collect()
+    }
+
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        if let Some(build) = self.sized_view(name) {
+            let view = SizedView::new(Arc::clone(&self.engine), &self.instance, name, build)?;
+            return Ok(Some(Arc::new(view)));
+        }
+        let relation = match self.kind {
+            Kind::PgCatalog => self.pg_table(name),
+            Kind::InformationSchema => self.info_table(name),
+            Kind::Pgwide if name == "table_stats" => Some((
+                pgwide_table_stats::COLUMNS,
+                pgwide_table_stats::rows(&self.engine, &self.instance, &self.tables()),
+            )),
+            Kind::Pgwide => None,
+        };
+        relation
+            .map(|(cols, rows)| mem_table(cols, rows))
+            .transpose()
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.table_names().iter().any(|n| n == name)
+    }
+}
+
+impl CatalogSchema {
+    fn tables(&self) -> Vec<Arc<TableMeta>> {
+        self.engine.tables(&self.instance).unwrap_or_default()
+    }
+
+    /// How to build `name` if it is a view that needs table sizes (see `table_sizes`).
+    fn sized_view(&self, name: &str) -> Option<BuildView> {
+        let build: BuildView = match (self.kind, name) {
+            (Kind::PgCatalog, "pg_stat_all_tables" | "pg_stat_user_tables") => pg_stat_tables::view,
+            (Kind::PgCatalog, "pg_statio_all_tables" | "pg_statio_user_tables") => {
+                pg_statio_tables::view
+            }
+            (Kind::Pgwide, "tables") => pgwide_tables::view,
+            _ => return None,
+        };
+        Some(build)
+    }
+
+    /// A relation of `pg_catalog` other than the sized views.
+    fn pg_table(&self, name: &str) -> Option<Rows> {
+        if let Some((_, cols)) = EMPTY_TABLES.iter().find(|e| e.0 == name) {
+            return Some((cols, Vec::new()));
+        }
+        let tables = self.tables();
+        let roles = self.roles.as_deref();
+        Some(match name {
+            "pg_namespace" => (pg_namespace::COLUMNS, pg_namespace::rows()),
+            "pg_class" => (pg_class::COLUMNS, pg_class::rows(&tables)),
+            "pg_attribute" => (pg_attribute::COLUMNS, pg_attribute::rows(&tables)),
+            "pg_type" => (pg_type::COLUMNS, pg_type::rows()),
+            "pg_index" => (pg_index::COLUMNS, pg_index::rows(&tables)),
+            "pg_constraint" => (pg_constraint::COLUMNS, pg_constraint::rows(&tables)),
+            "pg_database" => (pg_database::COLUMNS, pg_database::rows(&self.engine)),
+            "pg_roles" => (pg_roles::COLUMNS, pg_roles::rows(roles)),
+            "pg_user" => (pg_user::COLUMNS, pg_user::rows(roles)),
+            "pg_settings" => (pg_settings_view::COLUMNS, pg_settings_view::rows()),
+            "pg_am" => (pg_am::COLUMNS, pg_am::rows()),
+            "pg_collation" => (pg_collation::COLUMNS, pg_collation::rows()),
+            "pg_tablespace" => (pg_tablespace::COLUMNS, pg_tablespace::rows()),
+            "pg_tables" => (pg_tables::COLUMNS, pg_tables::rows(&tables)),
+            "pg_proc" => (pg_proc::COLUMNS, pg_proc::rows()),
+            "pg_get_keywords" => (pg_get_keywords::COLUMNS, pg_get_keywords::rows()),
+            _ => return None,
+        })
+    }
+
+    /// A relation of `information_schema`.
+    fn info_table(&self, name: &str) -> Option<Rows> {
+        use information_schema as info;
+        let tables = self.tables();
+        let db = self.instance.as_str();
+        Some(match name {
+            "schemata" => (info::SCHEMATA, info::schemata_rows(db)),
+            "tables" => (info::TABLES, info::tables_rows(db, &tables)),
+            "columns" => (info::COLUMNS, info::columns_rows(db, &tables)),
+            "table_constraints" => (
+                info::TABLE_CONSTRAINTS,
+                info::table_constraints_rows(db, &tables),
+            ),
+            "key_column_usage" => (
+                info::KEY_COLUMN_USAGE,
+                info::key_column_usage_rows(db, &tables),
+            ),
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,172 @@
+//! `information_schema`: the SQL-standard views of an instance's tables (`schemata`,
+//! `tables`, `columns`, `table_constraints`, `key_column_usage`), built per query from
+//! the engine's catalog like `pg_catalog`. Each view has its columns and a function
+//! building its rows; the catalog is the instance, named `db` below.
+
+use super::memory_table::{t, Col, V};
+use super::oids::{INFORMATION_SCHEMA, OWNER, PG_CATALOG};
+use super::pg_type::TYPES;
+use super::table_columns::{columns, pk_columns, pkey_name};
+use crate::engine::TableMeta;
+use std::sync::Arc;
+
+pub const SCHEMATA: &[Col] = &[
+    ("catalog_name", 't'),
+    ("schema_name", 't'),
+    ("schema_owner", 't'),
+];
+
+/// `public`, `pg_catalog` and `information_schema`.
+pub fn schemata_rows(db: &str) -> Vec<Vec<V>> {
+    ["public", PG_CATALOG, INFORMATION_SCHEMA]
+        .iter()
+        .map(|s| vec![t(db), t(s), t(OWNER)])
+        .collect()
+}
+
+pub const TABLES: &[Col] = &[
+    ("table_catalog", 't'),
+    ("table_schema", 't'),
+    ("table_name", 't'),
+    ("table_type", 't'),
+    ("is_insertable_into", 't'),
+];
+
+/// One row per table, all base tables in `public`.
+pub fn tables_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
+    tables
+        .iter()
+        .map(|table| {
+            vec![
+                t(db),
+                t("public"),
+                V::T(table.name.clone()),
+                t("BASE TABLE"),
+                t("YES"),
+            ]
+        })
+        .collect()
+}
+
+pub const COLUMNS: &[Col] = &[
+    ("table_catalog", 't'),
+    ("table_schema", 't'),
+    ("table_name", 't'),
+    ("column_name", 't'),
+    ("ordinal_position", 'i'),
+    ("column_default", 't'),
+    ("is_nullable", 't'),
+    ("data_type", 't'),
+    ("udt_name", 't'),
+    ("character_maximum_length", 'i'),
+    ("numeric_precision", 'i'),
+    ("udt_catalog", 't'),
+    ("udt_schema", 't'),
+    ("is_identity", 't'),
+    ("is_generated", 't'),
+    ("is_updatable", 't'),
+];
+
+/// One row per visible column of each table; PK columns are not nullable.
+pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
+    tables
+        .iter()
+        .flat_map(|table| {
+            columns(table)
+                .into_iter()
+                .enumerate()
+                .map(move |(i, (name, ty, pk))| {
+                    let udt = TYPES
+                        .iter()
+                        .find(|t| t.0 == i64::from(ty.oid()))
+                        .map_or("text", |t| t.1);
+                    vec![
+                        t(db),
+                        t("public"),
+                        V::T(table.name.clone()),
+                        V::T(name),
+                        V::I(i as i64 + 1),
+                        V::N,
+                        t(if pk { "NO" } else { "YES" }),
+                        t(ty.name()),
+                        t(udt),
+                        V::N,
+                        V::N,
+                        t(db),
+                        t(PG_CATALOG),
+                        t("NO"),
+                        t("NEVER"),
+                        t("YES"),
+                    ]
+                })
+        })
+        .collect()
+}
+
+pub const TABLE_CONSTRAINTS: &[Col] = &[
+    ("constraint_catalog", 't'),
+    ("constraint_schema", 't'),
+    ("constraint_name", 't'),
+    ("table_catalog", 't'),
+    ("table_schema", 't'),
+    ("table_name", 't'),
+    ("constraint_type", 't'),
+    ("is_deferrable", 't'),
+    ("initially_deferred", 't'),
+];
+
+/// Each table's primary key, the only constraint pgwide has.
+pub fn table_constraints_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
+    tables
+        .iter()
+        .filter(|table| !pk_columns(table).is_empty())
+        .map(|table| {
+            vec![
+                t(db),
+                t("public"),
+                V::T(pkey_name(table)),
+                t(db),
+                t("public"),
+                V::T(table.name.clone()),
+                t("PRIMARY KEY"),
+                t("NO"),
+                t("NO"),
+            ]
+        })
+        .collect()
+}
+
+pub const KEY_COLUMN_USAGE: &[Col] = &[
+    ("constraint_catalog", 't'),
+    ("constraint_schema", 't'),
+    ("constraint_name", 't'),
+    ("table_catalog", 't'),
+    ("table_schema", 't'),
+    ("table_name", 't'),
+    ("column_name", 't'),
+    ("ordinal_position", 'i'),
+];
+
+/// One row per primary-key column of each table, in key order.
+pub fn key_column_usage_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
+    tables
+        .iter()
+        .flat_map(|table| {
+            pk_columns(table)
+                .into_iter()
+                .enumerate()
+                .map(|(i, column)| {
+                    vec![
+                        t(db),
+                        t("public"),
+                        V::T(pkey_name(table)),
+                        t(db),
+                        t("public"),
+                        V::T(table.name.clone()),
+                        V::T(column),
+                        V::I(i as i64 + 1),
+                    ]
+                })
+        })
+        .collect()
+}

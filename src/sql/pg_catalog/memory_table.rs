@@ -1,0 +1,88 @@
+//! How a catalog relation's rows become a DataFusion table: each relation lists its
+//! columns as [`Col`]s and its rows as cells ([`V`]), and [`mem_table`] turns them into
+//! a `MemTable` built afresh for every query that names the relation.
+
+use datafusion::arrow::array::{
+    ArrayRef, BooleanBuilder, Int64Builder, ListBuilder, RecordBatch, StringBuilder,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::TableProvider;
+use datafusion::datasource::MemTable;
+use datafusion::error::Result;
+use std::sync::Arc;
+
+/// One cell of a catalog row.
+pub enum V {
+    I(i64),
+    T(String),
+    B(bool),
+    A(Vec<String>),
+    N,
+}
+
+/// A text cell.
+pub fn t(s: &str) -> V {
+    V::T(s.to_string())
+}
+
+/// A bigint cell holding a count, saturated at `i64::MAX`.
+pub fn count(n: u64) -> V {
+    V::I(i64::try_from(n).unwrap_or(i64::MAX))
+}
+
+/// A column's kind: `i` bigint, `t` text, `b` boolean, `a` text[].
+pub type Col = (&'static str, char);
+
+/// A table with these columns and rows; a missing or mistyped cell is NULL.
+pub fn mem_table(cols: &[Col], rows: Vec<Vec<V>>) -> Result<Arc<dyn TableProvider>> {
+    let item = Arc::new(Field::new("item", DataType::Utf8, true));
+    let fields: Vec<Field> = cols
+        .iter()
+        .map(|(name, kind)| {
+            let ty = match kind {
+                'i' => DataType::Int64,
+                'b' => DataType::Boolean,
+                'a' => DataType::List(Arc::clone(&item)),
+                _ => DataType::Utf8,
+            };
+            Field::new(*name, ty, true)
+        })
+        .collect();
+    let schema = Arc::new(Schema::new(fields));
+    let mut arrays: Vec<ArrayRef> = Vec::new();
+    for (i, (_, kind)) in cols.iter().enumerate() {
+        let cells = rows.iter().map(|r| r.get(i).unwrap_or(&V::N));
+        arrays.push(match kind {
+            'i' => {
+                let mut b = Int64Builder::new();
+                cells.for_each(|c| b.append_option(if let V::I(v) = c { Some(*v) } else { None }));
+                Arc::new(b.finish())
+            }
+            'b' => {
+                let mut b = BooleanBuilder::new();
+                cells.for_each(|c| b.append_option(if let V::B(v) = c { Some(*v) } else { None }));
+                Arc::new(b.finish())
+            }
+            'a' => {
+                let mut b = ListBuilder::new(StringBuilder::new()).with_field(Arc::clone(&item));
+                for c in cells {
+                    match c {
+                        V::A(values) => {
+                            values.iter().for_each(|v| b.values().append_value(v));
+                            b.append(true);
+                        }
+                        _ => b.append(false),
+                    }
+                }
+                Arc::new(b.finish())
+            }
+            _ => {
+                let mut b = StringBuilder::new();
+                cells.for_each(|c| b.append_option(if let V::T(v) = c { Some(v) } else { None }));
+                Arc::new(b.finish())
+            }
+        });
+    }
+    let batch = RecordBatch::try_new(Arc::clone(&schema), arrays)?;
+    Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
+}

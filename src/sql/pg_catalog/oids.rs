@@ -1,0 +1,31 @@
+//! The names and OIDs clients hard-code or join on: the three introspection schemas,
+//! PostgreSQL's built-in namespace OIDs, the one owner role, and the OIDs of tables and
+//! their primary-key indexes. A table's OID derives from the engine's table id, which is
+//! never reused, so it is stable across restarts; its PK index and constraint take the
+//! next OID.
+
+use crate::engine::{Engine, TableMeta};
+use std::sync::Arc;
+
+pub use crate::sql::relation::{attnum, table_oid};
+
+pub const PG_CATALOG: &str = "pg_catalog";
+pub const INFORMATION_SCHEMA: &str = "information_schema";
+pub const PGWIDE: &str = "pgwide";
+
+/// OIDs PostgreSQL gives its built-in namespaces; clients hard-code them.
+pub const PG_CATALOG_OID: i64 = 11;
+pub const PUBLIC_OID: i64 = 2200;
+pub const INFORMATION_SCHEMA_OID: i64 = 13_000;
+/// The one role pgwide reports as owner of everything (PostgreSQL's bootstrap superuser).
+pub const OWNER_OID: i64 = 10;
+pub const OWNER: &str = "postgres";
+
+/// The table whose primary-key index (or constraint) has this OID, or which has it.
+pub fn table_by_oid(engine: &Engine, instance: &str, oid: i64) -> Option<(Arc<TableMeta>, bool)> {
+    let tables = engine.tables(instance).ok()?;
+    tables.into_iter().find_map(|t| {
+        let own = table_oid(&t);
+        (own == oid || own + 1 == oid).then(|| (Arc::clone(&t), own + 1 == oid))
+    })
+}

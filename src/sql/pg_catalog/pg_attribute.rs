@@ -1,0 +1,72 @@
+//! `pg_catalog.pg_attribute`: the visible columns of every table, numbered from 1 in
+//! table order; PK columns are `NOT NULL`, text columns have the `default` collation.
+
+use super::memory_table::{t, Col, V};
+use super::oids::table_oid;
+use super::table_columns::columns;
+use crate::engine::TableMeta;
+use crate::sql::types::SqlType;
+use std::sync::Arc;
+
+pub const COLUMNS: &[Col] = &[
+    ("attrelid", 'i'),
+    ("attname", 't'),
+    ("atttypid", 'i'),
+    ("attnum", 'i'),
+    ("attlen", 'i'),
+    ("atttypmod", 'i'),
+    ("attnotnull", 'b'),
+    ("atthasdef", 'b'),
+    ("attisdropped", 'b'),
+    ("attidentity", 't'),
+    ("attgenerated", 't'),
+    ("attcollation", 'i'),
+    ("attstorage", 't'),
+    ("attstattarget", 'i'),
+    ("attndims", 'i'),
+    ("atthasmissing", 'b'),
+    ("attislocal", 'b'),
+    ("attcompression", 't'),
+];
+
+/// One row per visible column of each table.
+pub fn rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
+    tables
+        .iter()
+        .flat_map(|table| {
+            columns(table)
+                .into_iter()
+                .enumerate()
+                .map(move |(i, (name, ty, pk))| row(table, i, name, ty, pk))
+        })
+        .collect()
+}
+
+/// The row of `table`'s column at index `i` (attnum `i + 1`).
+fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, pk: bool) -> Vec<V> {
+    let text = ty == SqlType::Text;
+    vec![
+        V::I(table_oid(table)),
+        V::T(name),
+        V::I(i64::from(ty.oid())),
+        V::I(i as i64 + 1),
+        V::I(-1),
+        V::I(-1),
+        V::B(pk),
+        V::B(false),
+        V::B(false),
+        t(""),
+        t(""),
+        V::I(if text { 100 } else { 0 }),
+        t(if matches!(ty, SqlType::Text | SqlType::Bytea) {
+            "x"
+        } else {
+            "p"
+        }),
+        V::I(-1),
+        V::I(0),
+        V::B(false),
+        V::B(true),
+        t(""),
+    ]
+}

@@ -1,0 +1,47 @@
+//! `pg_catalog.pg_database`: one database per engine instance, its OID above
+//! PostgreSQL's reserved range; all UTF8 with the `C` locale.
+
+use super::memory_table::{t, Col, V};
+use super::oids::OWNER_OID;
+use crate::engine::Engine;
+
+pub const COLUMNS: &[Col] = &[
+    ("oid", 'i'),
+    ("datname", 't'),
+    ("datdba", 'i'),
+    ("encoding", 'i'),
+    ("datlocprovider", 't'),
+    ("datistemplate", 'b'),
+    ("datallowconn", 'b'),
+    ("datconnlimit", 'i'),
+    ("dattablespace", 'i'),
+    ("datcollate", 't'),
+    ("datctype", 't'),
+    ("daticulocale", 't'),
+    ("datacl", 'a'),
+];
+
+/// One row per instance of the engine.
+pub fn rows(engine: &Engine) -> Vec<Vec<V>> {
+    engine
+        .instances()
+        .into_iter()
+        .map(|i| {
+            vec![
+                V::I(16_384 + i64::from(i.id)),
+                V::T(i.name),
+                V::I(OWNER_OID),
+                V::I(6),
+                t("c"),
+                V::B(false),
+                V::B(true),
+                V::I(-1),
+                V::I(1663),
+                t("C"),
+                t("C"),
+                V::N,
+                V::N,
+            ]
+        })
+        .collect()
+}

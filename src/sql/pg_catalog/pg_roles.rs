@@ -1,0 +1,97 @@
+//! `pg_catalog.pg_roles`: the owner (`postgres`, OID 10) and every role of the role
+//! store, with the role attributes pgwide has (superuser, login) and a masked password.
+//! [`role_rows`] also feeds `pg_user`.
+
+use super::memory_table::{t, Col, V};
+use super::oids::{OWNER, OWNER_OID};
+use crate::auth::Roles;
+
+pub const COLUMNS: &[Col] = &[
+    ("oid", 'i'),
+    ("rolname", 't'),
+    ("rolsuper", 'b'),
+    ("rolinherit", 'b'),
+    ("rolcreaterole", 'b'),
+    ("rolcreatedb", 'b'),
+    ("rolcanlogin", 'b'),
+    ("rolreplication", 'b'),
+    ("rolconnlimit", 'i'),
+    ("rolpassword", 't'),
+    ("rolvaliduntil", 't'),
+    ("rolbypassrls", 'b'),
+    ("rolconfig", 'a'),
+];
+
+/// One row per role of [`role_rows`].
+pub fn rows(roles: Option<&Roles>) -> Vec<Vec<V>> {
+    role_rows(roles)
+        .into_iter()
+        .map(|r| {
+            vec![
+                V::I(r.oid),
+                V::T(r.name),
+                V::B(r.superuser),
+                V::B(true),
+                V::B(r.superuser),
+                V::B(r.superuser),
+                V::B(r.login),
+                V::B(false),
+                V::I(-1),
+                r.password,
+                V::N,
+                V::B(r.superuser),
+                V::N,
+            ]
+        })
+        .collect()
+}
+
+/// One role as pg_roles / pg_user show it.
+pub struct RoleRow {
+    pub oid: i64,
+    pub name: String,
+    pub superuser: bool,
+    pub login: bool,
+    /// `********` when the role has a password (never the verifier), else NULL.
+    pub password: V,
+}
+
+/// The owner (`postgres`, OID 10) and every role of the store (`None`: the owner
+/// alone). Role OIDs are a hash of the name, so they stay the same across restarts.
+pub fn role_rows(roles: Option<&Roles>) -> Vec<RoleRow> {
+    let mut rows = vec![RoleRow {
+        oid: OWNER_OID,
+        name: OWNER.to_string(),
+        superuser: true,
+        login: true,
+        password: t("********"),
+    }];
+    let Some(roles) = roles else {
+        return rows;
+    };
+    for role in roles.list() {
+        let password = if role.has_password() {
+            t("********")
+        } else {
+            V::N
+        };
+        if role.name == OWNER {
+            rows[0].superuser = role.superuser;
+            rows[0].login = role.login;
+            rows[0].password = password;
+            continue;
+        }
+        // FNV-1a, folded above the OIDs PostgreSQL reserves for built-in objects.
+        let hash = role.name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+        rows.push(RoleRow {
+            oid: 100_000 + (hash % 1_000_000_000) as i64,
+            name: role.name,
+            superuser: role.superuser,
+            login: role.login,
+            password,
+        });
+    }
+    rows
+}

@@ -1,0 +1,44 @@
+//! A table's columns and primary key as the catalog relations show them: hidden
+//! columns (the versions columns, `_rowid`) left out, and the PK index and constraint
+//! named `<table>_pkey` as PostgreSQL names them.
+
+use super::oids::attnum;
+use crate::engine::TableMeta;
+use crate::sql::relation::{Relation, RelationKind, Source};
+use crate::sql::types::SqlType;
+use std::sync::Arc;
+
+/// The name of a table's primary-key index and constraint, as PostgreSQL names them.
+pub fn pkey_name(table: &TableMeta) -> String {
+    format!("{}_pkey", table.name)
+}
+
+/// The visible columns of a table with their SQL types and whether each is in the PK.
+pub fn columns(table: &Arc<TableMeta>) -> Vec<(String, SqlType, bool)> {
+    Relation::new(Arc::clone(table), RelationKind::Table, None)
+        .columns
+        .into_iter()
+        .filter(|c| !c.hidden)
+        .map(|c| {
+            let pk = matches!(c.source, Source::Pk(_));
+            (c.name, c.ty, pk)
+        })
+        .collect()
+}
+
+/// The PK columns a client sees: none for a table keyed by the hidden `_rowid`.
+pub fn pk_columns(table: &TableMeta) -> Vec<String> {
+    if table.auto_rowid {
+        return Vec::new();
+    }
+    table.pk.iter().map(|c| c.name.clone()).collect()
+}
+
+/// The attnums of a table's primary-key columns, in key order (`pg_index.indkey`).
+pub fn pk_attnums(table: &Arc<TableMeta>) -> Vec<String> {
+    pk_columns(table)
+        .iter()
+        .filter_map(|c| attnum(table, c))
+        .map(|n| n.to_string())
+        .collect()
+}
