@@ -281,7 +281,7 @@ async fn serve(
             return Err(message);
         }
     };
-    let factory: Arc<dyn pgwide::sql::SessionFactory> = gateway.clone();
+    let factory = Arc::clone(&gateway);
     let mut options = config.server_options();
     options.auth = auth;
     options.require_tls = config.require_tls;

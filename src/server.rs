@@ -81,8 +81,8 @@ impl Default for ServerOptions {
 }
 
 /// What every connection task shares.
-pub(crate) struct Shared {
-    factory: Arc<dyn SessionFactory>,
+pub(crate) struct Shared<F> {
+    factory: Arc<F>,
     cancels: Arc<CancelRegistry>,
     slots: Arc<Semaphore>,
     max_message_size: usize,
@@ -92,8 +92,8 @@ pub(crate) struct Shared {
     require_tls: bool,
 }
 
-impl Shared {
-    fn new(factory: Arc<dyn SessionFactory>, options: ServerOptions) -> Self {
+impl<F: SessionFactory> Shared<F> {
+    fn new(factory: Arc<F>, options: ServerOptions) -> Self {
         Shared {
             factory,
             cancels: Arc::new(CancelRegistry::default()),
@@ -111,9 +111,10 @@ impl Shared {
 /// with the same startup, limits and message loop as a TCP client. For in-process
 /// transports and the wire-protocol fuzz target; a panic here is a bug.
 #[doc(hidden)]
-pub async fn serve_stream<S>(stream: S, factory: Arc<dyn SessionFactory>, options: ServerOptions)
+pub async fn serve_stream<S, F>(stream: S, factory: Arc<F>, options: ServerOptions)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send,
+    F: SessionFactory,
 {
     let shared = Shared::new(factory, options);
     let deadline = tokio::time::Instant::now() + shared.authentication_timeout;
@@ -123,21 +124,12 @@ where
 }
 
 /// Serves clients on `listeners` (a `TcpListener`, or [`Listeners`] with a Unix-domain
-/// socket too) with default [`ServerOptions`] until `shutdown` completes, then stops
-/// accepting, lets running statements finish (bounded by the grace period), closes
-/// every connection and returns.
-pub async fn serve(
+/// socket too) until `shutdown` completes, then stops accepting, lets running
+/// statements finish (bounded by the grace period), closes every connection and
+/// returns.
+pub async fn serve_with<F: SessionFactory>(
     listeners: impl Into<Listeners>,
-    factory: Arc<dyn SessionFactory>,
-    shutdown: impl Future<Output = ()>,
-) -> std::io::Result<()> {
-    serve_with(listeners, factory, ServerOptions::default(), shutdown).await
-}
-
-/// [`serve`] with explicit options.
-pub async fn serve_with(
-    listeners: impl Into<Listeners>,
-    factory: Arc<dyn SessionFactory>,
+    factory: Arc<F>,
     options: ServerOptions,
     shutdown: impl Future<Output = ()>,
 ) -> std::io::Result<()> {
@@ -194,11 +186,11 @@ pub async fn serve_with(
 
 /// Serves `client` on `runtime`: the socket moves to that runtime's event loop, so its
 /// readiness wakes the thread that serves it.
-fn spawn_on(
+fn spawn_on<F: SessionFactory>(
     tasks: &mut JoinSet<()>,
     runtime: &tokio::runtime::Handle,
     client: listeners::Client,
-    shared: Arc<Shared>,
+    shared: Arc<Shared<F>>,
     stop: watch::Receiver<bool>,
 ) {
     let client = match client.detach() {

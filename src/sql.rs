@@ -26,7 +26,7 @@ mod values;
 pub use error::{Interruption, Severity};
 pub use gateway::Gateway;
 pub use notices::Notice;
-pub use session::Session;
+pub use session::{ParsedSql, Session, StatementPlan};
 pub use types::{
     CopyFormat, CopySink, Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType,
     StatementResult, TransactionStatus,
@@ -37,30 +37,33 @@ pub const SERVER_VERSION: &str = "16.4";
 pub const SERVER_VERSION_NUM: &str = "160004";
 
 use async_trait::async_trait;
-use std::any::Any;
 use std::sync::Arc;
 
 /// A statement parsed and planned once, executed many times with different parameters.
-pub struct PreparedStatement {
+/// `P` is the session's plan (`SqlSession::Plan`); the server only keeps it.
+pub struct PreparedStatement<P> {
     pub sql: String,
     /// The type of each `$n` parameter, in order.
     pub param_types: Vec<SqlType>,
     /// The columns the statement returns; empty for commands without RETURNING.
     pub columns: Arc<Vec<OutputColumn>>,
-    /// The SQL layer's own plan; opaque to the server.
-    pub plan: Arc<dyn Any + Send + Sync>,
+    /// The SQL layer's own plan.
+    pub plan: P,
 }
 
 /// One statement of a simple-query string, parsed but not yet planned (a later
-/// statement may depend on an earlier one, such as INSERT after CREATE TABLE).
-pub struct ParsedStatement {
+/// statement may depend on an earlier one, such as INSERT after CREATE TABLE). `P` is
+/// the session's parsed form (`SqlSession::Parsed`).
+pub struct ParsedStatement<P> {
     pub sql: String,
-    pub plan: Box<dyn Any + Send>,
+    pub parsed: P,
 }
 
 /// Opens sessions: one per client connection.
 #[async_trait]
 pub trait SessionFactory: Send + Sync + 'static {
+    type Session: SqlSession;
+
     /// A session on `database` for `user`. A missing database is SQLSTATE 3D000.
     /// `params` are the startup parameters the client sent (application_name, ...).
     async fn open(
@@ -68,17 +71,26 @@ pub trait SessionFactory: Send + Sync + 'static {
         database: &str,
         user: &str,
         params: &[(String, String)],
-    ) -> SqlResult<Box<dyn SqlSession>>;
+    ) -> SqlResult<Self::Session>;
 }
 
 /// A client's session: its database, settings (SET/SHOW) and open transaction.
 #[async_trait]
-pub trait SqlSession: Send {
+pub trait SqlSession: Send + 'static {
+    /// A prepared statement's plan, kept by the server from Parse to Close. The
+    /// default is the plan of an empty query string, which the server prepares itself.
+    type Plan: Default + Send + Sync + 'static;
+    /// A simple-query statement as `parse_simple` left it for `run_simple`.
+    type Parsed: Send + 'static;
+
     /// Splits a simple-query string into statements (an empty string gives none).
-    fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement>>;
+    fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement<Self::Parsed>>>;
 
     /// Plans and runs one statement of a simple query.
-    async fn run_simple(&mut self, statement: ParsedStatement) -> SqlResult<StatementResult>;
+    async fn run_simple(
+        &mut self,
+        statement: ParsedStatement<Self::Parsed>,
+    ) -> SqlResult<StatementResult>;
 
     /// Parses and plans a statement for the extended protocol. `param_types` holds the
     /// types the client gave (`None` = infer); the result lists every parameter's type.
@@ -86,12 +98,12 @@ pub trait SqlSession: Send {
         &mut self,
         sql: &str,
         param_types: &[Option<SqlType>],
-    ) -> SqlResult<Arc<PreparedStatement>>;
+    ) -> SqlResult<Arc<PreparedStatement<Self::Plan>>>;
 
     /// Runs a prepared statement with bound parameters (`Datum::Null` for NULL).
     async fn execute(
         &mut self,
-        statement: &PreparedStatement,
+        statement: &PreparedStatement<Self::Plan>,
         params: Vec<Datum>,
     ) -> SqlResult<StatementResult>;
 

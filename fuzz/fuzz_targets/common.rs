@@ -7,7 +7,7 @@
 use futures::StreamExt;
 use pgwide::engine::{Engine, Limits, SystemClock, DEFAULT_INSTANCE};
 use pgwide::sql::{
-    ParsedStatement, Session, SessionFactory, SqlResult, SqlSession, StatementResult,
+    ParsedSql, ParsedStatement, Session, SessionFactory, SqlResult, SqlSession, StatementResult,
 };
 use pgwide::storage::MemoryBackend;
 use std::sync::Arc;
@@ -60,7 +60,7 @@ fn open(engine: &Arc<Engine>) -> Session {
 }
 
 /// Runs one parsed statement with bounded time and output; errors are fine.
-pub async fn run(session: &mut Session, statement: ParsedStatement) {
+pub async fn run(session: &mut Session, statement: ParsedStatement<ParsedSql>) {
     let work = async {
         if let Ok(result) = session.run_simple(statement).await {
             drain(result).await;
@@ -97,12 +97,14 @@ pub struct Factory(pub Arc<Engine>);
 
 #[async_trait::async_trait]
 impl SessionFactory for Factory {
+    type Session = Session;
+
     async fn open(
         &self,
         database: &str,
         user: &str,
         params: &[(String, String)],
-    ) -> SqlResult<Box<dyn SqlSession>> {
+    ) -> SqlResult<Session> {
         let session = Session::new(
             Arc::clone(&self.0),
             database.to_string(),
@@ -111,7 +113,7 @@ impl SessionFactory for Factory {
         )
         // The server enforces it: a fuzzed slow statement ends with 57014.
         .with_setting_defaults(&[("statement_timeout".into(), "2000".into())])?;
-        Ok(Box::new(session))
+        Ok(session)
     }
 }
 

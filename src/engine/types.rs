@@ -283,16 +283,6 @@ impl Row {
         self.cells.iter().find(|c| c.column == column)
     }
 
-    /// The newest visible cell of every column, in column-name order.
-    pub fn latest_cells(&self) -> impl Iterator<Item = &Cell> {
-        let mut previous: Option<&str> = None;
-        self.cells.iter().filter(move |c| {
-            let fresh = previous != Some(c.column.as_str());
-            previous = Some(c.column.as_str());
-            fresh
-        })
-    }
-
     /// Bytes of the row as counted for read capacity units: PK values plus, for every
     /// returned cell, its column name and value.
     pub fn size(&self) -> usize {

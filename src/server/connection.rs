@@ -18,8 +18,8 @@ use super::tls::Tls;
 use super::wire::{put_command_complete, put_select_complete, Frontend, Wire, WireError};
 use super::Shared;
 use crate::sql::{
-    OutputColumn, RowStream, SessionTimeouts, SqlError, SqlSession, StatementResult,
-    TransactionStatus,
+    OutputColumn, RowStream, SessionFactory, SessionTimeouts, SqlError, SqlSession,
+    StatementResult, TransactionStatus,
 };
 use crate::sqlstate::SqlState;
 use futures::{FutureExt, StreamExt};
@@ -63,7 +63,11 @@ enum Event {
 }
 
 /// Serves one accepted socket to the end.
-pub(crate) async fn run(client: Client, shared: Arc<Shared>, stop: watch::Receiver<bool>) {
+pub(crate) async fn run<F: SessionFactory>(
+    client: Client,
+    shared: Arc<Shared<F>>,
+    stop: watch::Receiver<bool>,
+) {
     match client {
         Client::Tcp(stream) => {
             // Every response is written whole at Sync; Nagle would only add latency.
@@ -81,14 +85,15 @@ pub(crate) async fn run(client: Client, shared: Arc<Shared>, stop: watch::Receiv
 
 /// Answers the client's SSLRequest (upgrading the socket when `tls` is given), then
 /// serves it; `local` marks a socket no one else can read.
-async fn negotiate_and_run<IO>(
+async fn negotiate_and_run<IO, F>(
     io: IO,
     tls: Option<&Tls>,
     local: bool,
-    shared: &Shared,
+    shared: &Shared<F>,
     stop: watch::Receiver<bool>,
 ) where
     IO: AsyncRead + AsyncWrite + Unpin + Send,
+    F: SessionFactory,
 {
     // One deadline covers the TLS handshake, startup and authentication.
     let deadline = tokio::time::Instant::now() + shared.authentication_timeout;
@@ -108,14 +113,15 @@ async fn negotiate_and_run<IO>(
 /// Serves a connected client stream, after any TLS negotiation, to the end: startup
 /// (bounded by `deadline`), then the message loop. `private`: encrypted, or a local
 /// socket — what `require_tls` asks of a client.
-pub(crate) async fn run_stream<S>(
+pub(crate) async fn run_stream<S, F>(
     stream: S,
     private: bool,
     deadline: tokio::time::Instant,
-    shared: &Shared,
+    shared: &Shared<F>,
     stop: watch::Receiver<bool>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send,
+    F: SessionFactory,
 {
     let mut wire = Wire::new(stream);
     wire.set_max_message_size(shared.max_message_size);
@@ -163,13 +169,13 @@ pub(crate) async fn run_stream<S>(
     }
 }
 
-/// Per-connection state after startup.
-pub(crate) struct Connection<S> {
+/// Per-connection state after startup, serving session `Q`.
+pub(crate) struct Connection<S, Q: SqlSession> {
     pub(super) wire: Wire<S>,
-    pub(super) session: Box<dyn SqlSession>,
+    pub(super) session: Q,
     pub(super) cancel: Arc<CancelHandle>,
-    pub(super) statements: HashMap<String, Statement>,
-    pub(super) portals: Portals,
+    pub(super) statements: HashMap<String, Statement<Q::Plan>>,
+    pub(super) portals: Portals<Q::Plan>,
     /// After an error in the extended protocol, messages are discarded until Sync.
     pub(super) skipping: bool,
     /// ReadyForQuery was the last thing sent: the session is idle, and its idle
@@ -177,7 +183,7 @@ pub(crate) struct Connection<S> {
     pub(super) awaiting_command: bool,
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
+impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
     async fn serve(&mut self, mut stop: watch::Receiver<bool>) {
         loop {
             let timeouts = self.session.timeouts();

@@ -6,7 +6,9 @@ use super::cancel::Scope;
 use super::connection::{Connection, Fault};
 use super::encode::put_text;
 use super::wire::{Frontend, WireError};
-use crate::sql::{CopyFormat, CopySink, Datum, Interruption, OutputColumn, RowStream, SqlError};
+use crate::sql::{
+    CopyFormat, CopySink, Datum, Interruption, OutputColumn, RowStream, SqlError, SqlSession,
+};
 use bytes::{BufMut, BytesMut};
 use futures::StreamExt;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyInResponse, CopyOutResponse};
@@ -15,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 /// CopyData messages carry about this much each.
 const COPY_CHUNK: usize = 64 * 1024;
 
-impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
+impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
     /// Receives `COPY ... FROM STDIN` data into `sink`; returns the command tag.
     pub(super) async fn copy_in(
         &mut self,

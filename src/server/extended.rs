@@ -12,7 +12,8 @@ use super::encode::{put_row_description, Formats};
 use super::params::decode_param;
 use super::wire::{put_command_complete, put_select_complete, Bind, Target};
 use crate::sql::{
-    Datum, OutputColumn, PreparedStatement, RowStream, SqlError, SqlType, StatementResult,
+    Datum, OutputColumn, PreparedStatement, RowStream, SqlError, SqlSession, SqlType,
+    StatementResult,
 };
 use crate::sqlstate::SqlState;
 use bytes::{BufMut, Bytes, BytesMut};
@@ -30,8 +31,8 @@ const UNKNOWN_OID: u32 = 705;
 
 /// A prepared statement and its text-format RowDescription, encoded once because
 /// libpq asks for it on every execution.
-pub(crate) struct Statement {
-    prepared: Arc<PreparedStatement>,
+pub(crate) struct Statement<P> {
+    prepared: Arc<PreparedStatement<P>>,
     /// Empty when the statement returns no rows (NoData).
     text_row_description: Bytes,
     /// An empty query string: executes to EmptyQueryResponse without the SQL layer.
@@ -46,18 +47,26 @@ pub(crate) struct Statement {
 /// every execution, has a slot of its own: taking it out for each Execute and putting it
 /// back in a `HashMap` hashed and compared its name each time (2.3% of the server's CPU
 /// in a profile of prepared point gets).
-#[derive(Default)]
-pub(crate) struct Portals {
-    unnamed: Option<Portal>,
-    named: HashMap<String, Portal>,
+pub(crate) struct Portals<P> {
+    unnamed: Option<Portal<P>>,
+    named: HashMap<String, Portal<P>>,
 }
 
-impl Portals {
+impl<P> Default for Portals<P> {
+    fn default() -> Self {
+        Portals {
+            unnamed: None,
+            named: HashMap::new(),
+        }
+    }
+}
+
+impl<P> Portals<P> {
     fn contains(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
 
-    fn get(&self, name: &str) -> Option<&Portal> {
+    fn get(&self, name: &str) -> Option<&Portal<P>> {
         if name.is_empty() {
             self.unnamed.as_ref()
         } else {
@@ -66,7 +75,7 @@ impl Portals {
     }
 
     /// Binds `name` to `portal`, replacing a portal of that name.
-    fn insert(&mut self, name: String, portal: Portal) {
+    fn insert(&mut self, name: String, portal: Portal<P>) {
         if name.is_empty() {
             self.unnamed = Some(portal);
         } else {
@@ -74,7 +83,7 @@ impl Portals {
         }
     }
 
-    fn remove(&mut self, name: &str) -> Option<Portal> {
+    fn remove(&mut self, name: &str) -> Option<Portal<P>> {
         if name.is_empty() {
             self.unnamed.take()
         } else {
@@ -93,15 +102,15 @@ impl Portals {
     }
 }
 
-impl Statement {
+impl<P> Statement<P> {
     /// The SQL text, for the log of a failure.
     pub(crate) fn sql(&self) -> &str {
         &self.prepared.sql
     }
 }
 
-pub(crate) struct Portal {
-    statement: Arc<PreparedStatement>,
+pub(crate) struct Portal<P> {
+    statement: Arc<PreparedStatement<P>>,
     text_row_description: Bytes,
     empty: bool,
     formats: Formats,
@@ -148,7 +157,7 @@ fn invalid_target(byte: u8) -> SqlError {
     )
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
+impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
     pub(super) async fn parse(
         &mut self,
         name: String,
@@ -173,7 +182,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
                     sql,
                     param_types: Vec::new(),
                     columns: Arc::new(Vec::new()),
-                    plan: Arc::new(()),
+                    plan: Q::Plan::default(),
                 }),
                 text_row_description: Bytes::new(),
                 empty: true,
@@ -317,7 +326,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
     }
 
     /// RowDescription (the cached text one, or built for other formats) or NoData.
-    fn put_description(&mut self, text: &Bytes, custom: Option<(Arc<PreparedStatement>, Formats)>) {
+    fn put_description(
+        &mut self,
+        text: &Bytes,
+        custom: Option<(Arc<PreparedStatement<Q::Plan>>, Formats)>,
+    ) {
         if text.is_empty() {
             self.wire.put(&NoData::new());
             return;
@@ -342,7 +355,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Connection<S> {
         result
     }
 
-    async fn run_portal(&mut self, portal: &mut Portal, max_rows: i32) -> Result<(), Fault> {
+    async fn run_portal(
+        &mut self,
+        portal: &mut Portal<Q::Plan>,
+        max_rows: i32,
+    ) -> Result<(), Fault> {
         if portal.empty {
             self.wire.put(&EmptyQueryResponse::new());
             return Ok(());

@@ -7,7 +7,7 @@ use super::authenticate::{authenticate, Outcome};
 use super::cancel::Registration;
 use super::wire::{Wire, WireError};
 use super::Shared;
-use crate::sql::{SqlSession, TransactionStatus};
+use crate::sql::{SessionFactory, SqlSession, TransactionStatus};
 use crate::sqlstate::SqlState;
 use bytes::{Buf, BufMut, Bytes};
 use pgwire::messages::startup::{Authentication, BackendKeyData, SecretKey};
@@ -22,8 +22,8 @@ const CANCEL_REQUEST: i32 = 80_877_102;
 pub(crate) use crate::sql::{SERVER_VERSION, SERVER_VERSION_NUM};
 
 /// A client that completed startup.
-pub(crate) struct Established {
-    pub session: Box<dyn SqlSession>,
+pub(crate) struct Established<Q> {
+    pub session: Q,
     pub registration: Registration,
     /// Holds one of `max_connections` slots for the life of the connection.
     pub _slot: OwnedSemaphorePermit,
@@ -32,13 +32,14 @@ pub(crate) struct Established {
 /// Runs the startup phase. `Ok(None)` means the connection is done (a cancel request,
 /// a refused client that was told why, or a client that hung up). `private`: the
 /// connection is encrypted or local, so `require_tls` lets it in.
-pub(crate) async fn handshake<S>(
+pub(crate) async fn handshake<S, F>(
     wire: &mut Wire<S>,
-    shared: &Shared,
+    shared: &Shared<F>,
     private: bool,
-) -> Result<Option<Established>, WireError>
+) -> Result<Option<Established<F::Session>>, WireError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
+    F: SessionFactory,
 {
     let (minor, mut body) = loop {
         let Some(mut packet) = wire.read_startup_packet().await? else {

@@ -3,7 +3,7 @@
 
 use super::session::Session;
 use super::types::{SqlError, SqlResult};
-use super::{SessionFactory, SqlSession};
+use super::SessionFactory;
 use crate::auth::{Access, Roles};
 use crate::config::Config;
 use crate::engine::{Engine, SystemClock};
@@ -101,12 +101,14 @@ impl Gateway {
 
 #[async_trait]
 impl SessionFactory for Gateway {
+    type Session = Session;
+
     async fn open(
         &self,
         database: &str,
         user: &str,
         params: &[(String, String)],
-    ) -> SqlResult<Box<dyn SqlSession>> {
+    ) -> SqlResult<Session> {
         if self.engine.instance(database).is_err() {
             return Err(SqlError::fatal(
                 SqlState::InvalidCatalogName,
@@ -119,16 +121,14 @@ impl SessionFactory for Gateway {
             None => Access::trusted(Some(Arc::clone(&self.roles))),
         };
         access.check_connect(database)?;
-        Ok(Box::new(
-            Session::new(
-                Arc::clone(&self.engine),
-                database.to_string(),
-                user.to_string(),
-                params,
-            )
-            .with_query_runtime(Arc::clone(&self.query_runtime))
-            .with_setting_defaults(&self.setting_defaults)?
-            .with_access(access),
-        ))
+        Ok(Session::new(
+            Arc::clone(&self.engine),
+            database.to_string(),
+            user.to_string(),
+            params,
+        )
+        .with_query_runtime(Arc::clone(&self.query_runtime))
+        .with_setting_defaults(&self.setting_defaults)?
+        .with_access(access))
     }
 }

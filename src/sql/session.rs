@@ -54,6 +54,25 @@ struct CachedRun {
     params: Vec<Datum>,
 }
 
+/// A prepared statement's plan, as the server keeps it between Parse and Execute.
+pub struct StatementPlan(Arc<Plan>);
+
+impl Default for StatementPlan {
+    /// The plan of an empty query string.
+    fn default() -> Self {
+        StatementPlan(Arc::new(Plan::Empty))
+    }
+}
+
+/// A simple-query statement between `parse_simple` and `run_simple`: already planned
+/// (from the plan cache) or parsed only.
+pub struct ParsedSql(Parsed);
+
+enum Parsed {
+    Cached(CachedRun),
+    Statement(Box<Statement>),
+}
+
 struct Transaction {
     staged: StagedWrites,
     failed: bool,
@@ -858,7 +877,10 @@ fn first_words(sql: &str) -> String {
 
 #[async_trait]
 impl SqlSession for Session {
-    fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement>> {
+    type Plan = StatementPlan;
+    type Parsed = ParsedSql;
+
+    fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement<ParsedSql>>> {
         self.finish_query();
         self.pending_template = None;
         let template = plan_cache::templatize(sql);
@@ -872,7 +894,7 @@ impl SqlSession for Session {
                     };
                     return Ok(vec![ParsedStatement {
                         sql: sql.to_string(),
-                        plan: Box::new(run),
+                        parsed: ParsedSql(Parsed::Cached(run)),
                     }]);
                 }
             }
@@ -885,19 +907,19 @@ impl SqlSession for Session {
             .into_iter()
             .map(|statement| ParsedStatement {
                 sql: statement.to_string(),
-                plan: Box::new(statement),
+                parsed: ParsedSql(Parsed::Statement(Box::new(statement))),
             })
             .collect())
     }
 
-    async fn run_simple(&mut self, statement: ParsedStatement) -> SqlResult<StatementResult> {
-        let statement = match statement.plan.downcast::<CachedRun>() {
-            Ok(cached) => return self.run(&cached.plan, cached.params).await,
-            Err(other) => other,
+    async fn run_simple(
+        &mut self,
+        statement: ParsedStatement<ParsedSql>,
+    ) -> SqlResult<StatementResult> {
+        let statement = match statement.parsed.0 {
+            Parsed::Cached(cached) => return self.run(&cached.plan, cached.params).await,
+            Parsed::Statement(statement) => statement,
         };
-        let statement = statement
-            .downcast::<Statement>()
-            .map_err(|_| SqlError::internal("statement from another layer"))?;
         let template = self.pending_template.take();
         let mut params = self.params(&[]);
         let plan = match self.plan(*statement, &mut params) {
@@ -919,7 +941,7 @@ impl SqlSession for Session {
         &mut self,
         sql: &str,
         param_types: &[Option<SqlType>],
-    ) -> SqlResult<Arc<PreparedStatement>> {
+    ) -> SqlResult<Arc<PreparedStatement<StatementPlan>>> {
         self.finish_query();
         let mut statements = parse(sql)?;
         if statements.len() > 1 {
@@ -940,19 +962,16 @@ impl SqlSession for Session {
             sql: sql.to_string(),
             param_types: params.finish(),
             columns,
-            plan: Arc::new(plan),
+            plan: StatementPlan(Arc::new(plan)),
         }))
     }
 
     async fn execute(
         &mut self,
-        statement: &PreparedStatement,
+        statement: &PreparedStatement<StatementPlan>,
         params: Vec<Datum>,
     ) -> SqlResult<StatementResult> {
-        let plan = Arc::clone(&statement.plan)
-            .downcast::<Plan>()
-            .map_err(|_| SqlError::internal("statement prepared by another layer"))?;
-        self.run(&plan, params).await
+        self.run(&statement.plan.0, params).await
     }
 
     fn transaction_status(&self) -> TransactionStatus {

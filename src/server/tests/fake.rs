@@ -18,26 +18,28 @@ pub(super) struct FakeFactory;
 
 #[async_trait]
 impl SessionFactory for FakeFactory {
+    type Session = FakeSession;
+
     async fn open(
         &self,
         database: &str,
         _user: &str,
         _params: &[(String, String)],
-    ) -> SqlResult<Box<dyn SqlSession>> {
+    ) -> SqlResult<FakeSession> {
         if database == "missing" {
             return Err(SqlError::new(
                 SqlState::InvalidCatalogName,
                 format!("database \"{database}\" does not exist"),
             ));
         }
-        Ok(Box::new(FakeSession {
+        Ok(FakeSession {
             status: TransactionStatus::Idle,
             changes: Vec::new(),
-        }))
+        })
     }
 }
 
-struct FakeSession {
+pub(super) struct FakeSession {
     status: TransactionStatus,
     changes: Vec<(String, String)>,
 }
@@ -198,19 +200,23 @@ impl FakeSession {
 
 #[async_trait]
 impl SqlSession for FakeSession {
-    fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement>> {
+    /// The fake runs statements from their text alone.
+    type Plan = ();
+    type Parsed = ();
+
+    fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement<()>>> {
         Ok(sql
             .split(';')
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(|s| ParsedStatement {
                 sql: s.to_owned(),
-                plan: Box::new(()),
+                parsed: (),
             })
             .collect())
     }
 
-    async fn run_simple(&mut self, statement: ParsedStatement) -> SqlResult<StatementResult> {
+    async fn run_simple(&mut self, statement: ParsedStatement<()>) -> SqlResult<StatementResult> {
         self.run(&statement.sql, Vec::new(), &[]).await
     }
 
@@ -218,7 +224,7 @@ impl SqlSession for FakeSession {
         &mut self,
         sql: &str,
         param_types: &[Option<SqlType>],
-    ) -> SqlResult<Arc<PreparedStatement>> {
+    ) -> SqlResult<Arc<PreparedStatement<()>>> {
         if sql.contains("prepare_bad") {
             return Err(SqlError::syntax("syntax error at or near \"prepare_bad\""));
         }
@@ -236,13 +242,13 @@ impl SqlSession for FakeSession {
             sql: sql.to_owned(),
             columns: Arc::new(columns_of(sql, &types)),
             param_types: types,
-            plan: Arc::new(()),
+            plan: (),
         }))
     }
 
     async fn execute(
         &mut self,
-        statement: &PreparedStatement,
+        statement: &PreparedStatement<()>,
         params: Vec<Datum>,
     ) -> SqlResult<StatementResult> {
         self.run(&statement.sql, params, &statement.param_types)
