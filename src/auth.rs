@@ -4,12 +4,12 @@
 //! address until the first password exists, passwords from then on, and refusing to
 //! listen elsewhere without authentication.
 
-mod error;
+mod auth_error;
 mod privileges;
 mod roles;
 pub mod scram;
 
-pub use error::{AuthError, AuthResult};
+pub use auth_error::{AuthError, AuthResult};
 pub use privileges::{Access, Privilege, PrivilegeSet, TableGrant};
 pub use roles::{missing as missing_role, Role, Roles, AUTH_PREFIX};
 

@@ -2,9 +2,9 @@
 //! command-line flags (in `main`). Unknown keys are errors, so a typo in the file is
 //! reported instead of silently ignored.
 
-mod memory;
+mod memory_limit;
 
-pub use memory::{usable_memory, CacheSizes};
+pub use memory_limit::{usable_memory, CacheSizes};
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@ mod affinity;
 mod authenticate;
 mod cancel;
 mod connection;
-mod copy;
+mod copy_protocol;
 mod encode;
 mod extended;
 mod listeners;

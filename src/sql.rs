@@ -3,10 +3,9 @@
 //! The wire server talks to it only through [`SessionFactory`] and [`SqlSession`].
 
 mod access;
-mod copy;
+mod copy_statement;
 mod ddl;
 mod dml;
-mod error;
 mod explain;
 mod expr;
 mod gateway;
@@ -14,20 +13,21 @@ mod notices;
 mod pg_catalog;
 mod plan_cache;
 mod query;
-mod read;
 mod relation;
-mod roles;
+mod role_statements;
+mod row_reader;
 mod select;
 mod session;
 mod settings;
-pub mod types;
+mod sql_error;
+pub mod sql_types;
 mod values;
 
-pub use error::{Interruption, Severity};
 pub use gateway::Gateway;
 pub use notices::Notice;
 pub use session::{ParsedSql, Session, StatementPlan};
-pub use types::{
+pub use sql_error::{Interruption, Severity};
+pub use sql_types::{
     CopyFormat, CopySink, Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType,
     StatementResult, TransactionStatus,
 };

@@ -2,7 +2,7 @@
 //! INSERT / UPDATE / DELETE on a table. Checked live against the role store, so a
 //! REVOKE or DROP ROLE takes effect on the next statement of every open session.
 
-use super::error::{AuthError, AuthResult};
+use super::auth_error::{AuthError, AuthResult};
 use super::roles::Roles;
 use crate::engine::TableMeta;
 use serde::{Deserialize, Serialize};

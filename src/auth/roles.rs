@@ -4,7 +4,7 @@
 //! are never stored: only a SCRAM-SHA-256 verifier and, while MD5 is enabled, an MD5
 //! hash.
 
-use super::error::{AuthError, AuthResult};
+use super::auth_error::{AuthError, AuthResult};
 use super::privileges::TableGrant;
 use super::scram;
 use crate::storage::{Backend, Direction, KeyRange, WriteBatch};

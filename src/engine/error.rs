@@ -1,5 +1,5 @@
 //! Errors of the engine. Every variant carries the value that was wrong so the SQL layer
-//! can say it; `sql::errors` maps each variant to a SQLSTATE.
+//! can say it; `crate::sqlstate` maps each variant to a SQLSTATE.
 
 use super::types::{PkType, ValueType};
 use crate::storage::StorageError;

@@ -13,7 +13,7 @@ pub use describe::describe;
 
 use super::expr::{compile, CmpOp, Params, Scalar};
 use super::relation::{Relation, RelationKind, Source};
-use super::types::{SqlResult, SqlType};
+use super::sql_types::{SqlResult, SqlType};
 use crate::engine::{Direction, PkType};
 use sqlparser::ast::Expr;
 

@@ -2,7 +2,7 @@
 //! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
 
 use super::expr::fold;
-use super::types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
+use super::sql_types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
 use super::values::sql_value_type;
 use crate::engine::{AttrColumn, Engine, EngineError, OptionValue, PkColumn, PkType, TableSpec};
 use crate::sqlstate::SqlState;

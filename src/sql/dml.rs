@@ -1,4 +1,4 @@
-//! INSERT, UPDATE and DELETE (DESIGN §3 "Writes"). INSERT is PutRow EXPECT_NOT_EXIST per
+//! INSERT, UPDATE and DELETE (docs/table-store.md §12). INSERT is PutRow EXPECT_NOT_EXIST per
 //! row in one atomic batch; UPDATE/DELETE find their rows through the read planner (a
 //! full PK is a GetRow) and write each with EXPECT_EXIST plus the WHERE clause's attribute
 //! comparisons as an atomic column condition. Inside a transaction the writes are staged.
@@ -6,10 +6,10 @@
 use super::access::{plan_read, ReadPlan};
 use super::ddl::table_name;
 use super::expr::{compile, eval, fold, NoColumns, Params, Scalar};
-use super::read::{read_rows, ReadContext};
 use super::relation::{Relation, RelationKind, Source};
+use super::row_reader::{read_rows, ReadContext};
 use super::select::static_type;
-use super::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
+use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{
     datum_into_value, datum_to_natural_value, datum_to_pk, datum_to_value, null_in_key,
     value_sql_type,

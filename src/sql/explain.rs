@@ -4,9 +4,9 @@
 
 use super::access::describe;
 use super::expr::Scalar;
-use super::read::{ReadContext, ReadMeter};
+use super::row_reader::{ReadContext, ReadMeter};
 use super::select::{execute_select, SelectPlan};
-use super::types::{Datum, OutputColumn, SqlResult, SqlType, StatementResult};
+use super::sql_types::{Datum, OutputColumn, SqlResult, SqlType, StatementResult};
 use futures::{stream, StreamExt};
 use std::sync::Arc;
 

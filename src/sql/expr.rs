@@ -2,7 +2,7 @@
 //! (with `$n` parameter types inferred from what they meet), then evaluated per row with
 //! SQL's NULL semantics.
 
-use super::types::{Datum, SqlError, SqlResult, SqlType};
+use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
 use super::values::{cast, compare};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, BinaryOperator, Expr, UnaryOperator};
@@ -269,7 +269,7 @@ pub fn compile(
         Expr::Cast {
             expr, data_type, ..
         } => {
-            let ty = super::types::sql_type(data_type)?;
+            let ty = super::sql_types::sql_type(data_type)?;
             match compile(expr, scope, params, Some(ty))? {
                 Scalar::Const(d) => Scalar::Const(cast(d, ty)?),
                 Scalar::Param(i) => {
@@ -280,7 +280,7 @@ pub fn compile(
             }
         }
         Expr::TypedString(typed) => {
-            let ty = super::types::sql_type(&typed.data_type)?;
+            let ty = super::sql_types::sql_type(&typed.data_type)?;
             match literal(&typed.value.value, params, Some(ty))? {
                 Scalar::Const(d) => Scalar::Const(cast(d, ty)?),
                 other => other,

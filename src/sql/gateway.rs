@@ -2,7 +2,7 @@
 //! background GC, and opens one SQL session per client connection.
 
 use super::session::Session;
-use super::types::{SqlError, SqlResult};
+use super::sql_types::{SqlError, SqlResult};
 use super::SessionFactory;
 use crate::auth::{Access, Roles};
 use crate::config::Config;

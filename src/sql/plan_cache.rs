@@ -9,7 +9,7 @@
 //! must have a type its literal would have been coerced to anyway, and a literal that
 //! does not convert falls back to the uncached path, so errors read the same.
 
-use super::types::{Datum, OutputColumn, SqlType};
+use super::sql_types::{Datum, OutputColumn, SqlType};
 use super::values::cast;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -5,10 +5,11 @@
 //! engine; tables are scanned through [`provider::EngineTable`], which pushes PK and
 //! attribute predicates and LIMIT down to the engine and streams its pages.
 
-mod catalog;
+mod catalog_list;
 mod convert;
 mod datafusion_error;
-mod explain;
+mod engine_scan;
+mod explain_physical;
 mod origin;
 mod pg_arrays;
 mod pg_compat;
@@ -18,18 +19,17 @@ mod pg_settings;
 mod pg_subqueries;
 mod pg_syntax;
 mod provider;
-mod scan;
 #[cfg(test)]
 mod test_sql;
 
 pub use datafusion_error::from_datafusion;
-pub use explain::explain_query;
+pub use explain_physical::explain_query;
 pub use pg_compat::is_catalog_query;
 
 use super::expr::output_name;
 use super::pg_catalog;
-use super::read::ReadContext;
-use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType};
+use super::row_reader::ReadContext;
+use super::sql_types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ParamValues;
@@ -139,9 +139,9 @@ impl QueryEngine {
         let config = SessionConfig::new()
             .with_target_partitions(1)
             .with_create_default_catalog_and_schema(false)
-            .with_default_catalog_and_schema(instance, catalog::PUBLIC)
+            .with_default_catalog_and_schema(instance, catalog_list::PUBLIC)
             .with_information_schema(false);
-        let catalogs = catalog::catalog_list(Arc::clone(&engine), instance, roles);
+        let catalogs = catalog_list::catalog_list(Arc::clone(&engine), instance, roles);
         let mut state = SessionStateBuilder::new()
             .with_config(config)
             .with_runtime_env(runtime)
@@ -406,7 +406,7 @@ fn literal_type(expr: &ast::Expr) -> Option<String> {
             ast::Value::SingleQuotedString(_) | ast::Value::Null => Some("unknown".to_string()),
             _ => None,
         },
-        ast::Expr::Cast { data_type, .. } => super::types::sql_type(data_type)
+        ast::Expr::Cast { data_type, .. } => super::sql_types::sql_type(data_type)
             .ok()
             .map(|ty| ty.name().to_string()),
         ast::Expr::Nested(inner) => literal_type(inner),

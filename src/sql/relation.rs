@@ -5,7 +5,7 @@
 use super::ddl::{object_name, table_name, ROWID};
 use super::expr::{fold, Scope};
 use super::notices::Notices;
-use super::types::{Datum, SqlError, SqlResult, SqlType};
+use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
 use super::values::{coerce_for_output, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum};
 use crate::engine::{Engine, EngineError, RowView, TableMeta, ValueRef};
 use crate::sqlstate::SqlState;
@@ -116,21 +116,21 @@ impl Relation {
 
     /// The table column behind relation column `index`, for RowDescription: the
     /// table's visible columns; none of a versions relation.
-    pub fn origin(&self, index: usize) -> Option<super::types::ColumnOrigin> {
+    pub fn origin(&self, index: usize) -> Option<super::sql_types::ColumnOrigin> {
         let column = self.columns.get(index)?;
         if self.kind != RelationKind::Table || column.hidden {
             return None;
         }
         // attnum: the column's 1-based place among the visible ones (`attnum`).
         let attnum = self.columns[..index].iter().filter(|c| !c.hidden).count() + 1;
-        Some(super::types::ColumnOrigin {
+        Some(super::sql_types::ColumnOrigin {
             table_oid: u32::try_from(table_oid(&self.table)).ok()?,
             attnum: i16::try_from(attnum).ok()?,
         })
     }
 
     /// The table column behind the column in `slot` (see [`Relation::origin`]).
-    pub fn slot_origin(&self, slot: usize) -> Option<super::types::ColumnOrigin> {
+    pub fn slot_origin(&self, slot: usize) -> Option<super::sql_types::ColumnOrigin> {
         self.origin(*self.needed.get(slot)?)
     }
 

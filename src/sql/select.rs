@@ -5,9 +5,11 @@
 use super::access::{plan_read, ReadPlan};
 use super::expr::output_name;
 use super::expr::{compile, eval, fold, NoColumns, Params, Scalar};
-use super::read::{read_rows, ReadContext};
 use super::relation::{resolve_relation, Relation, RelationKind, Source};
-use super::types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult};
+use super::row_reader::{read_rows, ReadContext};
+use super::sql_types::{
+    Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult,
+};
 use super::values::compare;
 use crate::engine::{Direction, Engine};
 use crate::sqlstate::SqlState;

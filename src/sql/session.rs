@@ -3,7 +3,7 @@
 //! against the engine; in a transaction, writes are staged and applied atomically at
 //! COMMIT.
 
-use super::copy::{Aftermath, CopyDestination};
+use super::copy_statement::{Aftermath, CopyDestination};
 use super::ddl;
 use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan, WriteTarget};
 use super::explain::explain_fast_path;
@@ -11,10 +11,10 @@ use super::expr::{fold, Params};
 use super::notices::{Notice, Notices};
 use super::plan_cache::{self, Lookup, PlanCache, Template};
 use super::query::{self, QueryEngine, QueryPlan};
-use super::read::ReadContext;
+use super::row_reader::ReadContext;
 use super::select::{execute_select, plan_select, FastPath, SelectPlan};
 use super::settings::Settings;
-use super::types::{
+use super::sql_types::{
     Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult, TransactionStatus,
 };
 use super::{ParsedStatement, PreparedStatement, SqlSession};
@@ -107,10 +107,12 @@ pub struct Session {
 }
 
 pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
-    if let Some((rewritten, create_user)) = super::roles::rewrite_user_statements(sql) {
+    if let Some((rewritten, create_user)) = super::role_statements::rewrite_user_statements(sql) {
         let mut statements = parse_sql(&rewritten)?;
         if create_user {
-            statements.iter_mut().for_each(super::roles::default_login);
+            statements
+                .iter_mut()
+                .for_each(super::role_statements::default_login);
         }
         return Ok(statements);
     }
@@ -554,8 +556,8 @@ impl Session {
     }
 
     async fn utility(&mut self, statement: &Statement) -> SqlResult<StatementResult> {
-        if super::roles::handles(statement) {
-            return super::roles::execute(
+        if super::role_statements::handles(statement) {
+            return super::role_statements::execute(
                 &self.access,
                 &self.engine,
                 &self.instance,
@@ -701,7 +703,7 @@ impl Session {
         options: &[ast::CopyOption],
         legacy: &[ast::CopyLegacyOption],
     ) -> SqlResult<StatementResult> {
-        let format = super::copy::format(options, legacy)?;
+        let format = super::copy_statement::format(options, legacy)?;
         match (to, target, source) {
             (false, ast::CopyTarget::Stdin, ast::CopySource::Table { table_name, columns }) => {
                 if !self.access.unrestricted() {
@@ -712,13 +714,13 @@ impl Session {
                     None => CopyDestination::Table,
                     Some(t) => CopyDestination::Transaction { before: t.staged.clone(), aftermath: Arc::clone(&self.aftermath) },
                 };
-                let (columns, sink) = super::copy::copy_from(&self.engine, &self.instance, table_name, columns, format, destination)?;
+                let (columns, sink) = super::copy_statement::copy_from(&self.engine, &self.instance, table_name, columns, format, destination)?;
                 Ok(StatementResult::CopyIn { columns, sink })
             }
             (true, ast::CopyTarget::Stdout, source) => {
                 let query = match source {
                     ast::CopySource::Table { table_name, columns } => {
-                        let sql = super::copy::select_for(table_name, columns)?;
+                        let sql = super::copy_statement::select_for(table_name, columns)?;
                         parse(&sql)?.pop().ok_or_else(|| SqlError::internal("empty COPY query"))?
                     }
                     ast::CopySource::Query(query) => Statement::Query(query.clone()),

@@ -3,7 +3,7 @@
 //! Time settings (`statement_timeout`, the idle timeouts) are checked and stored as
 //! PostgreSQL shows them, and read back as durations for the server to enforce.
 
-use super::types::{SqlError, SqlResult};
+use super::sql_types::{SqlError, SqlResult};
 use super::SessionTimeouts;
 use crate::sqlstate::SqlState;
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,7 +1,7 @@
 //! Conversions between SQL values (`Datum`, `SqlType`) and engine values (`Value`,
 //! `PkValue`), and the SQL type each engine type is shown as.
 
-use super::types::{Datum, SqlError, SqlResult, SqlType};
+use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
 use crate::engine::{PkRef, PkType, PkValue, Value, ValueRef, ValueType};
 use crate::sqlstate::SqlState;
 use std::borrow::Cow;

@@ -8,7 +8,7 @@ use crate::engine::{
 };
 use crate::sql::expr::{eval, CmpOp, Scalar};
 use crate::sql::relation::RelationKind;
-use crate::sql::types::{Datum, SqlError, SqlResult};
+use crate::sql::sql_types::{Datum, SqlError, SqlResult};
 use crate::sql::values::{datum_into_pk, datum_to_natural_value, datum_to_value};
 
 /// An operand compared with PK column `k`, as that column's value; `None` if it is NULL.

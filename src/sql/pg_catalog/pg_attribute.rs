@@ -5,7 +5,7 @@ use super::memory_table::{t, Col, V};
 use super::oids::table_oid;
 use super::table_columns::columns;
 use crate::engine::TableMeta;
-use crate::sql::types::SqlType;
+use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[

@@ -4,7 +4,7 @@
 
 use super::memory_table::{t, Col, V};
 use super::oids::{OWNER_OID, PG_CATALOG_OID};
-use crate::sql::types::SqlType;
+use crate::sql::sql_types::SqlType;
 
 /// The types pgwide uses, with the few more clients look up by name: OID, name, length.
 pub const TYPES: &[(i64, &str, i64)] = &[

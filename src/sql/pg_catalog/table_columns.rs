@@ -5,7 +5,7 @@
 use super::oids::attnum;
 use crate::engine::TableMeta;
 use crate::sql::relation::{Relation, RelationKind, Source};
-use crate::sql::types::SqlType;
+use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
 
 /// The name of a table's primary-key index and constraint, as PostgreSQL names them.

@@ -3,7 +3,7 @@
 //! Arrow types pgwide's `SqlType` lacks (dates, timestamps, decimals, lists) are sent
 //! as text in PostgreSQL's format where it differs from Arrow's.
 
-use crate::sql::types::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
+use crate::sql::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder,

@@ -2,7 +2,7 @@
 //! features, the memory limit, and run-time errors such as division by zero. Anything
 //! else is an internal error with a short message; the full text goes to the log.
 
-use crate::sql::types::SqlError;
+use crate::sql::sql_types::SqlError;
 use crate::sqlstate::SqlState;
 use datafusion::arrow::error::ArrowError;
 use datafusion::common::{Column, SchemaError, TableReference};

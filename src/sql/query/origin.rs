@@ -7,7 +7,7 @@
 use super::provider::EngineTable;
 use crate::engine::TableMeta;
 use crate::sql::pg_catalog;
-use crate::sql::types::ColumnOrigin;
+use crate::sql::sql_types::ColumnOrigin;
 use datafusion::common::Column;
 use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::{Expr, JoinType, LogicalPlan};

@@ -5,7 +5,7 @@
 
 use super::pg_functions::{string, text};
 use crate::sql::settings;
-use crate::sql::types::{SqlError, SqlResult};
+use crate::sql::sql_types::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;

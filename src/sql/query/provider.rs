@@ -4,13 +4,13 @@
 //! BatchGetRow / GetRange bounds on the PK and into engine filters on attributes.
 
 use super::convert::arrow_type;
-use super::scan::ScanExec;
+use super::engine_scan::ScanExec;
 use crate::engine::{Direction, TableMeta};
 use crate::sql::access::{conjuncts, plan_access};
 use crate::sql::expr::{CmpOp, Scalar};
-use crate::sql::read::ReadContext;
 use crate::sql::relation::{Relation, RelationKind};
-use crate::sql::types::{Datum, SqlType};
+use crate::sql::row_reader::ReadContext;
+use crate::sql::sql_types::{Datum, SqlType};
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};

@@ -21,8 +21,8 @@
 //!
 //! A file is sized ahead of its records (`PREALLOCATE_STEP` at a time) and written in
 //! place, as PostgreSQL does with its WAL segments: an `fdatasync` that must also record
-//! a new file size writes the inode synchronously, which cost 0.13 ms a sync on this
-//! machine's ext4 against 0.09 ms without. The zeros past the last record read as a
+//! a new file size writes the inode synchronously, which cost 0.13 ms a sync against
+//! 0.09 ms without, measured on ext4 (ARCHITECTURE.md §5.2). The zeros past the last record read as a
 //! record of length 0, which ends the file like a torn one.
 
 use crate::storage::Mutation;

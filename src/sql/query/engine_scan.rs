@@ -5,8 +5,8 @@
 
 use super::convert::rows_to_batch;
 use crate::sql::access::{describe, ReadPlan};
-use crate::sql::read::{read_rows, ReadContext, ReadMeter};
-use crate::sql::types::{Datum, SqlError};
+use crate::sql::row_reader::{read_rows, ReadContext, ReadMeter};
+use crate::sql::sql_types::{Datum, SqlError};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::error::{DataFusionError, Result};

@@ -1,7 +1,7 @@
 //! The values, types and results the SQL layer hands to the wire server. The server only
 //! encodes these; it knows nothing of tables or the engine.
 
-pub use super::error::{SqlError, SqlResult};
+pub use super::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
 use futures::stream::BoxStream;
 use sqlparser::ast::DataType;

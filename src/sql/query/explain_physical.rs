@@ -3,8 +3,8 @@
 
 use super::{QueryEngine, QueryPlan};
 use crate::sql::explain::plan_rows;
-use crate::sql::read::ReadContext;
-use crate::sql::types::{Datum, SqlResult, StatementResult};
+use crate::sql::row_reader::ReadContext;
+use crate::sql::sql_types::{Datum, SqlResult, StatementResult};
 use datafusion::physical_plan::displayable;
 use futures::StreamExt;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 
 use super::ddl::{object_name, table_name};
 use super::expr::fold;
-use super::types::{SqlError, SqlResult, StatementResult};
+use super::sql_types::{SqlError, SqlResult, StatementResult};
 use crate::auth::{
     missing_role, Access, AuthError, Privilege, PrivilegeSet, Role, Roles, TableGrant,
 };

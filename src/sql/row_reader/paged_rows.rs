@@ -12,7 +12,7 @@ use crate::engine::{
     encode_pk, Direction, Engine, EngineResult, PkBound, PrimaryKey, RangePage, RangeRequest,
     RangeVisit, Row, RowView, TableMeta,
 };
-use crate::sql::types::{Datum, SqlResult};
+use crate::sql::sql_types::{Datum, SqlResult};
 use futures::future::BoxFuture;
 use futures::Stream;
 use std::collections::VecDeque;

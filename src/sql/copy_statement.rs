@@ -11,7 +11,7 @@
 
 use super::ddl::{object_name, table_name, ROWID};
 use super::expr::fold;
-use super::types::{CopyFormat, CopySink, SqlError, SqlResult};
+use super::sql_types::{CopyFormat, CopySink, SqlError, SqlResult};
 use super::values::{null_in_key, text_into_pk, text_into_value};
 use crate::engine::{
     BatchMode, ColumnOp, Condition, ConditionFailure, Engine, EngineResult, PkValue, PrimaryKey,

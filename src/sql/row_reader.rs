@@ -10,7 +10,7 @@ use super::access::{Access, ReadPlan};
 use super::expr::{bind, eval, is_true};
 use super::notices::Notices;
 use super::relation::RelationKind;
-use super::types::{Datum, SqlResult};
+use super::sql_types::{Datum, SqlResult};
 use crate::engine::{Engine, RowView, StagedView};
 use futures::stream::{self, StreamExt};
 use paged_rows::{PagedRows, Shape};
