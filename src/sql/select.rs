@@ -87,52 +87,7 @@ fn plan_fast_path(
         }
         _ => return Err(SqlError::unsupported("joins are not supported yet")),
     };
-    // ORDER BY: the PK order (prefix, one direction) picks the scan direction;
-    // anything else is sorted after reading.
-    let mut direction = Direction::Forward;
-    let mut sort = None;
-    let order: Vec<&ast::OrderByExpr> = match &query.order_by {
-        Some(ast::OrderBy {
-            kind: ast::OrderByKind::Expressions(list),
-            ..
-        }) => list.iter().collect(),
-        Some(_) => return Err(SqlError::unsupported("ORDER BY ALL is not supported")),
-        None => Vec::new(),
-    };
-    if !order.is_empty() {
-        let Some(rel) = relation.as_mut() else {
-            return Err(SqlError::unsupported(
-                "ORDER BY without FROM is not supported",
-            ));
-        };
-        let mut keys = Vec::new();
-        for item in &order {
-            // The sort below puts NULLs where PostgreSQL does by default (last ascending,
-            // first descending); an explicit other placement is left to DataFusion.
-            let asc = item.options.asc.unwrap_or(true);
-            if item.options.nulls_first.is_some_and(|first| first == asc) {
-                return Err(SqlError::unsupported(
-                    "NULLS FIRST/LAST other than the default",
-                ));
-            }
-            keys.push((
-                compile(&item.expr, rel, params, None)?,
-                item.options.asc.unwrap_or(true),
-            ));
-        }
-        let pk_order = keys.iter().enumerate().all(|(k, (s, _))| {
-            matches!(s, Scalar::Column(slot) if *rel.slot_source(*slot) == Source::Pk(k))
-        }) && keys.iter().all(|(_, asc)| *asc == keys[0].1);
-        if pk_order && rel.kind == RelationKind::Table {
-            direction = if keys[0].1 {
-                Direction::Forward
-            } else {
-                Direction::Backward
-            };
-        } else {
-            sort = Some(keys);
-        }
-    }
+    let (direction, sort) = plan_order(query, relation.as_mut(), params)?;
     let (limit, offset) = match &query.limit_clause {
         None => (None, None),
         Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
@@ -219,6 +174,60 @@ fn plan_fast_path(
         limit,
         offset,
     })
+}
+
+/// ORDER BY: the PK order (a prefix of it, one direction) picks the scan direction;
+/// anything else is sorted after reading. Gives the direction and the sort keys.
+fn plan_order(
+    query: &Query,
+    relation: Option<&mut Relation>,
+    params: &mut Params,
+) -> SqlResult<(Direction, Option<Vec<(Scalar, bool)>>)> {
+    let mut direction = Direction::Forward;
+    let mut sort = None;
+    let order: Vec<&ast::OrderByExpr> = match &query.order_by {
+        Some(ast::OrderBy {
+            kind: ast::OrderByKind::Expressions(list),
+            ..
+        }) => list.iter().collect(),
+        Some(_) => return Err(SqlError::unsupported("ORDER BY ALL is not supported")),
+        None => Vec::new(),
+    };
+    if !order.is_empty() {
+        let Some(rel) = relation else {
+            return Err(SqlError::unsupported(
+                "ORDER BY without FROM is not supported",
+            ));
+        };
+        let mut keys = Vec::new();
+        for item in &order {
+            // The sort below puts NULLs where PostgreSQL does by default (last ascending,
+            // first descending); an explicit other placement is left to DataFusion.
+            let asc = item.options.asc.unwrap_or(true);
+            if item.options.nulls_first.is_some_and(|first| first == asc) {
+                return Err(SqlError::unsupported(
+                    "NULLS FIRST/LAST other than the default",
+                ));
+            }
+            keys.push((
+                compile(&item.expr, rel, params, None)?,
+                item.options.asc.unwrap_or(true),
+            ));
+        }
+        let pk_order = keys.iter().enumerate().all(|(k, (s, _))| {
+            matches!(s, Scalar::Column(slot) if *rel.slot_source(*slot) == Source::Pk(k))
+        }) && keys.iter().all(|(_, asc)| *asc == keys[0].1);
+        if pk_order && rel.kind == RelationKind::Table {
+            direction = if keys[0].1 {
+                Direction::Forward
+            } else {
+                Direction::Backward
+            };
+        } else {
+            sort = Some(keys);
+        }
+    }
+    Ok((direction, sort))
 }
 
 /// An output column's type: a column's own, arithmetic's from its operands, since

@@ -313,7 +313,7 @@ impl Session {
     /// What reads of this session see: its staged writes and `pgwide.as_of`.
     fn read_context(&self) -> SqlResult<ReadContext> {
         let as_of = match self.settings.value("pgwide.as_of") {
-            Some(value) => Some(query::parse_as_of(value)?),
+            Some(value) => Some(super::settings::parse_as_of(value)?),
             None => None,
         };
         Ok(ReadContext {
@@ -761,7 +761,7 @@ impl Session {
                     };
                     if let (Some(value), true) = (&value, name.eq_ignore_ascii_case("pgwide.as_of"))
                     {
-                        query::parse_as_of(value)?;
+                        super::settings::parse_as_of(value)?;
                     }
                     let in_transaction = self.transaction.is_some();
                     self.settings
@@ -770,7 +770,7 @@ impl Session {
                     self.settings.reset(&name)?;
                 } else if name.eq_ignore_ascii_case("pgwide.as_of") {
                     let value = setting_value(values);
-                    query::parse_as_of(&value)?;
+                    super::settings::parse_as_of(&value)?;
                     self.settings.set(&name, &value)?;
                 } else {
                     self.settings.set(&name, &setting_value(values))?;

@@ -408,6 +408,24 @@ fn show_ms(ms: u64) -> String {
     format!("{ms}ms")
 }
 
+/// The value of `pgwide.as_of`: milliseconds since the Unix epoch.
+pub fn parse_as_of(value: &str) -> SqlResult<i64> {
+    value
+        .trim()
+        .trim_matches('\'')
+        .parse::<i64>()
+        .ok()
+        .filter(|ms| *ms >= 0)
+        .ok_or_else(|| {
+            SqlError::new(
+                SqlState::InvalidParameterValue,
+                format!(
+                    "invalid value for parameter \"pgwide.as_of\": \"{value}\"; expected milliseconds since the Unix epoch"
+                ),
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

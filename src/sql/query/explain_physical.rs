@@ -1,7 +1,8 @@
 //! EXPLAIN [ANALYZE] of a DataFusion query: its physical plan, whose engine scans name
 //! their access paths (`access::describe`), and after ANALYZE the rows it returned.
 
-use super::{QueryEngine, QueryPlan};
+use super::datafusion_error::from_datafusion;
+use super::datafusion_session::{QueryEngine, QueryPlan};
 use crate::sql::explain::plan_rows;
 use crate::sql::row_reader::ReadContext;
 use crate::sql::sql_types::{Datum, SqlResult, StatementResult};
@@ -23,11 +24,11 @@ pub async fn explain_query(
     if analyze {
         let batches =
             datafusion::physical_plan::execute_stream(Arc::clone(&physical), state.task_ctx())
-                .map_err(|e| super::from_datafusion(&e))?;
+                .map_err(|e| from_datafusion(&e))?;
         let mut rows = 0usize;
         let mut batches = batches;
         while let Some(batch) = batches.next().await {
-            rows += batch.map_err(|e| super::from_datafusion(&e))?.num_rows();
+            rows += batch.map_err(|e| from_datafusion(&e))?.num_rows();
         }
         footer = Some(format!("Actual: rows returned={rows}"));
     }

@@ -5,7 +5,7 @@
 //! `parse_ident`. pgwide keeps `pg_index.indkey`-style `int2vector`s in their text form
 //! (`1 2`), as PostgreSQL prints them, so every function here accepts that form too.
 
-use super::pg_functions::{int, string, udf, Body};
+use super::udf::{int, string, udf, Body};
 use datafusion::arrow::array::{Array, ArrayRef, Int64Array, StructArray};
 use datafusion::arrow::datatypes::{DataType, Field, Fields};
 use datafusion::common::utils::SingleRowListArrayBuilder;

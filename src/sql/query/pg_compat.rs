@@ -8,28 +8,14 @@
 //! correlated ARRAY subqueries) DataFusion cannot plan and could never return a row
 //! anyway. Subqueries DataFusion cannot plan are rewritten by `pg_subqueries`.
 
-use crate::sql::pg_catalog::{EMPTY_TABLES, INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
+use super::empty_catalog::always_empty;
+use super::sql_ast::{first, last, parse_expr, plain};
+use crate::sql::pg_catalog::{INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
 use sqlparser::ast::{
-    self, BinaryOperator, DataType, Expr, FunctionArguments, Ident, ObjectName, ObjectNamePart,
-    Query, SetExpr, TableFactor, Value,
+    self, BinaryOperator, DataType, Expr, FunctionArguments, Ident, ObjectNamePart, Query, SetExpr,
+    TableFactor, Value,
 };
 use std::ops::ControlFlow;
-
-pub(super) fn last(name: &ObjectName) -> String {
-    name.0
-        .last()
-        .and_then(ObjectNamePart::as_ident)
-        .map(|i| i.value.to_lowercase())
-        .unwrap_or_default()
-}
-
-pub(super) fn first(name: &ObjectName) -> String {
-    name.0
-        .first()
-        .and_then(ObjectNamePart::as_ident)
-        .map(|i| i.value.to_lowercase())
-        .unwrap_or_default()
-}
 
 /// Whether the query reads a catalog schema, so it goes to DataFusion directly.
 pub fn is_catalog_query(query: &Query) -> bool {
@@ -96,11 +82,6 @@ fn uses_catalog_expressions(query: &Query) -> bool {
     hit.is_break()
 }
 
-fn is_empty_table(name: &ObjectName) -> bool {
-    let schema_ok = name.0.len() == 1 || first(name) == PG_CATALOG;
-    schema_ok && EMPTY_TABLES.iter().any(|(t, _)| *t == last(name))
-}
-
 /// Whether the query's top-level FROM names catalog table `table`.
 fn reads(query: &Query, table: &str) -> bool {
     let SetExpr::Select(select) = &*query.body else {
@@ -111,39 +92,6 @@ fn reads(query: &Query, table: &str) -> bool {
             .chain(from.joins.iter().map(|j| &j.relation))
             .any(|r| matches!(r, TableFactor::Table { name, .. } if last(name) == table))
     })
-}
-
-/// Whether the query cannot return a row: every branch inner-joins an always-empty
-/// catalog table.
-pub fn always_empty(query: &Query) -> bool {
-    set_empty(&query.body)
-}
-
-pub(super) fn set_empty(body: &SetExpr) -> bool {
-    match body {
-        SetExpr::Select(select) => select.from.iter().any(|from| {
-            let base =
-                matches!(&from.relation, TableFactor::Table { name, .. } if is_empty_table(name));
-            let joined = from.joins.iter().any(|j| {
-                matches!(
-                    j.join_operator,
-                    ast::JoinOperator::Join(_)
-                        | ast::JoinOperator::Inner(_)
-                        | ast::JoinOperator::CrossJoin(_)
-                ) && matches!(&j.relation, TableFactor::Table { name, .. } if is_empty_table(name))
-            });
-            base || joined
-        }),
-        SetExpr::Query(q) => always_empty(q),
-        SetExpr::SetOperation {
-            op, left, right, ..
-        } => match op {
-            ast::SetOperator::Union => set_empty(left) && set_empty(right),
-            ast::SetOperator::Intersect => set_empty(left) || set_empty(right),
-            _ => set_empty(left),
-        },
-        _ => false,
-    }
 }
 
 /// The output names of an always-empty query, for its (empty) result's columns.
@@ -172,10 +120,6 @@ pub fn output_names(query: &Query) -> Vec<String> {
             _ => "?column?".to_string(),
         })
         .collect()
-}
-
-pub(super) fn plain(name: &str) -> ObjectName {
-    ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))])
 }
 
 fn call(name: &str, arg: Expr) -> Expr {
@@ -304,14 +248,6 @@ fn unnest_int2vector(f: &ast::Function) -> Option<Expr> {
     }
     sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
         .try_with_sql(&format!("unnest({})", int2vector(&arg)))
-        .and_then(|mut p| p.parse_expr())
-        .ok()
-}
-
-/// Parses one expression of pgwide's own making.
-pub(super) fn parse_expr(sql: &str) -> Option<Expr> {
-    sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
-        .try_with_sql(sql)
         .and_then(|mut p| p.parse_expr())
         .ok()
 }

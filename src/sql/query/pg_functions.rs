@@ -3,6 +3,7 @@
 //! answer from the engine's catalog. Each is a row-by-row closure: catalog queries are
 //! small, and one generic wrapper keeps every function a line or two.
 
+use super::udf::{int, quote_ident, text, udf, Body};
 use crate::engine::Engine;
 use crate::sql::pg_catalog::{self, OWNER};
 use datafusion::arrow::datatypes::DataType;
@@ -11,141 +12,9 @@ use datafusion::error::Result;
 use datafusion::execution::session_state::SessionState;
 use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
-    Volatility,
+    ColumnarValue, ScalarFunctionArgs, ScalarUDFImpl, Signature, Volatility,
 };
 use std::sync::Arc;
-
-pub(super) type Body = dyn Fn(&[ScalarValue]) -> ScalarValue + Send + Sync;
-
-/// A function of any arguments computed one row at a time.
-struct PgFunction {
-    name: String,
-    signature: Signature,
-    returns: DataType,
-    body: Arc<Body>,
-}
-
-impl std::fmt::Debug for PgFunction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PgFunction({})", self.name)
-    }
-}
-
-impl PartialEq for PgFunction {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-    }
-}
-impl Eq for PgFunction {}
-impl std::hash::Hash for PgFunction {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.name.hash(state)
-    }
-}
-
-impl ScalarUDFImpl for PgFunction {
-    fn name(&self) -> &str {
-        &self.name
-    }
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(self.returns.clone())
-    }
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        row_by_row(args, &self.returns, |values| Ok((self.body)(values)))
-    }
-}
-
-/// Computes a function one row at a time with `body`: once for scalar arguments.
-pub(super) fn row_by_row(
-    args: ScalarFunctionArgs,
-    returns: &DataType,
-    body: impl Fn(&[ScalarValue]) -> Result<ScalarValue>,
-) -> Result<ColumnarValue> {
-    let rows = args.number_rows;
-    let scalar = args
-        .args
-        .iter()
-        .all(|a| matches!(a, ColumnarValue::Scalar(_)));
-    let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-    let count = if scalar { 1 } else { rows };
-    let mut out = Vec::with_capacity(count);
-    for row in 0..count {
-        let values = arrays
-            .iter()
-            .map(|a| ScalarValue::try_from_array(a, row))
-            .collect::<Result<Vec<_>>>()?;
-        out.push(body(&values)?);
-    }
-    if scalar {
-        let value = out
-            .pop()
-            .map_or_else(|| ScalarValue::try_from(returns), Ok)?;
-        return Ok(ColumnarValue::Scalar(value));
-    }
-    if out.is_empty() {
-        return Ok(ColumnarValue::Array(
-            datafusion::arrow::array::new_empty_array(returns),
-        ));
-    }
-    Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
-}
-
-pub(super) fn int(value: Option<&ScalarValue>) -> Option<i64> {
-    match value? {
-        ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) => s.parse().ok(),
-        v => v.cast_to(&DataType::Int64).ok().and_then(|v| match v {
-            ScalarValue::Int64(i) => i,
-            _ => None,
-        }),
-    }
-}
-
-pub(super) fn text(value: Option<String>) -> ScalarValue {
-    ScalarValue::Utf8(value)
-}
-
-/// `quote_ident`: quotes unless the name is a plain lower-case identifier.
-pub fn quote_ident(name: &str) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
-}
-
-/// A function of any arguments named `name`, computed row by row by `body`.
-pub(super) fn udf(name: &str, returns: DataType, body: Arc<Body>) -> ScalarUDF {
-    ScalarUDF::new_from_impl(PgFunction {
-        name: name.to_string(),
-        signature: Signature::one_of(
-            vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
-            Volatility::Stable,
-        ),
-        returns,
-        body,
-    })
-}
-
-/// The text of a string argument.
-pub(super) fn string(value: Option<&ScalarValue>) -> Option<&str> {
-    match value? {
-        ScalarValue::Utf8(Some(s))
-        | ScalarValue::Utf8View(Some(s))
-        | ScalarValue::LargeUtf8(Some(s)) => Some(s),
-        _ => None,
-    }
-}
 
 /// Registers every function on `state`, answering for `instance` and session `user`.
 pub fn register(
@@ -157,6 +26,20 @@ pub fn register(
 ) -> Result<()> {
     super::pg_arrays::register(state)?;
     super::pg_session::register(state, instance, user, settings)?;
+    register_answers(state, instance)?;
+    register_definitions(state, &engine, instance)?;
+    register_reg_casts(state, &engine, instance)?;
+    let sleep = datafusion::logical_expr::async_udf::AsyncScalarUDF::new(Arc::new(PgSleep {
+        signature: Signature::exact(vec![DataType::Float64], Volatility::Volatile),
+    }));
+    state.register_udf(Arc::new(sleep.into_scalar_udf()))?;
+    Ok(())
+}
+
+/// Functions whose answer pgwide knows without looking anything up: privilege checks
+/// (every role may see the catalog), descriptions and statistics it does not keep, and
+/// the session's database, schema and server version.
+fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
     let mut add = |name: &str, returns: DataType, body: Arc<Body>| -> Result<()> {
         state
             .register_udf(Arc::new(udf(name, returns, body)))
@@ -286,8 +169,21 @@ pub fn register(
             })
         }),
     )?;
-    // Index and constraint definitions: pgwide's only index is the primary key.
-    let (e, i) = (Arc::clone(&engine), instance.to_string());
+    Ok(())
+}
+
+/// Index and constraint definitions: pgwide's only index is the primary key.
+fn register_definitions(
+    state: &mut SessionState,
+    engine: &Arc<Engine>,
+    instance: &str,
+) -> Result<()> {
+    let mut add = |name: &str, returns: DataType, body: Arc<Body>| -> Result<()> {
+        state
+            .register_udf(Arc::new(udf(name, returns, body)))
+            .map(|_| ())
+    };
+    let (e, i) = (Arc::clone(engine), instance.to_string());
     add(
         "pg_get_indexdef",
         DataType::Utf8,
@@ -314,7 +210,7 @@ pub fn register(
             )
         }),
     )?;
-    let (e, i) = (Arc::clone(&engine), instance.to_string());
+    let (e, i) = (Arc::clone(engine), instance.to_string());
     add(
         "pg_get_constraintdef",
         DataType::Utf8,
@@ -328,9 +224,22 @@ pub fn register(
             )
         }),
     )?;
+    Ok(())
+}
+
+/// Casts to and from `regclass` and `regtype`, between names and OIDs.
+fn register_reg_casts(
+    state: &mut SessionState,
+    engine: &Arc<Engine>,
+    instance: &str,
+) -> Result<()> {
+    let mut add = |name: &str, returns: DataType, body: Arc<Body>| -> Result<()> {
+        state
+            .register_udf(Arc::new(udf(name, returns, body)))
+            .map(|_| ())
+    };
     // `x::regclass` on a column becomes this (see `pg_compat`): the OID printed as a name.
-    let e2 = Arc::clone(&engine);
-    let (e, i) = (engine, instance.to_string());
+    let (e, i) = (Arc::clone(engine), instance.to_string());
     add(
         "pgwide_regclass_name",
         DataType::Utf8,
@@ -355,19 +264,14 @@ pub fn register(
     )?;
     // `x::regclass`: a name (`t`, `public.t`, `"T"`) resolves to its table's OID, an OID
     // stays itself; an unknown name is NULL where PostgreSQL would raise an error.
-    let (e, i) = (Arc::clone(&e2), instance.to_string());
+    let (e, i) = (Arc::clone(engine), instance.to_string());
     add(
         "pgwide_regclass",
         DataType::Int64,
         Arc::new(move |a| {
             ScalarValue::Int64(match a.first() {
                 Some(ScalarValue::Utf8(Some(s))) | Some(ScalarValue::Utf8View(Some(s))) => {
-                    let name = s.strip_prefix("public.").unwrap_or(s);
-                    let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
-                        Some(quoted) => quoted.replace("\"\"", "\""),
-                        None => name.to_lowercase(),
-                    };
-                    e.table(&i, &name).ok().map(|t| pg_catalog::table_oid(&t))
+                    table_oid_by_name(&e, &i, s)
                 }
                 other => int(other),
             })
@@ -387,19 +291,14 @@ pub fn register(
             })
         }),
     )?;
-    let (e, i) = (Arc::clone(&e2), instance.to_string());
+    let (e, i) = (Arc::clone(engine), instance.to_string());
     add(
         "to_regclass",
         DataType::Int64,
         Arc::new(move |a| {
             ScalarValue::Int64(match a.first() {
                 Some(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s))) => {
-                    let name = s.strip_prefix("public.").unwrap_or(s);
-                    let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
-                        Some(quoted) => quoted.replace("\"\"", "\""),
-                        None => name.to_lowercase(),
-                    };
-                    e.table(&i, &name).ok().map(|t| pg_catalog::table_oid(&t))
+                    table_oid_by_name(&e, &i, s)
                 }
                 _ => None,
             })
@@ -414,11 +313,20 @@ pub fn register(
             }))
         }),
     )?;
-    let sleep = datafusion::logical_expr::async_udf::AsyncScalarUDF::new(Arc::new(PgSleep {
-        signature: Signature::exact(vec![DataType::Float64], Volatility::Volatile),
-    }));
-    state.register_udf(Arc::new(sleep.into_scalar_udf()))?;
     Ok(())
+}
+
+/// The OID of the table a `regclass` name (`t`, `public.t`, `"T"`) names, if it exists.
+fn table_oid_by_name(engine: &Engine, instance: &str, name: &str) -> Option<i64> {
+    let name = name.strip_prefix("public.").unwrap_or(name);
+    let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
+        Some(quoted) => quoted.replace("\"\"", "\""),
+        None => name.to_lowercase(),
+    };
+    engine
+        .table(instance, &name)
+        .ok()
+        .map(|t| pg_catalog::table_oid(&t))
 }
 
 fn idents(names: &[String]) -> String {

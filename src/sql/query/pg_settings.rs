@@ -3,7 +3,7 @@
 //! `set_config` checks its change and leaves it for the session to apply when the
 //! statement is done (`take_changes`).
 
-use super::pg_functions::{string, text};
+use super::udf::{string, text};
 use crate::sql::settings;
 use crate::sql::sql_types::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
@@ -77,7 +77,7 @@ impl SharedSettings {
         };
         let shown = settings::check(&name, &value_or_default, known)?;
         if name == "pgwide.as_of" && !shown.is_empty() {
-            super::parse_as_of(&shown)?;
+            crate::sql::settings::parse_as_of(&shown)?;
         }
         state.values.insert(name.clone(), shown.clone());
         state.changes.push(ConfigChange {
@@ -148,7 +148,7 @@ impl ScalarUDFImpl for SetConfig {
         Ok(DataType::Utf8)
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        super::pg_functions::row_by_row(args, &DataType::Utf8, |values| {
+        super::udf::row_by_row(args, &DataType::Utf8, |values| {
             self.call(values)
                 .map_err(|e| DataFusionError::External(Box::new(e)))
         })
@@ -161,7 +161,7 @@ pub fn functions(settings: SharedSettings) -> Vec<ScalarUDF> {
     vec![
         // Stable, so it folds to a constant where one is needed (Grafana passes it to
         // generate_series); it therefore shows the value from the statement's start.
-        super::pg_functions::udf(
+        super::udf::udf(
             "current_setting",
             DataType::Utf8,
             Arc::new(move |a| text(string(a.first()).and_then(|n| read.get(n)))),

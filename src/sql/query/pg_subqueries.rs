@@ -2,7 +2,8 @@
 //! it can: `x = ANY(ARRAY(SELECT ...))`, `UNION ALL` branches over always-empty
 //! catalog tables, a lone CTE, and `x IN (SELECT ...)` inside a select list.
 
-use super::pg_compat::{last, parse_expr, set_empty};
+use super::empty_catalog::set_empty;
+use super::sql_ast::{last, parse_expr};
 use sqlparser::ast::{self, Expr, FunctionArguments, Query, SetExpr, TableFactor};
 use std::ops::ControlFlow;
 

@@ -3,7 +3,7 @@
 //! column; a scalar function is a one-row table), a column a wildcard repeats
 //! (`SELECT c.oid, c.*`), and ORDER BY keys that hold a subquery.
 
-use super::pg_compat::{last, plain};
+use super::sql_ast::{last, plain};
 use sqlparser::ast::{self, Expr, Ident, Query, SetExpr, TableFactor, Value};
 use std::ops::ControlFlow;
 
@@ -195,7 +195,7 @@ fn from_function(factor: &mut TableFactor) {
         if args.is_some() && last(name) == "pg_get_keywords" {
             *args = None;
             *name = ast::ObjectName::from(vec![
-                Ident::new(super::pg_catalog::PG_CATALOG),
+                Ident::new(crate::sql::pg_catalog::PG_CATALOG),
                 Ident::new("pg_get_keywords"),
             ]);
             return;

@@ -1,0 +1,434 @@
+//! The DataFusion side of a session: one `SessionState` per session whose catalog is the
+//! session's instance, its `versions` relations and the PostgreSQL catalog; planning a
+//! query (with PostgreSQL's errors for missing relations and functions), binding its
+//! parameters and running it over the engine's scans. Also the memory pool every
+//! session's queries share.
+
+use super::datafusion_error::{self, from_datafusion};
+use super::{
+    catalog_list, convert, empty_catalog, origin, pg_compat, pg_functions, pg_settings, pg_syntax,
+};
+use crate::sql::expr::output_name;
+use crate::sql::row_reader::ReadContext;
+use crate::sql::sql_types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType};
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ParamValues;
+use datafusion::execution::memory_pool::FairSpillPool;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::prelude::SessionConfig;
+use futures::{FutureExt, StreamExt};
+use sqlparser::ast::{self, SelectItem, SetExpr};
+use std::sync::Arc;
+
+/// The memory pool every session's queries share: sorts, joins and aggregates beyond it
+/// spill where they can and otherwise fail with SQLSTATE 53200 instead of exhausting
+/// the process.
+pub fn runtime(memory_mb: usize) -> SqlResult<Arc<RuntimeEnv>> {
+    RuntimeEnvBuilder::new()
+        .with_memory_pool(Arc::new(FairSpillPool::new(
+            memory_mb.max(1).saturating_mul(1 << 20),
+        )))
+        .build_arc()
+        .map_err(|e| from_datafusion(&e))
+}
+
+/// A session's DataFusion state: configuration, functions and the instance catalog.
+pub struct QueryEngine {
+    state: SessionState,
+    /// The session's settings, as `current_setting` reads them (see `sync_settings`).
+    settings: pg_settings::SharedSettings,
+}
+
+impl std::fmt::Debug for QueryEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QueryEngine")
+    }
+}
+
+/// The plan of a catalog query that cannot return a row: its columns as text, no rows.
+fn empty_plan(query: &ast::Query) -> QueryPlan {
+    let names = pg_compat::output_names(query);
+    // Positional field names: output names may repeat, which a schema does not allow.
+    let fields: Vec<_> = (0..names.len())
+        .map(|i| datafusion::arrow::datatypes::Field::new(format!("c{i}"), DataType::Utf8, true))
+        .collect();
+    let schema =
+        datafusion::common::DFSchema::try_from(datafusion::arrow::datatypes::Schema::new(fields))
+            .unwrap_or_else(|_| datafusion::common::DFSchema::empty());
+    QueryPlan {
+        logical: LogicalPlan::EmptyRelation(datafusion::logical_expr::EmptyRelation {
+            produce_one_row: false,
+            schema: Arc::new(schema),
+        }),
+        columns: Arc::new(
+            names
+                .into_iter()
+                .map(|name| OutputColumn {
+                    name,
+                    ty: SqlType::Text,
+                    origin: None,
+                })
+                .collect(),
+        ),
+        param_types: Vec::new(),
+        bind_types: Vec::new(),
+    }
+}
+
+/// A SELECT planned by DataFusion, not yet optimized: parameters are bound at execution.
+#[derive(Debug)]
+pub struct QueryPlan {
+    logical: LogicalPlan,
+    pub columns: Arc<Vec<OutputColumn>>,
+    /// The type of each `$n` reported to the client, in order.
+    param_types: Vec<DataType>,
+    /// The type each `$n` is bound as.
+    bind_types: Vec<DataType>,
+}
+
+impl QueryPlan {
+    /// Every table the plan scans, subqueries included, as written (schema, name):
+    /// what a role needs SELECT on.
+    pub fn scanned_tables(&self) -> Vec<datafusion::common::TableReference> {
+        use datafusion::common::tree_node::TreeNodeRecursion;
+        let mut tables = Vec::new();
+        // The closure never fails, so neither does the walk.
+        let _ = self.logical.apply_with_subqueries(|node| {
+            if let LogicalPlan::TableScan(scan) = node {
+                tables.push(scan.table_name.clone());
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+        tables
+    }
+}
+
+impl QueryEngine {
+    pub fn new(
+        engine: Arc<crate::engine::Engine>,
+        instance: &str,
+        user: &str,
+        runtime: Arc<RuntimeEnv>,
+        roles: Option<Arc<crate::auth::Roles>>,
+    ) -> Self {
+        // One partition: the engine scan is one ordered stream, plans stay small for
+        // short queries, and EXPLAIN output does not depend on the machine's cores.
+        let config = SessionConfig::new()
+            .with_target_partitions(1)
+            .with_create_default_catalog_and_schema(false)
+            .with_default_catalog_and_schema(instance, catalog_list::PUBLIC)
+            .with_information_schema(false);
+        let catalogs = catalog_list::catalog_list(Arc::clone(&engine), instance, roles);
+        let mut state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_runtime_env(runtime)
+            .with_catalog_list(catalogs)
+            .with_default_features()
+            .build();
+        let settings = pg_settings::SharedSettings::default();
+        if let Err(e) = pg_functions::register(
+            &mut state,
+            Arc::clone(&engine),
+            instance,
+            user,
+            settings.clone(),
+        ) {
+            tracing::warn!("registering the PostgreSQL catalog functions failed: {e}");
+        }
+        QueryEngine { state, settings }
+    }
+
+    /// Gives `current_setting` and `set_config` the session's current settings; the
+    /// session calls it when it creates the engine and after every change.
+    pub fn sync_settings(&self, settings: &crate::sql::settings::Settings) {
+        self.settings.replace(settings.all(), settings.defaults());
+    }
+
+    /// The changes `set_config` made since the last call, for the session to apply.
+    pub fn take_config_changes(&self) -> Vec<pg_settings::ConfigChange> {
+        self.settings.take_changes()
+    }
+
+    /// Plans a query. `given` holds the parameter types the client declared.
+    pub fn plan(&self, query: &ast::Query, given: &[Option<SqlType>]) -> SqlResult<QueryPlan> {
+        if empty_catalog::always_empty(query) {
+            return Ok(empty_plan(query));
+        }
+        let mut query = query.clone();
+        pg_syntax::rewrite(&mut query);
+        if pg_compat::is_catalog_query(&query) {
+            pg_compat::rewrite(&mut query);
+        }
+        let query = &query;
+        let statement = datafusion::sql::parser::Statement::Statement(Box::new(
+            ast::Statement::Query(Box::new(query.clone())),
+        ));
+        self.check_relations_exist(&statement)?;
+        // The catalog answers from memory, so planning completes without waiting.
+        let logical = self
+            .state
+            .statement_to_plan(statement)
+            .now_or_never()
+            .ok_or_else(|| SqlError::internal("query planning did not complete"))?
+            .map_err(|e| match self.unknown_function(query) {
+                Some(missing) => missing,
+                None => from_datafusion(&e),
+            })?;
+        let inferred = logical
+            .get_parameter_types()
+            .map_err(|e| from_datafusion(&e))?;
+        // Reported types: the client's where it gave one (it encodes the value so),
+        // else DataFusion's. Bound types: DataFusion's, which the plan checks.
+        let mut param_types: Vec<DataType> = given
+            .iter()
+            .map(|g| g.map_or(DataType::Utf8, convert::arrow_type))
+            .collect();
+        let mut bind_types = param_types.clone();
+        for (name, ty) in inferred {
+            let Some(index) = name
+                .strip_prefix('$')
+                .and_then(|n| n.parse::<usize>().ok())
+                .and_then(|n| n.checked_sub(1))
+            else {
+                return Err(SqlError::syntax(format!("invalid parameter {name}")));
+            };
+            if param_types.len() <= index {
+                param_types.resize(index + 1, DataType::Utf8);
+                bind_types.resize(index + 1, DataType::Utf8);
+            }
+            if let Some(ty) = ty {
+                if given.get(index).copied().flatten().is_none() {
+                    param_types[index] = ty.clone();
+                }
+                bind_types[index] = ty;
+            }
+        }
+        let names = column_names(query);
+        let origins = origin::origins(&logical);
+        let columns = logical
+            .schema()
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, field)| OutputColumn {
+                name: names
+                    .as_ref()
+                    .and_then(|n| n.get(i).cloned())
+                    .unwrap_or_else(|| field_name(field.name())),
+                ty: convert::sql_type(field.data_type()),
+                origin: origins.get(i).copied().flatten(),
+            })
+            .collect();
+        Ok(QueryPlan {
+            logical,
+            columns: Arc::new(columns),
+            param_types,
+            bind_types,
+        })
+    }
+
+    /// Fails with PostgreSQL's 42P01 for the first relation the statement names that
+    /// does not exist. DataFusion would report it as a planning error whose only clue
+    /// is its wording; asking the catalog first keeps the SQLSTATE tied to the fact.
+    fn check_relations_exist(
+        &self,
+        statement: &datafusion::sql::parser::Statement,
+    ) -> SqlResult<()> {
+        let references = self
+            .state
+            .resolve_table_references(statement)
+            .map_err(|e| from_datafusion(&e))?;
+        for reference in references {
+            let table_function = reference.schema().is_none()
+                && self.state.table_functions().contains_key(reference.table());
+            if table_function {
+                continue;
+            }
+            let exists = self
+                .state
+                .schema_for_ref(reference.clone())
+                .is_ok_and(|schema| schema.table_exist(reference.table()));
+            if !exists {
+                return Err(datafusion_error::undefined_table(&reference));
+            }
+        }
+        Ok(())
+    }
+
+    /// After planning failed: PostgreSQL's 42883 for the first function the query calls
+    /// that no registry knows, with its argument types where the call shows them.
+    fn unknown_function(&self, query: &ast::Query) -> Option<SqlError> {
+        use std::ops::ControlFlow;
+        let known = |name: &str| {
+            self.state.scalar_functions().contains_key(name)
+                || self.state.aggregate_functions().contains_key(name)
+                || self.state.window_functions().contains_key(name)
+        };
+        let mut missing = None;
+        let _ = ast::visit_expressions(query, |expr| {
+            if let ast::Expr::Function(call) = expr {
+                let name = call.name.to_string().to_lowercase();
+                if !known(&name) {
+                    missing = Some(undefined_function(&name, &call.args));
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        missing
+    }
+
+    /// The physical plan with `params` bound, scanning under `ctx`.
+    pub(super) async fn physical(
+        &self,
+        plan: &QueryPlan,
+        params: Vec<Datum>,
+        ctx: ReadContext,
+    ) -> SqlResult<(Arc<dyn ExecutionPlan>, SessionState)> {
+        let mut logical = plan.logical.clone();
+        if !plan.bind_types.is_empty() {
+            let values = params
+                .iter()
+                .zip(&plan.bind_types)
+                .map(|(d, ty)| convert::datum_to_scalar(d, ty))
+                .collect::<SqlResult<Vec<_>>>()?;
+            logical = logical
+                .with_param_values(ParamValues::from(values))
+                .map_err(|e| from_datafusion(&e))?;
+        }
+        let mut state = self.state.clone();
+        state.config_mut().set_extension(Arc::new(ctx));
+        let physical = state
+            .create_physical_plan(&logical)
+            .await
+            .map_err(|e| from_datafusion(&e))?;
+        Ok((physical, state))
+    }
+
+    /// Runs a plan: its rows, converted batch by batch as the client reads them.
+    pub async fn execute(
+        &self,
+        plan: &QueryPlan,
+        params: Vec<Datum>,
+        ctx: ReadContext,
+    ) -> SqlResult<RowStream> {
+        let (physical, state) = self.physical(plan, params, ctx).await?;
+        let batches = datafusion::physical_plan::execute_stream(physical, state.task_ctx())
+            .map_err(|e| from_datafusion(&e))?;
+        let columns = Arc::clone(&plan.columns);
+        Ok(batches
+            .flat_map(move |batch| {
+                let rows = match batch {
+                    Ok(batch) => convert::batch_rows(&batch, &columns),
+                    Err(e) => vec![Err(from_datafusion(&e))],
+                };
+                futures::stream::iter(rows)
+            })
+            .boxed())
+    }
+
+    /// The parameter types to report to the client.
+    pub fn param_types(plan: &QueryPlan) -> Vec<SqlType> {
+        plan.param_types.iter().map(convert::sql_type).collect()
+    }
+}
+
+/// PostgreSQL's output names for the top-level select list, when it has no wildcard
+/// (DataFusion names expressions by their text, `count(*)`, where PostgreSQL says
+/// `count`).
+/// `function f(integer, unknown) does not exist`, as PostgreSQL words it, when every
+/// argument's type can be read off the call (literals and casts); otherwise the name
+/// alone, as the arguments' types would take planning the call to know.
+fn undefined_function(name: &str, args: &ast::FunctionArguments) -> SqlError {
+    let exprs: Vec<&ast::Expr> = match args {
+        ast::FunctionArguments::None | ast::FunctionArguments::Subquery(_) => Vec::new(),
+        ast::FunctionArguments::List(list) => list
+            .args
+            .iter()
+            .filter_map(|arg| match arg {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))
+                | ast::FunctionArg::Named {
+                    arg: ast::FunctionArgExpr::Expr(e),
+                    ..
+                } => Some(e),
+                _ => None,
+            })
+            .collect(),
+    };
+    let types: Option<Vec<String>> = exprs.iter().map(|e| literal_type(e)).collect();
+    let message = match types {
+        Some(types) => format!("function {name}({}) does not exist", types.join(", ")),
+        None => format!("function {name} does not exist"),
+    };
+    SqlError::undefined_function(message)
+}
+
+/// The type PostgreSQL gives a literal or a cast before it resolves a call.
+fn literal_type(expr: &ast::Expr) -> Option<String> {
+    match expr {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => Some(
+                if n.contains(['.', 'e', 'E']) {
+                    "numeric"
+                } else if n.parse::<i32>().is_ok() {
+                    "integer"
+                } else if n.parse::<i64>().is_ok() {
+                    "bigint"
+                } else {
+                    "numeric"
+                }
+                .to_string(),
+            ),
+            ast::Value::Boolean(_) => Some("boolean".to_string()),
+            ast::Value::SingleQuotedString(_) | ast::Value::Null => Some("unknown".to_string()),
+            _ => None,
+        },
+        ast::Expr::Cast { data_type, .. } => crate::sql::sql_types::sql_type(data_type)
+            .ok()
+            .map(|ty| ty.name().to_string()),
+        ast::Expr::Nested(inner) => literal_type(inner),
+        _ => None,
+    }
+}
+
+fn column_names(query: &ast::Query) -> Option<Vec<String>> {
+    let mut body = &*query.body;
+    loop {
+        match body {
+            SetExpr::SetOperation { left, .. } => body = left,
+            SetExpr::Query(q) => body = &q.body,
+            SetExpr::Select(select) => {
+                return select
+                    .projection
+                    .iter()
+                    .map(|item| match item {
+                        SelectItem::UnnamedExpr(e) => Some(output_name(e)),
+                        SelectItem::ExprWithAlias { alias, .. } => {
+                            let name = crate::sql::expr::fold(alias);
+                            Some(
+                                name.strip_suffix(pg_syntax::REPEATED)
+                                    .map_or(name.clone(), String::from),
+                            )
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A DataFusion field name as a column name: `t.a` is `a`; an expression is `?column?`.
+fn field_name(name: &str) -> String {
+    let name = name.strip_suffix(pg_syntax::REPEATED).unwrap_or(name);
+    let last = name.rsplit('.').next().unwrap_or(name);
+    if !last.is_empty() && last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        last.to_string()
+    } else {
+        "?column?".into()
+    }
+}
