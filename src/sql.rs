@@ -21,6 +21,7 @@ mod session;
 mod settings;
 mod sql_error;
 pub mod sql_types;
+mod transaction_block;
 mod values;
 
 pub use gateway::Gateway;

@@ -17,9 +17,10 @@ use super::settings::Settings;
 use super::sql_types::{
     Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult, TransactionStatus,
 };
+use super::transaction_block::{self, Transaction};
 use super::{ParsedStatement, PreparedStatement, SqlSession};
 use crate::auth::{Access, Privilege};
-use crate::engine::{Engine, EngineError, StagedMark, StagedWrites, TableMeta};
+use crate::engine::{Engine, EngineError, TableMeta};
 use crate::sqlstate::SqlState;
 use async_trait::async_trait;
 use futures::{stream, StreamExt, TryStreamExt};
@@ -71,14 +72,6 @@ pub struct ParsedSql(Parsed);
 enum Parsed {
     Cached(CachedRun),
     Statement(Box<Statement>),
-}
-
-struct Transaction {
-    staged: StagedWrites,
-    failed: bool,
-    /// Open savepoints, oldest first: a name and where the staged writes stood when it
-    /// was set, so ROLLBACK TO drops the writes staged after it.
-    savepoints: Vec<(String, StagedMark)>,
 }
 
 pub struct Session {
@@ -571,25 +564,18 @@ impl Session {
         }
         match statement {
             Statement::StartTransaction { .. } => {
-                if self.transaction.is_none() {
-                    self.transaction = Some(Transaction { staged: StagedWrites::default(), failed: false, savepoints: Vec::new() });
-                }
+                self.transaction.get_or_insert_with(Transaction::default);
                 Ok(command("BEGIN"))
             }
-            Statement::Commit { .. } => match self.end_transaction() {
-                None => Ok(command("COMMIT")),
-                Some(t) if t.failed => Ok(command("ROLLBACK")),
-                Some(t) if t.staged.is_empty() => Ok(command("COMMIT")),
-                Some(t) => match self.engine.commit_staged(t.staged).await {
-                    Ok(_) => Ok(command("COMMIT")),
-                    Err(EngineError::WriteConflict) => Err(SqlError::new(
-                        SqlState::SerializationFailure,
-                        "could not serialize access due to concurrent update; the transaction was rolled back",
-                    )),
-                    Err(e) => Err(e.into()),
-                },
-            },
-            Statement::Rollback { savepoint: None, .. } => {
+            Statement::Commit { .. } => {
+                let block = self.end_transaction();
+                Ok(command(
+                    transaction_block::commit(&self.engine, block).await?,
+                ))
+            }
+            Statement::Rollback {
+                savepoint: None, ..
+            } => {
                 self.end_transaction();
                 Ok(command("ROLLBACK"))
             }
@@ -604,25 +590,20 @@ impl Session {
                 Ok(command("DEALLOCATE"))
             }
             Statement::Savepoint { name } => {
-                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new(SqlState::NoActiveSqlTransaction, "SAVEPOINT can only be used in transaction blocks"))?;
-                let mark = t.staged.mark();
-                t.savepoints.push((fold(name), mark));
+                transaction_block::open(&mut self.transaction, "SAVEPOINT")?.savepoint(name);
                 Ok(command("SAVEPOINT"))
             }
             Statement::ReleaseSavepoint { name } => {
-                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new(SqlState::NoActiveSqlTransaction, "RELEASE SAVEPOINT can only be used in transaction blocks"))?;
-                let at = savepoint_index(t, name)?;
-                t.staged.release(t.savepoints.len() - at);
-                t.savepoints.truncate(at);
+                transaction_block::open(&mut self.transaction, "RELEASE SAVEPOINT")?
+                    .release(name)?;
                 Ok(command("RELEASE"))
             }
-            Statement::Rollback { savepoint: Some(name), .. } => {
-                let t = self.transaction.as_mut().ok_or_else(|| SqlError::new(SqlState::NoActiveSqlTransaction, "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"))?;
-                let at = savepoint_index(t, name)?;
-                t.staged.rollback_to(t.savepoints[at].1);
-                t.staged.release(t.savepoints.len() - (at + 1));
-                t.savepoints.truncate(at + 1);
-                t.failed = false;
+            Statement::Rollback {
+                savepoint: Some(name),
+                ..
+            } => {
+                transaction_block::open(&mut self.transaction, "ROLLBACK TO SAVEPOINT")?
+                    .rollback_to(name)?;
                 Ok(command("ROLLBACK"))
             }
             Statement::CreateTable(create) if create.query.is_some() => {
@@ -636,10 +617,26 @@ impl Session {
                 ddl::alter_table(&self.engine, &self.instance, alter).await?;
                 Ok(command("ALTER TABLE"))
             }
-            Statement::Drop { object_type, if_exists, names, .. } => {
-                Ok(command(ddl::drop(&self.engine, &self.instance, *object_type, *if_exists, names).await?))
-            }
-            Statement::CreateDatabase { db_name, if_not_exists, .. } => {
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => Ok(command(
+                ddl::drop(
+                    &self.engine,
+                    &self.instance,
+                    *object_type,
+                    *if_exists,
+                    names,
+                )
+                .await?,
+            )),
+            Statement::CreateDatabase {
+                db_name,
+                if_not_exists,
+                ..
+            } => {
                 let (_, name) = ddl::object_name(db_name)?;
                 match self.engine.create_instance(&name).await {
                     Err(EngineError::InstanceExists { .. }) if *if_not_exists => {}
@@ -649,8 +646,16 @@ impl Session {
                 }
                 Ok(command("CREATE DATABASE"))
             }
-            Statement::Copy { source, to, target, options, legacy_options, .. } => {
-                self.copy(source, *to, target, options, legacy_options).await
+            Statement::Copy {
+                source,
+                to,
+                target,
+                options,
+                legacy_options,
+                ..
+            } => {
+                self.copy(source, *to, target, options, legacy_options)
+                    .await
             }
             Statement::Set(set) => {
                 let result = self.set(set);
@@ -672,16 +677,33 @@ impl Session {
             Statement::ShowVariable { variable } => {
                 let name = variable.iter().map(fold).collect::<Vec<_>>().join(".");
                 if name == "all" {
-                    let rows: Vec<_> = self.settings.all().into_iter().map(|(k, v)| Ok(vec![Datum::Text(k), Datum::Text(v)])).collect();
+                    let rows: Vec<_> = self
+                        .settings
+                        .all()
+                        .into_iter()
+                        .map(|(k, v)| Ok(vec![Datum::Text(k), Datum::Text(v)]))
+                        .collect();
                     return Ok(StatementResult::Query {
                         columns: Arc::new(vec![
-                            OutputColumn { name: "name".into(), ty: SqlType::Text, origin: None },
-                            OutputColumn { name: "setting".into(), ty: SqlType::Text, origin: None },
+                            OutputColumn {
+                                name: "name".into(),
+                                ty: SqlType::Text,
+                                origin: None,
+                            },
+                            OutputColumn {
+                                name: "setting".into(),
+                                ty: SqlType::Text,
+                                origin: None,
+                            },
                         ]),
                         rows: stream::iter(rows).boxed(),
                     });
                 }
-                let name = if name == "transaction.isolation.level" { "transaction_isolation".into() } else { name };
+                let name = if name == "transaction.isolation.level" {
+                    "transaction_isolation".into()
+                } else {
+                    name
+                };
                 Ok(single_row(&name, self.settings.get(&name)?))
             }
             Statement::Discard { .. } => {
@@ -690,7 +712,10 @@ impl Session {
                 self.sync_query_settings();
                 Ok(command("DISCARD ALL"))
             }
-            other => Err(SqlError::unsupported(format!("statement not supported yet: {}", first_words(&other.to_string())))),
+            other => Err(SqlError::unsupported(format!(
+                "statement not supported yet: {}",
+                first_words(&other.to_string())
+            ))),
         }
     }
 
@@ -1010,18 +1035,4 @@ impl SqlSession for Session {
             transaction.failed = true;
         }
     }
-}
-
-/// The position of the newest savepoint called `name` (3B001 when there is none).
-fn savepoint_index(t: &Transaction, name: &ast::Ident) -> SqlResult<usize> {
-    let name = fold(name);
-    t.savepoints
-        .iter()
-        .rposition(|(n, _)| *n == name)
-        .ok_or_else(|| {
-            SqlError::new(
-                SqlState::InvalidSavepointSpecification,
-                format!("savepoint \"{name}\" does not exist"),
-            )
-        })
 }
