@@ -112,7 +112,7 @@ impl Default for Config {
             durable: true,
             gc_interval_secs: 60,
             limits: crate::engine::Limits::default(),
-            query_memory_mb: 512,
+            query_memory_mb: crate::sql::DEFAULT_QUERY_MEMORY_MB,
             // Sized from memory when the server opens (`Config::cache_sizes`).
             partition_cache_mb: None,
             row_cache_mb: None,

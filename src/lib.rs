@@ -6,6 +6,7 @@
 pub mod auth;
 pub mod config;
 pub mod engine;
+pub mod gateway;
 pub mod server;
 pub mod sql;
 pub mod sqlstate;

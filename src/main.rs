@@ -261,7 +261,7 @@ async fn serve(
         }
         _ => None,
     };
-    let gateway = pgwide::sql::Gateway::open(&config).await.map_err(|e| {
+    let gateway = pgwide::gateway::Gateway::open(&config).await.map_err(|e| {
         format!(
             "cannot open the database in {}: {e}",
             config.data_dir.display()
@@ -323,7 +323,7 @@ async fn listeners(config: &Config, addr: SocketAddr) -> Result<pgwide::server::
 /// clients will be authenticated.
 async fn authentication(
     config: &Config,
-    gateway: &pgwide::sql::Gateway,
+    gateway: &pgwide::gateway::Gateway,
     addr: &SocketAddr,
 ) -> Result<pgwide::auth::AuthOptions, String> {
     let roles = gateway.roles();

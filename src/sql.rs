@@ -8,7 +8,6 @@ mod ddl;
 mod dml;
 mod explain;
 mod expr;
-mod gateway;
 mod notices;
 mod pg_catalog;
 mod plan_cache;
@@ -24,8 +23,8 @@ pub mod sql_types;
 mod transaction_block;
 mod values;
 
-pub use gateway::Gateway;
 pub use notices::Notice;
+pub use query::{runtime as query_runtime, DEFAULT_QUERY_MEMORY_MB};
 pub use session::{ParsedSql, Session, StatementPlan};
 pub use sql_error::{Interruption, Severity};
 pub use sql_types::{

@@ -1,14 +1,10 @@
 //! SQLSTATEs: the codes pgwide reports, named as PostgreSQL's error codes appendix names
-//! them, and the one mapping from each layer's error enum (storage, engine, auth, the
-//! wire server's) to a code; `SqlError::sqlstate` hands its variants to these. This is
-//! the only file that spells a SQLSTATE; everything else names a variant. Every `match`
-//! here lists every variant, so a new error cannot be added without choosing its code,
-//! and the tests walk every variant.
+//! them. This is the only file that spells a SQLSTATE; everything else names a variant.
+//! `layer_errors` maps each layer's error enum (storage, engine, auth, the wire
+//! server's) to a code with exhaustive matches, and `SqlError::sqlstate` hands its
+//! variants to those.
 
-use crate::auth::AuthError;
-use crate::engine::EngineError;
-use crate::server::WireError;
-use crate::storage::StorageError;
+mod layer_errors;
 
 /// Defines `SqlState` with one variant per code, its `code()` and `ALL`, from one list,
 /// so a code and its name cannot drift apart.
@@ -102,81 +98,6 @@ impl std::fmt::Display for SqlState {
     }
 }
 
-impl From<&StorageError> for SqlState {
-    fn from(error: &StorageError) -> Self {
-        match error {
-            StorageError::Io(_) => SqlState::IoError,
-            StorageError::Corrupt(_) => SqlState::DataCorrupted,
-            StorageError::BatchTooLarge { .. } => SqlState::ProgramLimitExceeded,
-        }
-    }
-}
-
-impl From<&EngineError> for SqlState {
-    fn from(error: &EngineError) -> Self {
-        use EngineError::*;
-        match error {
-            InvalidName { .. } | InvalidInstanceName { .. } => SqlState::InvalidName,
-            InstanceNotFound { .. } => SqlState::InvalidCatalogName,
-            InstanceExists { .. } => SqlState::DuplicateDatabase,
-            InstanceNotEmpty { .. } => SqlState::ObjectNotInPrerequisiteState,
-            TableNotFound { .. } => SqlState::UndefinedTable,
-            TableExists { .. } => SqlState::DuplicateTable,
-            ColumnExists { .. } => SqlState::DuplicateColumn,
-            BadPkType { .. } | PkTypeMismatch { .. } | IncrementType { .. } => {
-                SqlState::DatatypeMismatch
-            }
-            PkColumnCount { .. } | PkArity { .. } | PkColumnAsAttribute { .. } => {
-                SqlState::InvalidParameterValue
-            }
-            PkValueTooLarge { .. }
-            | ValueTooLarge { .. }
-            | TooManyColumns { .. }
-            | TooManyColumnsToGet { .. }
-            | BatchTooLarge { .. }
-            | RequestTooLarge { .. }
-            | TooManyTables { .. }
-            | TooManyInstances { .. } => SqlState::ProgramLimitExceeded,
-            BadOption { .. } | VersionOutOfRange { .. } | ExpiredWrite { .. } | BadContinuation => {
-                SqlState::InvalidParameterValue
-            }
-            IncrementOverflow { .. } => SqlState::NumericValueOutOfRange,
-            WriteConflict => SqlState::SerializationFailure,
-            // The engine keeps the storage layer's failures as text; whatever their
-            // cause, the client sees an I/O failure and the log has the details.
-            Storage(_) => SqlState::IoError,
-            Corrupt(_) => SqlState::DataCorrupted,
-        }
-    }
-}
-
-impl From<&WireError> for SqlState {
-    fn from(error: &WireError) -> Self {
-        match error {
-            // Never sent: the socket is gone. Logged under this class.
-            WireError::Io(_) => SqlState::ConnectionFailure,
-            WireError::Protocol(_) => SqlState::ProtocolViolation,
-            WireError::TooLarge(_) => SqlState::ProgramLimitExceeded,
-        }
-    }
-}
-
-impl From<&AuthError> for SqlState {
-    fn from(error: &AuthError) -> Self {
-        match error {
-            AuthError::RoleNotFound { .. } => SqlState::UndefinedObject,
-            AuthError::RoleExists { .. } => SqlState::DuplicateObject,
-            AuthError::EmptyPassword => SqlState::InvalidParameterValue,
-            AuthError::Hashing { .. } => SqlState::InternalError,
-            AuthError::Store { .. } => SqlState::IoError,
-            AuthError::CorruptRole { .. } => SqlState::DataCorrupted,
-            AuthError::NotSuperuser { .. }
-            | AuthError::TablePrivilege { .. }
-            | AuthError::NoConnectPrivilege { .. } => SqlState::InsufficientPrivilege,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,30 +115,6 @@ mod tests {
                 "{state:?}: {code}"
             );
             assert!(seen.insert(code), "{code} twice");
-        }
-    }
-
-    #[test]
-    fn wire_errors_have_their_sqlstates() {
-        let cases = [
-            (WireError::Io(std::io::Error::other("x")), "08006"),
-            (WireError::Protocol("x".into()), "08P01"),
-            (WireError::TooLarge("x".into()), "54000"),
-        ];
-        for (error, code) in cases {
-            assert_eq!(SqlState::from(&error).code(), code, "{error:?}");
-        }
-    }
-
-    #[test]
-    fn storage_errors_have_their_sqlstates() {
-        let cases = [
-            (StorageError::Io("x".into()), "58030"),
-            (StorageError::Corrupt("x".into()), "XX001"),
-            (StorageError::BatchTooLarge { ops: 2, limit: 1 }, "54000"),
-        ];
-        for (error, code) in cases {
-            assert_eq!(SqlState::from(&error).code(), code, "{error:?}");
         }
     }
 }

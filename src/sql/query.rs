@@ -26,6 +26,6 @@ mod sql_ast;
 mod test_sql;
 mod udf;
 
-pub use datafusion_session::{runtime, QueryEngine, QueryPlan};
+pub use datafusion_session::{runtime, QueryEngine, QueryPlan, DEFAULT_QUERY_MEMORY_MB};
 pub use explain_physical::explain_query;
 pub use pg_compat::is_catalog_query;

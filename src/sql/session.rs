@@ -290,7 +290,7 @@ impl Session {
         }
         let runtime = match &self.query_runtime {
             Some(runtime) => Arc::clone(runtime),
-            None => query::runtime(crate::config::Config::default().query_memory_mb)?,
+            None => query::runtime(query::DEFAULT_QUERY_MEMORY_MB)?,
         };
         let engine = QueryEngine::new(
             Arc::clone(&self.engine),

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use pgwide::config::Config;
-use pgwide::sql::Gateway;
+use pgwide::gateway::Gateway;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 

@@ -23,6 +23,9 @@ use futures::{FutureExt, StreamExt};
 use sqlparser::ast::{self, SelectItem, SetExpr};
 use std::sync::Arc;
 
+/// The memory (MB) DataFusion queries may use together by default (`query_memory_mb`).
+pub const DEFAULT_QUERY_MEMORY_MB: usize = 512;
+
 /// The memory pool every session's queries share: sorts, joins and aggregates beyond it
 /// spill where they can and otherwise fail with SQLSTATE 53200 instead of exhausting
 /// the process.

@@ -1,12 +1,10 @@
 //! The gateway: opens the storage backend and the engine from the configuration, starts
 //! background GC, and opens one SQL session per client connection.
 
-use super::session::Session;
-use super::sql_types::{SqlError, SqlResult};
-use super::SessionFactory;
 use crate::auth::{Access, Roles};
 use crate::config::Config;
 use crate::engine::{Engine, SystemClock};
+use crate::sql::{Session, SessionFactory, SqlError, SqlResult};
 use crate::sqlstate::SqlState;
 use crate::storage::{CacheOptions, Cached, SledBackend, SledOptions};
 use async_trait::async_trait;
@@ -75,7 +73,7 @@ impl Gateway {
             engine,
             backend,
             gc,
-            query_runtime: super::query::runtime(config.query_memory_mb)?,
+            query_runtime: crate::sql::query_runtime(config.query_memory_mb)?,
             setting_defaults: config.session_defaults(),
             roles,
         }))
