@@ -377,7 +377,311 @@ fn is_array_subquery(expr: &Expr) -> bool {
     matches!(expr, Expr::Function(f) if last(&f.name) == "array" && matches!(f.args, FunctionArguments::Subquery(_)))
 }
 
-/// Rewrites `query` in place.
+/// What a rewrite rule makes of one expression.
+enum Outcome {
+    /// Not the rule's kind of expression: the next rule is asked.
+    Pass,
+    /// The rule's kind, changed in place or left as it is; no later rule is asked.
+    Done,
+    /// The rule's kind, replaced by this; no later rule is asked.
+    Replace(Expr),
+}
+
+impl From<Option<Expr>> for Outcome {
+    fn from(replacement: Option<Expr>) -> Self {
+        replacement.map_or(Outcome::Done, Outcome::Replace)
+    }
+}
+
+/// One client workaround: how an expression of a catalog query that DataFusion cannot
+/// plan becomes one it can, under a name its test uses.
+struct ExprRule {
+    name: &'static str,
+    apply: fn(&mut Expr) -> Outcome,
+}
+
+/// The expression rules, asked in this order; the first whose kind an expression is
+/// decides what becomes of it.
+const EXPR_RULES: &[ExprRule] = &[
+    ExprRule {
+        name: "operator_syntax",
+        apply: operator_syntax,
+    },
+    ExprRule {
+        name: "toast_reloptions",
+        apply: toast_reloptions,
+    },
+    ExprRule {
+        name: "collate",
+        apply: collate,
+    },
+    ExprRule {
+        name: "not_equal_all_array_literal",
+        apply: not_equal_all_array_literal,
+    },
+    ExprRule {
+        name: "equal_any_array_literal",
+        apply: equal_any_array_literal,
+    },
+    ExprRule {
+        name: "equal_any_array_subquery",
+        apply: equal_any_array_subquery,
+    },
+    ExprRule {
+        name: "generate_subscripts",
+        apply: generate_subscripts_call,
+    },
+    ExprRule {
+        name: "expandarray",
+        apply: expandarray_call,
+    },
+    ExprRule {
+        name: "record_field_access",
+        apply: record_field_access,
+    },
+    ExprRule {
+        name: "unnest_int2vector",
+        apply: unnest_int2vector_call,
+    },
+    ExprRule {
+        name: "pg_catalog_function",
+        apply: pg_catalog_function,
+    },
+    ExprRule {
+        name: "reg_casts",
+        apply: reg_casts,
+    },
+    ExprRule {
+        name: "empty_catalog_subquery",
+        apply: empty_catalog_subquery,
+    },
+    ExprRule {
+        name: "collation_subquery",
+        apply: collation_subquery,
+    },
+    ExprRule {
+        name: "aggregate_scalar_subquery",
+        apply: aggregate_scalar_subquery_rule,
+    },
+];
+
+/// `OPERATOR(pg_catalog.~)` and its kin as DataFusion's operators.
+fn operator_syntax(expr: &mut Expr) -> Outcome {
+    let Expr::BinaryOp {
+        left,
+        op: BinaryOperator::PGCustomBinaryOperator(parts),
+        right,
+    } = expr
+    else {
+        return Outcome::Pass;
+    };
+    let op = match parts.last().map(String::as_str) {
+        Some("~") => Some(BinaryOperator::PGRegexMatch),
+        Some("!~") => Some(BinaryOperator::PGRegexNotMatch),
+        Some("~*") => Some(BinaryOperator::PGRegexIMatch),
+        Some("!~*") => Some(BinaryOperator::PGRegexNotIMatch),
+        Some("=") => Some(BinaryOperator::Eq),
+        Some("<>") => Some(BinaryOperator::NotEq),
+        _ => None,
+    };
+    op.map(|op| Expr::BinaryOp {
+        left: left.clone(),
+        op,
+        right: right.clone(),
+    })
+    .into()
+}
+
+/// psql appends `|| array(select ... from unnest(toast.reloptions))`; pgwide has no
+/// TOAST tables, so the appended array is always empty.
+fn toast_reloptions(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::StringConcat,
+            right,
+        } if is_array_subquery(right) => Outcome::Replace((**left).clone()),
+        _ => Outcome::Pass,
+    }
+}
+
+/// `x COLLATE pg_catalog.default` as `x`: pgwide compares text bytewise.
+fn collate(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::Collate { expr: inner, .. } => Outcome::Replace((**inner).clone()),
+        _ => Outcome::Pass,
+    }
+}
+
+/// `x <> ALL ('{a,b}')` over an array literal as a NOT IN list (pgjdbc's getSQLKeywords).
+fn not_equal_all_array_literal(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::AllOp {
+            left,
+            compare_op: BinaryOperator::NotEq,
+            right,
+        } => array_literal(right)
+            .map(|list| Expr::InList {
+                expr: left.clone(),
+                list,
+                negated: true,
+            })
+            .into(),
+        _ => Outcome::Pass,
+    }
+}
+
+/// `x = ANY ('{a,b}')` over an array literal as an IN list.
+fn equal_any_array_literal(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::AnyOp {
+            left,
+            compare_op: BinaryOperator::Eq,
+            right,
+            ..
+        } => match array_literal(right) {
+            Some(list) => Outcome::Replace(Expr::InList {
+                expr: left.clone(),
+                list,
+                negated: false,
+            }),
+            None => Outcome::Pass,
+        },
+        _ => Outcome::Pass,
+    }
+}
+
+/// `x = ANY(ARRAY(SELECT ...))` as `x IN (SELECT ...)` (pgAdmin's role check).
+fn equal_any_array_subquery(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::AnyOp {
+            left,
+            compare_op: BinaryOperator::Eq,
+            right,
+            ..
+        } => super::pg_subqueries::array_subquery(right)
+            .map(|subquery| Expr::InSubquery {
+                expr: left.clone(),
+                subquery: Box::new(subquery),
+                negated: false,
+            })
+            .into(),
+        _ => Outcome::Pass,
+    }
+}
+
+fn generate_subscripts_call(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::Function(f) if last(&f.name) == "generate_subscripts" => {
+            generate_subscripts(f).into()
+        }
+        _ => Outcome::Pass,
+    }
+}
+
+fn expandarray_call(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::Function(f) if last(&f.name) == "_pg_expandarray" => expandarray(f).into(),
+        _ => Outcome::Pass,
+    }
+}
+
+fn record_field_access(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::CompoundFieldAccess { root, access_chain } => field_access(root, access_chain).into(),
+        _ => Outcome::Pass,
+    }
+}
+
+fn unnest_int2vector_call(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::Function(f) if last(&f.name) == "unnest" => unnest_int2vector(f).into(),
+        _ => Outcome::Pass,
+    }
+}
+
+/// `pg_catalog.f(...)` as `f(...)`: the functions are registered unqualified.
+fn pg_catalog_function(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::Function(f) if f.name.0.len() == 2 && first(&f.name) == PG_CATALOG => {
+            f.name = plain(&last(&f.name));
+            Outcome::Done
+        }
+        _ => Outcome::Pass,
+    }
+}
+
+/// `::regclass`, `::regtype` and the other reg* casts as pgwide's functions, and
+/// PostgreSQL's type names as DataFusion's.
+fn reg_casts(expr: &mut Expr) -> Outcome {
+    let Expr::Cast {
+        expr: inner,
+        data_type,
+        ..
+    } = expr
+    else {
+        return Outcome::Pass;
+    };
+    let name = match data_type {
+        DataType::Regclass => "regclass".to_string(),
+        DataType::Custom(name, _) => last(name),
+        _ => String::new(),
+    };
+    match name.as_str() {
+        "regclass" => Outcome::Replace(call("pgwide_regclass", (**inner).clone())),
+        "regtype" => Outcome::Replace(call("pgwide_regtype_name", (**inner).clone())),
+        "regnamespace" | "regproc" | "regprocedure" | "regrole" => {
+            Outcome::Replace((**inner).clone())
+        }
+        // A regclass shown as text is the table's name, not its OID.
+        _ if matches!(
+            plain_type(&name).or(Some(data_type.clone())),
+            Some(DataType::Text)
+        ) && regclass_arg(inner).is_some() =>
+        {
+            regclass_arg(inner)
+                .map(|arg| call("pgwide_regclass_name", arg))
+                .into()
+        }
+        other => {
+            if let Some(ty) = plain_type(other) {
+                *data_type = ty;
+            }
+            Outcome::Done
+        }
+    }
+}
+
+/// A scalar subquery over a catalog table pgwide always leaves empty is NULL.
+fn empty_catalog_subquery(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::Subquery(q) if always_empty(q) => Outcome::Replace(Expr::value(Value::Null)),
+        _ => Outcome::Pass,
+    }
+}
+
+/// psql looks up a column's collation where it differs from its type's; pgwide columns
+/// always have their type's, and DataFusion cannot decorrelate the `<>`.
+fn collation_subquery(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::Subquery(q) if reads(q, "pg_collation") => Outcome::Replace(Expr::value(Value::Null)),
+        _ => Outcome::Pass,
+    }
+}
+
+fn aggregate_scalar_subquery_rule(expr: &mut Expr) -> Outcome {
+    match expr {
+        Expr::Subquery(q) => {
+            aggregate_scalar_subquery(q);
+            Outcome::Done
+        }
+        _ => Outcome::Pass,
+    }
+}
+
+/// Rewrites a catalog query: unqualified catalog tables resolve in `pg_catalog`, every
+/// expression goes through `EXPR_RULES`, then the subqueries DataFusion cannot plan
+/// through `pg_subqueries`.
 pub fn rewrite(query: &mut Query) {
     // Unqualified catalog tables (`FROM pg_class`) resolve in pg_catalog, as in
     // PostgreSQL where it is first on the search path.
@@ -389,119 +693,16 @@ pub fn rewrite(query: &mut Query) {
         ControlFlow::<()>::Continue(())
     });
     let _ = ast::visit_expressions_mut(query, |expr| {
-        let replacement = match expr {
-            Expr::BinaryOp {
-                left,
-                op: BinaryOperator::PGCustomBinaryOperator(parts),
-                right,
-            } => {
-                let op = match parts.last().map(String::as_str) {
-                    Some("~") => Some(BinaryOperator::PGRegexMatch),
-                    Some("!~") => Some(BinaryOperator::PGRegexNotMatch),
-                    Some("~*") => Some(BinaryOperator::PGRegexIMatch),
-                    Some("!~*") => Some(BinaryOperator::PGRegexNotIMatch),
-                    Some("=") => Some(BinaryOperator::Eq),
-                    Some("<>") => Some(BinaryOperator::NotEq),
-                    _ => None,
-                };
-                op.map(|op| Expr::BinaryOp {
-                    left: left.clone(),
-                    op,
-                    right: right.clone(),
-                })
-            }
-            // psql appends `|| array(select ... from unnest(toast.reloptions))`; pgwide
-            // has no TOAST tables, so the appended array is always empty.
-            Expr::BinaryOp {
-                left,
-                op: BinaryOperator::StringConcat,
-                right,
-            } if is_array_subquery(right) => Some((**left).clone()),
-            Expr::Collate { expr: inner, .. } => Some((**inner).clone()),
-            // `x <> ALL ('{a,b}')` and `x = ANY ('{a,b}')` over an array literal are
-            // NOT IN and IN lists (pgjdbc's getSQLKeywords).
-            Expr::AllOp {
-                left,
-                compare_op: BinaryOperator::NotEq,
-                right,
-            } => array_literal(right).map(|list| Expr::InList {
-                expr: left.clone(),
-                list,
-                negated: true,
-            }),
-            Expr::AnyOp {
-                left,
-                compare_op: BinaryOperator::Eq,
-                right,
-                ..
-            } if array_literal(right).is_some() => array_literal(right).map(|list| Expr::InList {
-                expr: left.clone(),
-                list,
-                negated: false,
-            }),
-            // `x = ANY(ARRAY(SELECT ...))` is `x IN (SELECT ...)` (pgAdmin's role check).
-            Expr::AnyOp {
-                left,
-                compare_op: BinaryOperator::Eq,
-                right,
-                ..
-            } => super::pg_subqueries::array_subquery(right).map(|subquery| Expr::InSubquery {
-                expr: left.clone(),
-                subquery: Box::new(subquery),
-                negated: false,
-            }),
-            Expr::Function(f) if last(&f.name) == "generate_subscripts" => generate_subscripts(f),
-            Expr::Function(f) if last(&f.name) == "_pg_expandarray" => expandarray(f),
-            Expr::CompoundFieldAccess { root, access_chain } => field_access(root, access_chain),
-            Expr::Function(f) if last(&f.name) == "unnest" => unnest_int2vector(f),
-            Expr::Function(f) if f.name.0.len() == 2 && first(&f.name) == PG_CATALOG => {
-                f.name = plain(&last(&f.name));
-                None
-            }
-            Expr::Cast {
-                expr: inner,
-                data_type,
-                ..
-            } => {
-                let name = match data_type {
-                    DataType::Regclass => "regclass".to_string(),
-                    DataType::Custom(name, _) => last(name),
-                    _ => String::new(),
-                };
-                match name.as_str() {
-                    "regclass" => Some(call("pgwide_regclass", (**inner).clone())),
-                    "regtype" => Some(call("pgwide_regtype_name", (**inner).clone())),
-                    "regnamespace" | "regproc" | "regprocedure" | "regrole" => {
-                        Some((**inner).clone())
-                    }
-                    // A regclass shown as text is the table's name, not its OID.
-                    _ if matches!(
-                        plain_type(&name).or(Some(data_type.clone())),
-                        Some(DataType::Text)
-                    ) && regclass_arg(inner).is_some() =>
-                    {
-                        regclass_arg(inner).map(|arg| call("pgwide_regclass_name", arg))
-                    }
-                    other => {
-                        if let Some(ty) = plain_type(other) {
-                            *data_type = ty;
-                        }
-                        None
-                    }
+        for rule in EXPR_RULES {
+            match (rule.apply)(expr) {
+                Outcome::Pass => continue,
+                Outcome::Done => break,
+                Outcome::Replace(replacement) => {
+                    tracing::trace!(rule = rule.name, "catalog query expression rewritten");
+                    *expr = replacement;
+                    break;
                 }
             }
-            Expr::Subquery(q) if always_empty(q) => Some(Expr::value(Value::Null)),
-            // psql looks up a column's collation where it differs from its type's; pgwide
-            // columns always have their type's, and DataFusion cannot decorrelate the `<>`.
-            Expr::Subquery(q) if reads(q, "pg_collation") => Some(Expr::value(Value::Null)),
-            Expr::Subquery(q) => {
-                aggregate_scalar_subquery(q);
-                None
-            }
-            _ => None,
-        };
-        if let Some(replacement) = replacement {
-            *expr = replacement;
         }
         ControlFlow::<()>::Continue(())
     });
@@ -515,6 +716,87 @@ mod tests {
 
     fn rewritten(sql: &str) -> String {
         super::super::test_sql::rewritten(sql, rewrite)
+    }
+
+    /// Each rule by name, with a catalog query one of whose expressions is its kind and
+    /// which it changes: every workaround has a name and a test that it still fires.
+    const RULE_EXAMPLES: &[(&str, &str)] = &[
+        (
+            "operator_syntax",
+            "SELECT 1 FROM pg_class WHERE relname OPERATOR(pg_catalog.~) '^t$'",
+        ),
+        (
+            "toast_reloptions",
+            "SELECT c.reloptions || array(SELECT 'x') FROM pg_class c",
+        ),
+        (
+            "collate",
+            "SELECT relname COLLATE pg_catalog.default FROM pg_class",
+        ),
+        (
+            "not_equal_all_array_literal",
+            "SELECT 1 FROM pg_class WHERE relname <> ALL ('{a,b}')",
+        ),
+        (
+            "equal_any_array_literal",
+            "SELECT 1 FROM pg_class WHERE relname = ANY ('{a,b}')",
+        ),
+        (
+            "equal_any_array_subquery",
+            "SELECT 1 FROM pg_roles WHERE oid = ANY(ARRAY(SELECT oid FROM pg_roles))",
+        ),
+        (
+            "generate_subscripts",
+            "SELECT generate_subscripts(i.indkey, 1) FROM pg_index i",
+        ),
+        (
+            "expandarray",
+            "SELECT information_schema._pg_expandarray(i.indkey) FROM pg_index i",
+        ),
+        (
+            "record_field_access",
+            "SELECT (information_schema._pg_expandarray(i.indkey)).n FROM pg_index i",
+        ),
+        (
+            "unnest_int2vector",
+            "SELECT unnest(i.indkey) FROM pg_index i",
+        ),
+        (
+            "pg_catalog_function",
+            "SELECT pg_catalog.format_type(23, NULL)",
+        ),
+        ("reg_casts", "SELECT 'pg_class'::regclass"),
+        (
+            "empty_catalog_subquery",
+            "SELECT (SELECT polname FROM pg_policy LIMIT 1)",
+        ),
+        (
+            "collation_subquery",
+            "SELECT (SELECT c.collname FROM pg_collation c WHERE c.oid <> 100)",
+        ),
+        (
+            "aggregate_scalar_subquery",
+            "SELECT (SELECT count(*) FROM pg_class)",
+        ),
+    ];
+
+    #[test]
+    fn every_rule_has_a_name_and_an_example_it_rewrites() {
+        let names: Vec<&str> = EXPR_RULES.iter().map(|r| r.name).collect();
+        let examples: Vec<&str> = RULE_EXAMPLES.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, examples, "one example per rule, in the rules' order");
+        for (name, sql) in RULE_EXAMPLES {
+            let rule = EXPR_RULES.iter().find(|r| r.name == *name).expect("rule");
+            let mut q = query(sql);
+            let mut fired = false;
+            let _ = ast::visit_expressions_mut(&mut q, |expr| {
+                if !matches!((rule.apply)(expr), Outcome::Pass) {
+                    fired = true;
+                }
+                ControlFlow::<()>::Continue(())
+            });
+            assert!(fired, "rule {name} does not fire on {sql}");
+        }
     }
 
     #[test]

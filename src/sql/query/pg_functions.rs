@@ -40,10 +40,8 @@ pub fn register(
 /// (every role may see the catalog), descriptions and statistics it does not keep, and
 /// the session's database, schema and server version.
 fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
-    let mut add = |name: &str, returns: DataType, body: Arc<Body>| -> Result<()> {
-        state
-            .register_udf(Arc::new(udf(name, returns, body)))
-            .map(|_| ())
+    let mut add = |name: &str, returns: DataType, body: Arc<Body>| {
+        register_row_function(state, name, returns, body)
     };
     let yes: Arc<Body> = Arc::new(|_| ScalarValue::Boolean(Some(true)));
     for name in [
@@ -178,10 +176,8 @@ fn register_definitions(
     engine: &Arc<Engine>,
     instance: &str,
 ) -> Result<()> {
-    let mut add = |name: &str, returns: DataType, body: Arc<Body>| -> Result<()> {
-        state
-            .register_udf(Arc::new(udf(name, returns, body)))
-            .map(|_| ())
+    let mut add = |name: &str, returns: DataType, body: Arc<Body>| {
+        register_row_function(state, name, returns, body)
     };
     let (e, i) = (Arc::clone(engine), instance.to_string());
     add(
@@ -233,10 +229,8 @@ fn register_reg_casts(
     engine: &Arc<Engine>,
     instance: &str,
 ) -> Result<()> {
-    let mut add = |name: &str, returns: DataType, body: Arc<Body>| -> Result<()> {
-        state
-            .register_udf(Arc::new(udf(name, returns, body)))
-            .map(|_| ())
+    let mut add = |name: &str, returns: DataType, body: Arc<Body>| {
+        register_row_function(state, name, returns, body)
     };
     // `x::regclass` on a column becomes this (see `pg_compat`): the OID printed as a name.
     let (e, i) = (Arc::clone(engine), instance.to_string());
@@ -314,6 +308,18 @@ fn register_reg_casts(
         }),
     )?;
     Ok(())
+}
+
+/// Registers one row-by-row function on `state`.
+fn register_row_function(
+    state: &mut SessionState,
+    name: &str,
+    returns: DataType,
+    body: Arc<Body>,
+) -> Result<()> {
+    state
+        .register_udf(Arc::new(udf(name, returns, body)))
+        .map(|_| ())
 }
 
 /// The OID of the table a `regclass` name (`t`, `public.t`, `"T"`) names, if it exists.
