@@ -13,6 +13,7 @@ use crate::sql::row_reader::ReadContext;
 use crate::sql::sql_types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ParamValues;
+use datafusion::error::DataFusionError;
 use datafusion::execution::memory_pool::FairSpillPool;
 use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
 use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
@@ -169,17 +170,13 @@ impl QueryEngine {
         let statement = datafusion::sql::parser::Statement::Statement(Box::new(
             ast::Statement::Query(Box::new(query.clone())),
         ));
-        self.check_relations_exist(&statement)?;
         // The catalog answers from memory, so planning completes without waiting.
         let logical = self
             .state
             .statement_to_plan(statement)
             .now_or_never()
             .ok_or_else(|| SqlError::internal("query planning did not complete"))?
-            .map_err(|e| match self.unknown_function(query) {
-                Some(missing) => missing,
-                None => from_datafusion(&e),
-            })?;
+            .map_err(|e| self.planning_error(query, &e))?;
         let inferred = logical
             .get_parameter_types()
             .map_err(|e| from_datafusion(&e))?;
@@ -233,32 +230,33 @@ impl QueryEngine {
         })
     }
 
-    /// Fails with PostgreSQL's 42P01 for the first relation the statement names that
-    /// does not exist. DataFusion would report it as a planning error whose only clue
-    /// is its wording; asking the catalog first keeps the SQLSTATE tied to the fact.
-    fn check_relations_exist(
-        &self,
-        statement: &datafusion::sql::parser::Statement,
-    ) -> SqlResult<()> {
-        let references = self
-            .state
-            .resolve_table_references(statement)
-            .map_err(|e| from_datafusion(&e))?;
-        for reference in references {
+    /// The error for a query DataFusion could not plan. A missing relation or function
+    /// comes back from DataFusion as a planning error whose only clue is its wording, so
+    /// the catalog and the function registries are asked which it was, and the client
+    /// is told in PostgreSQL's words (42P01 before 42883, as PostgreSQL checks). Asked
+    /// only after a failure: a query that plans pays nothing for it.
+    fn planning_error(&self, query: &ast::Query, error: &DataFusionError) -> SqlError {
+        self.missing_relation(query)
+            .or_else(|| self.unknown_function(query))
+            .unwrap_or_else(|| from_datafusion(error))
+    }
+
+    /// PostgreSQL's 42P01 for the first relation the query names that does not exist.
+    fn missing_relation(&self, query: &ast::Query) -> Option<SqlError> {
+        let statement = datafusion::sql::parser::Statement::Statement(Box::new(
+            ast::Statement::Query(Box::new(query.clone())),
+        ));
+        let references = self.state.resolve_table_references(&statement).ok()?;
+        references.into_iter().find_map(|reference| {
             let table_function = reference.schema().is_none()
                 && self.state.table_functions().contains_key(reference.table());
-            if table_function {
-                continue;
-            }
-            let exists = self
-                .state
-                .schema_for_ref(reference.clone())
-                .is_ok_and(|schema| schema.table_exist(reference.table()));
-            if !exists {
-                return Err(datafusion_error::undefined_table(&reference));
-            }
-        }
-        Ok(())
+            let exists = table_function
+                || self
+                    .state
+                    .schema_for_ref(reference.clone())
+                    .is_ok_and(|schema| schema.table_exist(reference.table()));
+            (!exists).then(|| datafusion_error::undefined_table(&reference))
+        })
     }
 
     /// After planning failed: PostgreSQL's 42883 for the first function the query calls
