@@ -10,9 +10,14 @@
 //! formats.
 
 use super::ddl::{object_name, table_name, ROWID};
-use super::expr::fold;
-use super::sql_types::{CopyFormat, CopySink, SqlError, SqlResult};
+use super::expr::{fold, Params};
+use super::read_statements::{plan_query, SelectStatement};
+use super::session_state::SessionState;
+use super::sql_types::{CopyFormat, CopySink, Datum, SqlError, SqlResult, StatementResult};
+use super::statement_aftermath::Aftermath;
+use super::statement_handler::{Claim, StatementHandler};
 use super::values::{null_in_key, text_into_pk, text_into_value};
+use crate::auth::Privilege;
 use crate::engine::{
     BatchMode, ColumnOp, Condition, ConditionFailure, Engine, EngineResult, PkValue, PrimaryKey,
     RowChange, RowExistence, RowWrite, StagedWrites, SyncTicket, TableMeta, ValueType,
@@ -22,11 +27,13 @@ use crate::sqlstate::SqlState;
 use async_trait::async_trait;
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use sqlparser::ast::{CopyLegacyCsvOption, CopyLegacyOption, CopyOption, Ident, ObjectName};
+use sqlparser::ast::{
+    CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Ident, ObjectName,
+    Statement,
+};
 use std::borrow::Cow;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Rows per chunk a COPY hands to the engine (or fewer, at half the batch byte limit).
 /// A COPY is not a BatchWriteRow, so its 200-row limit does not apply: each chunk costs
@@ -39,8 +46,149 @@ const CHUNK_ROWS: usize = 1000;
 /// third of its time in that wait; with two, preparing and applying overlap.
 const IN_FLIGHT_CHUNKS: usize = 2;
 
+/// The handler of COPY.
+pub(super) struct Copies;
+
+/// A planned COPY.
+pub(super) enum CopyCommand {
+    /// `COPY table [(columns)] FROM STDIN`; the table is looked up when it runs.
+    FromStdin {
+        table: ObjectName,
+        columns: Vec<Ident>,
+        format: CopyFormat,
+    },
+    /// `COPY table | (query) TO STDOUT`: a SELECT whose rows the server formats.
+    ToStdout {
+        select: SelectStatement,
+        format: CopyFormat,
+    },
+}
+
+impl StatementHandler for Copies {
+    type Plan = CopyCommand;
+
+    fn plan(
+        state: &SessionState,
+        statement: Box<Statement>,
+        params: &mut Params,
+    ) -> Claim<CopyCommand> {
+        match *statement {
+            Statement::Copy {
+                source,
+                to,
+                target,
+                options,
+                legacy_options,
+                ..
+            } => Claim::Planned(plan_copy(
+                state,
+                source,
+                to,
+                target,
+                &options,
+                &legacy_options,
+                params,
+            )),
+            _ => Claim::NotMine(statement),
+        }
+    }
+
+    fn authorize(state: &SessionState, plan: &CopyCommand) -> SqlResult<()> {
+        match plan {
+            CopyCommand::FromStdin { table, .. } => {
+                if state.access.unrestricted() {
+                    return Ok(());
+                }
+                let table = state.engine.table(&state.instance, &table_name(table)?)?;
+                Ok(state.access.check_table(&table, Privilege::Insert)?)
+            }
+            CopyCommand::ToStdout { select, .. } => select.authorize(state),
+        }
+    }
+
+    async fn execute(
+        state: &mut SessionState,
+        plan: &CopyCommand,
+        params: Vec<Datum>,
+    ) -> SqlResult<StatementResult> {
+        match plan {
+            CopyCommand::FromStdin {
+                table,
+                columns,
+                format,
+            } => {
+                let destination = match &state.transaction {
+                    None => CopyDestination::Table,
+                    Some(t) => CopyDestination::Transaction {
+                        before: t.staged.clone(),
+                        aftermath: Arc::clone(&state.aftermath),
+                    },
+                };
+                let (columns, sink) = copy_from(
+                    &state.engine,
+                    &state.instance,
+                    table,
+                    columns,
+                    format.clone(),
+                    destination,
+                )?;
+                Ok(StatementResult::CopyIn { columns, sink })
+            }
+            CopyCommand::ToStdout { select, format } => match select.run(state, params).await? {
+                StatementResult::Query { columns, rows } => Ok(StatementResult::CopyOut {
+                    columns,
+                    format: format.clone(),
+                    rows,
+                }),
+                _ => Err(SqlError::unsupported(
+                    "COPY TO needs a query that returns rows",
+                )),
+            },
+        }
+    }
+}
+
+/// COPY FROM STDIN or TO STDOUT; files are the client's to read (psql's `\copy`).
+fn plan_copy(
+    state: &SessionState,
+    source: CopySource,
+    to: bool,
+    target: CopyTarget,
+    options: &[CopyOption],
+    legacy: &[CopyLegacyOption],
+    params: &mut Params,
+) -> SqlResult<CopyCommand> {
+    let format = format(options, legacy)?;
+    match (to, target, source) {
+        (false, CopyTarget::Stdin, CopySource::Table { table_name, columns }) => {
+            Ok(CopyCommand::FromStdin {
+                table: table_name,
+                columns,
+                format,
+            })
+        }
+        (true, CopyTarget::Stdout, source) => {
+            let query = match source {
+                CopySource::Table { table_name, columns } => {
+                    let sql = select_for(&table_name, &columns)?;
+                    match super::statement_parser::parse(&sql)?.pop() {
+                        Some(Statement::Query(query)) => query,
+                        _ => return Err(SqlError::internal("COPY's query did not parse as a SELECT")),
+                    }
+                }
+                CopySource::Query(query) => query,
+            };
+            let select = plan_query(state, &query, params)?;
+            Ok(CopyCommand::ToStdout { select, format })
+        }
+        _ => Err(SqlError::unsupported(
+            "COPY works with FROM STDIN and TO STDOUT only; files are read by the client (psql \\copy)",
+        )),
+    }
+}
+
 /// Reads a COPY's options into a format.
-pub fn format(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> SqlResult<CopyFormat> {
+fn format(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> SqlResult<CopyFormat> {
     let mut csv = false;
     let mut header = false;
     let (mut delimiter, mut null, mut quote, mut escape) = (None, None, None, None);
@@ -178,44 +326,9 @@ pub enum CopyDestination {
     },
 }
 
-/// What a statement's result reports to its session after `run` returned it: the
-/// client reads a query's rows and sends a COPY's data later.
-#[derive(Default)]
-pub struct Aftermath {
-    /// The client got an error (a query's rows failed, a COPY failed): an open
-    /// transaction block is aborted, as after any error.
-    failed: AtomicBool,
-    /// A transaction block's writes with a COPY's rows staged after them, for the
-    /// session to take in place of its own.
-    staged: Mutex<Option<StagedWrites>>,
-}
-
-impl Aftermath {
-    pub fn fail(&self) {
-        self.failed.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether an error was reported since the last call.
-    pub fn take_failed(&self) -> bool {
-        self.failed.swap(false, Ordering::Relaxed)
-    }
-
-    /// The staged writes a COPY left since the last call.
-    pub fn take_staged(&self) -> Option<StagedWrites> {
-        self.staged_writes().take()
-    }
-
-    fn staged_writes(&self) -> std::sync::MutexGuard<'_, Option<StagedWrites>> {
-        // Only a panic while storing could poison it, which leaves a whole value.
-        self.staged
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
 /// Opens the sink of `COPY table [(columns)] FROM STDIN`.
 /// Returns the number of columns each line holds and the sink.
-pub fn copy_from(
+fn copy_from(
     engine: &Arc<Engine>,
     instance: &str,
     name: &ObjectName,
@@ -247,7 +360,7 @@ pub fn copy_from(
 }
 
 /// The SELECT a `COPY table [(columns)] TO STDOUT` runs.
-pub fn select_for(name: &ObjectName, columns: &[Ident]) -> SqlResult<String> {
+fn select_for(name: &ObjectName, columns: &[Ident]) -> SqlResult<String> {
     let (schema, table) = object_name(name)?;
     let list = if columns.is_empty() {
         "*".to_string()
@@ -530,7 +643,7 @@ impl CopyFrom {
             return Err(self.refused(failure, &keys[index], lines[index]));
         }
         self.rows = keys.len() as u64;
-        *aftermath.staged_writes() = Some(std::mem::take(before));
+        aftermath.stage(std::mem::take(before));
         Ok(())
     }
 

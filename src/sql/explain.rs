@@ -10,14 +10,19 @@ use super::sql_types::{Datum, OutputColumn, SqlResult, SqlType, StatementResult}
 use futures::{stream, StreamExt};
 use std::sync::Arc;
 
+/// The one column EXPLAIN returns.
+pub fn columns() -> Arc<Vec<OutputColumn>> {
+    Arc::new(vec![OutputColumn {
+        name: "QUERY PLAN".into(),
+        ty: SqlType::Text,
+        origin: None,
+    }])
+}
+
 /// The lines of a plan as the one-column result EXPLAIN returns.
 pub fn plan_rows(lines: Vec<String>) -> StatementResult {
     StatementResult::Query {
-        columns: Arc::new(vec![OutputColumn {
-            name: "QUERY PLAN".into(),
-            ty: SqlType::Text,
-            origin: None,
-        }]),
+        columns: columns(),
         rows: stream::iter(lines.into_iter().map(|l| Ok(vec![Datum::Text(l)]))).boxed(),
     }
 }

@@ -3,8 +3,10 @@
 //! Only superusers manage roles and grants; a role may change its own password.
 
 use super::ddl::{object_name, table_name};
-use super::expr::fold;
-use super::sql_types::{SqlError, SqlResult, StatementResult};
+use super::expr::{fold, Params};
+use super::session_state::SessionState;
+use super::sql_types::{Datum, SqlError, SqlResult, StatementResult};
+use super::statement_handler::{Claim, StatementHandler};
 use crate::auth::{
     missing_role, Access, AuthError, Privilege, PrivilegeSet, Role, Roles, TableGrant,
 };
@@ -12,8 +14,39 @@ use crate::engine::Engine;
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, Statement};
 
+/// The handler of role and privilege statements.
+pub(super) struct RoleStatements;
+
+impl StatementHandler for RoleStatements {
+    /// Planned when it runs: what it does depends on the roles then.
+    type Plan = Box<Statement>;
+
+    fn plan(_: &SessionState, statement: Box<Statement>, _: &mut Params) -> Claim<Box<Statement>> {
+        if handles(&statement) {
+            Claim::Planned(Ok(statement))
+        } else {
+            Claim::NotMine(statement)
+        }
+    }
+
+    async fn execute(
+        state: &mut SessionState,
+        plan: &Box<Statement>,
+        _: Vec<Datum>,
+    ) -> SqlResult<StatementResult> {
+        execute(
+            &state.access,
+            &state.engine,
+            &state.instance,
+            &state.user,
+            plan,
+        )
+        .await
+    }
+}
+
 /// Whether `statement` is one this module runs.
-pub fn handles(statement: &Statement) -> bool {
+fn handles(statement: &Statement) -> bool {
     matches!(
         statement,
         Statement::CreateRole(_)
@@ -54,7 +87,7 @@ pub fn default_login(statement: &mut Statement) {
 }
 
 /// Runs a statement [`handles`] accepted, for `user` of `instance`.
-pub async fn execute(
+async fn execute(
     access: &Access,
     engine: &Engine,
     instance: &str,
@@ -100,12 +133,12 @@ pub async fn execute(
                 }
                 roles.create(role).await?;
             }
-            Ok(command("CREATE ROLE"))
+            Ok(StatementResult::command("CREATE ROLE"))
         }
         Statement::AlterRole { name, operation } => {
             let name = fold(name);
             alter(access, roles, user, &name, operation).await?;
-            Ok(command("ALTER ROLE"))
+            Ok(StatementResult::command("ALTER ROLE"))
         }
         Statement::Drop {
             if_exists, names, ..
@@ -123,7 +156,7 @@ pub async fn execute(
                     return Err(missing_role(&name).into());
                 }
             }
-            Ok(command("DROP ROLE"))
+            Ok(StatementResult::command("DROP ROLE"))
         }
         Statement::Grant(grant) => {
             access.require_superuser("grant privileges")?;
@@ -137,7 +170,7 @@ pub async fn execute(
                 false,
             )
             .await?;
-            Ok(command("GRANT"))
+            Ok(StatementResult::command("GRANT"))
         }
         Statement::Revoke(revoke) => {
             access.require_superuser("revoke privileges")?;
@@ -151,14 +184,10 @@ pub async fn execute(
                 true,
             )
             .await?;
-            Ok(command("REVOKE"))
+            Ok(StatementResult::command("REVOKE"))
         }
         _ => Err(SqlError::internal("not a role statement")),
     }
-}
-
-fn command(tag: &str) -> StatementResult {
-    StatementResult::Command { tag: tag.into() }
 }
 
 fn role_name(name: &ast::ObjectName) -> SqlResult<String> {

@@ -151,6 +151,13 @@ pub enum StatementResult {
     },
 }
 
+impl StatementResult {
+    /// A result that is only a command tag.
+    pub fn command(tag: impl Into<String>) -> Self {
+        StatementResult::Command { tag: tag.into() }
+    }
+}
+
 /// The text or CSV format of a COPY (PostgreSQL's options and defaults).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CopyFormat {

@@ -1,6 +1,7 @@
 //! Transaction blocks: the writes a block stages until COMMIT, whether a failed
-//! statement aborted it, and its savepoints. The session runs BEGIN, COMMIT, ROLLBACK
-//! and the savepoint statements on it; reads in the block see its staged writes.
+//! statement aborted it, and its savepoints. `transaction_statements` runs BEGIN,
+//! COMMIT, ROLLBACK and the savepoint statements on it; reads in the block see its
+//! staged writes.
 
 use super::expr::fold;
 use super::sql_error::{SqlError, SqlResult};

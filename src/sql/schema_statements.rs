@@ -1,0 +1,164 @@
+//! Statements that change the schema: CREATE TABLE [AS], ALTER TABLE, DROP TABLE and
+//! CREATE / DROP DATABASE. `ddl` turns their clauses into Table Store table specs;
+//! this module runs them. Only superusers may change the schema.
+
+use super::ddl;
+use super::dml;
+use super::expr::Params;
+use super::read_statements::plan_query;
+use super::session_state::SessionState;
+use super::sql_types::{Datum, SqlError, SqlResult, StatementResult};
+use super::statement_handler::{Claim, StatementHandler};
+use crate::engine::EngineError;
+use sqlparser::ast::{self, Statement};
+
+/// The handler of schema changes.
+pub(super) struct SchemaChanges;
+
+/// A schema change, planned when it runs: what it does depends on the catalog then.
+pub(super) enum SchemaChange {
+    CreateTable(Box<ast::CreateTable>),
+    AlterTable(Box<ast::AlterTable>),
+    Drop {
+        object_type: ast::ObjectType,
+        if_exists: bool,
+        names: Vec<ast::ObjectName>,
+    },
+    CreateDatabase {
+        name: ast::ObjectName,
+        if_not_exists: bool,
+    },
+}
+
+impl StatementHandler for SchemaChanges {
+    type Plan = SchemaChange;
+
+    fn plan(_: &SessionState, statement: Box<Statement>, _: &mut Params) -> Claim<SchemaChange> {
+        Claim::Planned(Ok(match *statement {
+            Statement::CreateTable(create) => SchemaChange::CreateTable(Box::new(create)),
+            Statement::AlterTable(alter) => SchemaChange::AlterTable(Box::new(alter)),
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => SchemaChange::Drop {
+                object_type,
+                if_exists,
+                names,
+            },
+            Statement::CreateDatabase {
+                db_name,
+                if_not_exists,
+                ..
+            } => SchemaChange::CreateDatabase {
+                name: db_name,
+                if_not_exists,
+            },
+            _ => return Claim::NotMine(statement),
+        }))
+    }
+
+    fn authorize(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
+        let action = match plan {
+            SchemaChange::CreateTable(_) => "create table",
+            SchemaChange::AlterTable(_) => "alter table",
+            SchemaChange::Drop {
+                object_type: ast::ObjectType::Database,
+                ..
+            } => "drop database",
+            SchemaChange::Drop {
+                object_type: ast::ObjectType::Table,
+                ..
+            } => "drop table",
+            // Refused as unsupported when it runs.
+            SchemaChange::Drop { .. } => return Ok(()),
+            SchemaChange::CreateDatabase { .. } => "create database",
+        };
+        Ok(state.access.require_superuser(action)?)
+    }
+
+    async fn execute(
+        state: &mut SessionState,
+        plan: &SchemaChange,
+        _: Vec<Datum>,
+    ) -> SqlResult<StatementResult> {
+        let (engine, instance) = (&state.engine, state.instance.as_str());
+        let tag = match plan {
+            SchemaChange::CreateTable(create) if create.query.is_some() => {
+                return create_table_as(state, create).await
+            }
+            SchemaChange::CreateTable(create) => {
+                ddl::create_table(engine, instance, create).await?;
+                "CREATE TABLE"
+            }
+            SchemaChange::AlterTable(alter) => {
+                ddl::alter_table(engine, instance, alter).await?;
+                "ALTER TABLE"
+            }
+            SchemaChange::Drop {
+                object_type,
+                if_exists,
+                names,
+            } => ddl::drop(engine, instance, *object_type, *if_exists, names).await?,
+            SchemaChange::CreateDatabase {
+                name,
+                if_not_exists,
+            } => {
+                let (_, name) = ddl::object_name(name)?;
+                match engine.create_instance(&name).await {
+                    Err(EngineError::InstanceExists { .. }) if *if_not_exists => {}
+                    other => {
+                        other?;
+                    }
+                }
+                "CREATE DATABASE"
+            }
+        };
+        Ok(StatementResult::command(tag))
+    }
+}
+
+/// `CREATE TABLE t [WITH (...)] AS SELECT ...`: the query is read first, so a failing
+/// query leaves no table; if writing its rows fails, the new table is dropped again.
+async fn create_table_as(
+    state: &mut SessionState,
+    create: &ast::CreateTable,
+) -> SqlResult<StatementResult> {
+    let query = create
+        .query
+        .as_ref()
+        .ok_or_else(|| SqlError::internal("CREATE TABLE AS without a query"))?;
+    let name = ddl::table_name(&create.name)?;
+    if create.if_not_exists && state.engine.table(&state.instance, &name).is_ok() {
+        return Ok(StatementResult::command("CREATE TABLE AS"));
+    }
+    let mut params = state.params(&[]);
+    let select = plan_query(state, query, &mut params)?;
+    let spec = ddl::table_as_spec(create, &select.columns())?;
+    let names: Vec<String> = spec
+        .column_order
+        .iter()
+        .filter(|c| !(spec.auto_rowid && *c == ddl::ROWID))
+        .cloned()
+        .collect();
+    let rows = select.read_all(state, Vec::new()).await?;
+    state.engine.create_table(&state.instance, spec).await?;
+    let written = async {
+        let insert = dml::insert_into(state.engine.table(&state.instance, &name)?, &names)?;
+        dml::execute_insert_rows(&mut state.write_target(), &insert, rows, &[]).await
+    }
+    .await;
+    match written {
+        Ok(StatementResult::Command { tag }) => {
+            Ok(StatementResult::command(tag.replace("INSERT 0", "SELECT")))
+        }
+        Ok(_) => Err(SqlError::internal("CREATE TABLE AS returned rows")),
+        Err(e) => {
+            if let Err(dropped) = state.engine.drop_table(&state.instance, &name).await {
+                tracing::warn!(table = %name, error = %dropped, "could not drop the table of a failed CREATE TABLE AS");
+            }
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Statements about the session itself: SET, RESET, SHOW, DISCARD ALL and DEALLOCATE.
+
+use super::expr::{fold, Params};
+use super::session_state::SessionState;
+use super::settings::parse_as_of;
+use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
+use super::statement_handler::{Claim, StatementHandler};
+use futures::{stream, StreamExt};
+use sqlparser::ast::{self, Statement};
+use std::sync::Arc;
+
+/// The handler of session statements.
+pub(super) struct SessionCommands;
+
+/// A planned session statement.
+pub(super) enum SessionCommand {
+    Set(Box<ast::Set>),
+    Reset(ast::Reset),
+    /// `SHOW name`, with `name` as PostgreSQL spells the setting.
+    Show(String),
+    ShowAll,
+    Discard,
+    /// `DEALLOCATE name`, or `DEALLOCATE ALL` (`None`).
+    Deallocate(Option<String>),
+}
+
+impl StatementHandler for SessionCommands {
+    type Plan = SessionCommand;
+
+    fn plan(_: &SessionState, statement: Box<Statement>, _: &mut Params) -> Claim<SessionCommand> {
+        Claim::Planned(Ok(match *statement {
+            Statement::Set(set) => SessionCommand::Set(Box::new(set)),
+            Statement::Reset(reset) => SessionCommand::Reset(reset.reset),
+            Statement::ShowVariable { variable } => {
+                match variable
+                    .iter()
+                    .map(fold)
+                    .collect::<Vec<_>>()
+                    .join(".")
+                    .as_str()
+                {
+                    "all" => SessionCommand::ShowAll,
+                    "transaction.isolation.level" => {
+                        SessionCommand::Show("transaction_isolation".into())
+                    }
+                    name => SessionCommand::Show(name.into()),
+                }
+            }
+            Statement::Discard { .. } => SessionCommand::Discard,
+            Statement::Deallocate { name, .. } => {
+                let all = name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all");
+                SessionCommand::Deallocate((!all).then_some(name.value))
+            }
+            _ => return Claim::NotMine(statement),
+        }))
+    }
+
+    fn columns(plan: &SessionCommand) -> Arc<Vec<OutputColumn>> {
+        match plan {
+            SessionCommand::Show(name) => text_columns(&[name]),
+            SessionCommand::ShowAll => text_columns(&["name", "setting"]),
+            _ => Arc::new(Vec::new()),
+        }
+    }
+
+    async fn execute(
+        state: &mut SessionState,
+        plan: &SessionCommand,
+        _: Vec<Datum>,
+    ) -> SqlResult<StatementResult> {
+        let tag = match plan {
+            SessionCommand::Set(set) => {
+                let result = set_statement(state, set);
+                state.sync_query_settings();
+                result?;
+                "SET"
+            }
+            SessionCommand::Reset(reset) => {
+                match reset {
+                    ast::Reset::ALL => state.settings.reset_all(),
+                    ast::Reset::ConfigurationParameter(name) => {
+                        state.settings.reset(&setting_name(name)?)?
+                    }
+                }
+                state.sync_query_settings();
+                "RESET"
+            }
+            SessionCommand::Show(name) => {
+                let value = state.settings.get(name)?;
+                return Ok(rows(Self::columns(plan), vec![vec![Datum::Text(value)]]));
+            }
+            SessionCommand::ShowAll => {
+                let all = state.settings.all().into_iter();
+                let all = all.map(|(k, v)| vec![Datum::Text(k), Datum::Text(v)]);
+                return Ok(rows(Self::columns(plan), all.collect()));
+            }
+            SessionCommand::Discard => {
+                state.end_transaction();
+                state.settings.reset_all();
+                state.sync_query_settings();
+                "DISCARD ALL"
+            }
+            SessionCommand::Deallocate(name) => {
+                // Protocol-level statements live in the server; it drops them when it
+                // takes these. psycopg sends DEALLOCATE ALL after every rollback.
+                state.deallocations.push(name.clone());
+                match name {
+                    None => "DEALLOCATE ALL",
+                    Some(_) => "DEALLOCATE",
+                }
+            }
+        };
+        Ok(StatementResult::command(tag))
+    }
+}
+
+fn text_columns(names: &[&str]) -> Arc<Vec<OutputColumn>> {
+    let columns = names.iter().map(|name| OutputColumn {
+        name: name.to_string(),
+        ty: SqlType::Text,
+        origin: None,
+    });
+    Arc::new(columns.collect())
+}
+
+fn rows(columns: Arc<Vec<OutputColumn>>, rows: Vec<Vec<Datum>>) -> StatementResult {
+    StatementResult::Query {
+        columns,
+        rows: stream::iter(rows.into_iter().map(Ok)).boxed(),
+    }
+}
+
+/// A setting's name as written, `prefix.name` for a custom one.
+fn setting_name(name: &ast::ObjectName) -> SqlResult<String> {
+    let (prefix, name) = super::ddl::object_name(name)?;
+    Ok(match prefix {
+        Some(prefix) => format!("{prefix}.{name}"),
+        None => name,
+    })
+}
+
+fn set_statement(state: &mut SessionState, set: &ast::Set) -> SqlResult<()> {
+    match set {
+        ast::Set::SingleAssignment {
+            scope,
+            variable,
+            values,
+            ..
+        } => {
+            let name = setting_name(variable)?;
+            let is_default = matches!(values.as_slice(), [ast::Expr::Identifier(i)] if i.value.eq_ignore_ascii_case("default"));
+            let value = (!is_default).then(|| setting_value(values));
+            if let (Some(value), true) = (&value, name.eq_ignore_ascii_case("pgwide.as_of")) {
+                parse_as_of(value)?;
+            }
+            if matches!(scope, Some(ast::ContextModifier::Local)) {
+                // SET LOCAL: until the transaction ends; outside a block the
+                // statement is its own transaction, so only the check remains.
+                let in_transaction = state.transaction.is_some();
+                state
+                    .settings
+                    .set_config(&name, value.as_deref(), true, in_transaction)?;
+            } else {
+                match value {
+                    None => state.settings.reset(&name)?,
+                    Some(value) => state.settings.set(&name, &value)?,
+                }
+            }
+        }
+        ast::Set::SetTimeZone { value, .. } => state
+            .settings
+            .set("timezone", &setting_value(std::slice::from_ref(value)))?,
+        ast::Set::SetNames { charset_name, .. } => {
+            state.settings.set("client_encoding", &charset_name.value)?
+        }
+        ast::Set::SetTransaction { .. } => {}
+        other => return Err(SqlError::unsupported(format!("{other} is not supported"))),
+    }
+    Ok(())
+}
+
+/// A SET value as PostgreSQL stores it.
+fn setting_value(values: &[ast::Expr]) -> String {
+    values
+        .iter()
+        .map(|v| match v {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::SingleQuotedString(s) => s.clone(),
+                other => other.to_string(),
+            },
+            ast::Expr::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

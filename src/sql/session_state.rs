@@ -1,0 +1,172 @@
+//! What a session's statements run against: its database (instance), role, settings,
+//! open transaction block, DataFusion state and what it owes the client (notices,
+//! dropped prepared statements). Statement handlers get it by reference; the session
+//! around it only routes statements and keeps plans.
+
+use super::dml::WriteTarget;
+use super::expr::Params;
+use super::notices::Notices;
+use super::query::{self, QueryEngine};
+use super::row_reader::ReadContext;
+use super::settings::Settings;
+use super::sql_types::{SqlResult, SqlType};
+use super::statement_aftermath::Aftermath;
+use super::transaction_block::Transaction;
+use crate::auth::Access;
+use crate::engine::Engine;
+use datafusion::execution::runtime_env::RuntimeEnv;
+use std::sync::{Arc, OnceLock};
+
+pub(super) struct SessionState {
+    pub(super) engine: Arc<Engine>,
+    pub(super) instance: String,
+    pub(super) user: String,
+    pub(super) settings: Settings,
+    pub(super) transaction: Option<Transaction>,
+    /// The memory pool DataFusion queries run in; a default one when not given.
+    pub(super) query_runtime: Option<Arc<RuntimeEnv>>,
+    /// DataFusion's state, made on the first query that needs it.
+    query_engine: OnceLock<QueryEngine>,
+    /// NOTICEs the running statement leaves for the client.
+    pub(super) notices: Arc<Notices>,
+    /// Statements `DEALLOCATE` dropped, until the server takes them (`None` = all).
+    pub(super) deallocations: Vec<Option<String>>,
+    /// The role's privileges (checked on every statement) and the role store.
+    pub(super) access: Access,
+    /// What the last statement's result reported after it was returned: a DataFusion
+    /// query's rows ending in an error, a COPY's rows to stage in the transaction block.
+    pub(super) aftermath: Arc<Aftermath>,
+}
+
+impl SessionState {
+    pub(super) fn new(
+        engine: Arc<Engine>,
+        instance: String,
+        user: String,
+        settings: Settings,
+    ) -> Self {
+        SessionState {
+            engine,
+            instance,
+            user,
+            settings,
+            transaction: None,
+            query_runtime: None,
+            query_engine: OnceLock::new(),
+            notices: Arc::default(),
+            deallocations: Vec::new(),
+            access: Access::default(),
+            aftermath: Arc::default(),
+        }
+    }
+
+    /// The session's DataFusion state, made on first use.
+    pub(super) fn query_engine(&self) -> SqlResult<&QueryEngine> {
+        if let Some(engine) = self.query_engine.get() {
+            return Ok(engine);
+        }
+        let runtime = match &self.query_runtime {
+            Some(runtime) => Arc::clone(runtime),
+            None => query::runtime(query::DEFAULT_QUERY_MEMORY_MB)?,
+        };
+        let engine = QueryEngine::new(
+            Arc::clone(&self.engine),
+            &self.instance,
+            &self.user,
+            runtime,
+            self.access.roles().cloned(),
+        );
+        engine.sync_settings(&self.settings);
+        Ok(self.query_engine.get_or_init(|| engine))
+    }
+
+    /// What reads of this session see: its staged writes and `pgwide.as_of`.
+    pub(super) fn read_context(&self) -> SqlResult<ReadContext> {
+        let as_of = match self.settings.value("pgwide.as_of") {
+            Some(value) => Some(super::settings::parse_as_of(value)?),
+            None => None,
+        };
+        Ok(ReadContext {
+            engine: Arc::clone(&self.engine),
+            staged: self
+                .transaction
+                .as_ref()
+                .filter(|t| !t.staged.is_empty())
+                .map(|t| t.staged.view()),
+            as_of,
+            meter: None,
+            notices: Some(Arc::clone(&self.notices)),
+        })
+    }
+
+    /// Where this session's writes go: the open block's staged writes, else the engine.
+    pub(super) fn write_target(&mut self) -> WriteTarget<'_> {
+        WriteTarget {
+            engine: &self.engine,
+            staged: self.transaction.as_mut().map(|t| &mut t.staged),
+        }
+    }
+
+    /// Parameter bookkeeping for planning a statement with the `given` types.
+    pub(super) fn params(&self, given: &[Option<SqlType>]) -> Params {
+        let mut params = Params::new(given);
+        params.session = (self.instance.clone(), self.user.clone());
+        params
+    }
+
+    /// Marks an open transaction block failed: later statements are refused until it ends.
+    pub(super) fn fail_transaction(&mut self) {
+        if let Some(transaction) = self.transaction.as_mut() {
+            transaction.failed = true;
+        }
+    }
+
+    /// Ends the transaction block, if any: SET LOCAL values end with it.
+    pub(super) fn end_transaction(&mut self) -> Option<Transaction> {
+        self.settings.end_transaction();
+        self.sync_query_settings();
+        self.transaction.take()
+    }
+
+    /// What the last statement left once the client read its rows or sent its COPY
+    /// data: an error aborts an open transaction block, a COPY's rows are staged in
+    /// it, and the `set_config` changes a DataFusion query made are applied.
+    pub(super) fn finish_query(&mut self) {
+        let failed = self.aftermath.take_failed();
+        let copied = self.aftermath.take_staged();
+        if let Some(transaction) = self.transaction.as_mut() {
+            transaction.failed |= failed;
+            if let Some(staged) = copied {
+                transaction.staged = staged;
+            }
+        }
+        let Some(engine) = self.query_engine.get() else {
+            return;
+        };
+        let changes = engine.take_config_changes();
+        if changes.is_empty() {
+            return;
+        }
+        let in_transaction = self.transaction.is_some();
+        for change in changes {
+            // `set_config` checked the change already; only a race with a later SET
+            // could make it fail here.
+            if let Err(e) = self.settings.set_config(
+                &change.name,
+                change.value.as_deref(),
+                change.local,
+                in_transaction,
+            ) {
+                tracing::warn!(setting = %change.name, error = %e.message(), "set_config change not applied");
+            }
+        }
+        self.sync_query_settings();
+    }
+
+    /// Shows the session's settings to `current_setting` after they changed.
+    pub(super) fn sync_query_settings(&self) {
+        if let Some(engine) = self.query_engine.get() {
+            engine.sync_settings(&self.settings);
+        }
+    }
+}

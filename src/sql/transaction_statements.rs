@@ -1,0 +1,95 @@
+//! BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE and ROLLBACK TO: the statements that
+//! open, end and mark a transaction block (`transaction_block`).
+
+use super::expr::Params;
+use super::session_state::SessionState;
+use super::sql_error::SqlResult;
+use super::sql_types::{Datum, StatementResult};
+use super::statement_handler::{Claim, StatementHandler};
+use super::transaction_block::{commit, open, Transaction};
+use sqlparser::ast::{Ident, Statement};
+
+/// The handler of transaction control statements.
+pub(super) struct Transactions;
+
+/// A transaction control statement.
+pub(super) enum TransactionCommand {
+    Begin,
+    Commit,
+    Rollback,
+    Savepoint(Ident),
+    Release(Ident),
+    RollbackTo(Ident),
+}
+
+impl TransactionCommand {
+    /// Whether the statement may run in a block a failed statement aborted: the ones
+    /// that end the block or undo the failure.
+    pub(super) fn runs_in_failed_block(&self) -> bool {
+        matches!(
+            self,
+            TransactionCommand::Commit
+                | TransactionCommand::Rollback
+                | TransactionCommand::RollbackTo(_)
+        )
+    }
+}
+
+impl StatementHandler for Transactions {
+    type Plan = TransactionCommand;
+
+    fn plan(
+        _: &SessionState,
+        statement: Box<Statement>,
+        _: &mut Params,
+    ) -> Claim<TransactionCommand> {
+        Claim::Planned(Ok(match *statement {
+            Statement::StartTransaction { .. } => TransactionCommand::Begin,
+            Statement::Commit { .. } => TransactionCommand::Commit,
+            Statement::Rollback {
+                savepoint: None, ..
+            } => TransactionCommand::Rollback,
+            Statement::Rollback {
+                savepoint: Some(name),
+                ..
+            } => TransactionCommand::RollbackTo(name),
+            Statement::Savepoint { name } => TransactionCommand::Savepoint(name),
+            Statement::ReleaseSavepoint { name } => TransactionCommand::Release(name),
+            _ => return Claim::NotMine(statement),
+        }))
+    }
+
+    async fn execute(
+        state: &mut SessionState,
+        plan: &TransactionCommand,
+        _: Vec<Datum>,
+    ) -> SqlResult<StatementResult> {
+        let tag = match plan {
+            TransactionCommand::Begin => {
+                state.transaction.get_or_insert_with(Transaction::default);
+                "BEGIN"
+            }
+            TransactionCommand::Commit => {
+                let block = state.end_transaction();
+                commit(&state.engine, block).await?
+            }
+            TransactionCommand::Rollback => {
+                state.end_transaction();
+                "ROLLBACK"
+            }
+            TransactionCommand::Savepoint(name) => {
+                open(&mut state.transaction, "SAVEPOINT")?.savepoint(name);
+                "SAVEPOINT"
+            }
+            TransactionCommand::Release(name) => {
+                open(&mut state.transaction, "RELEASE SAVEPOINT")?.release(name)?;
+                "RELEASE"
+            }
+            TransactionCommand::RollbackTo(name) => {
+                open(&mut state.transaction, "ROLLBACK TO SAVEPOINT")?.rollback_to(name)?;
+                "ROLLBACK"
+            }
+        };
+        Ok(StatementResult::command(tag))
+    }
+}

@@ -1,0 +1,147 @@
+//! INSERT (with VALUES or a SELECT), UPDATE and DELETE: planned by `dml` into Table
+//! Store writes, which go to the open transaction block's staged writes or straight
+//! to the engine.
+
+use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
+use super::expr::Params;
+use super::read_statements::{plan_query, SelectStatement};
+use super::session_state::SessionState;
+use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, StatementResult};
+use super::statement_handler::{Claim, StatementHandler};
+use crate::auth::Privilege;
+use crate::engine::TableMeta;
+use sqlparser::ast::{self, Statement};
+use std::sync::Arc;
+
+/// The handler of INSERT, UPDATE and DELETE.
+pub(super) struct Writes;
+
+/// A planned write.
+pub(super) enum WriteStatement {
+    Insert(InsertPlan),
+    /// `INSERT ... SELECT`: the query's rows are read first, then written atomically.
+    InsertSelect(InsertPlan, SelectStatement),
+    Update(UpdatePlan),
+    Delete(DeletePlan),
+}
+
+impl StatementHandler for Writes {
+    type Plan = WriteStatement;
+
+    fn plan(
+        state: &SessionState,
+        statement: Box<Statement>,
+        params: &mut Params,
+    ) -> Claim<WriteStatement> {
+        let (engine, instance) = (&state.engine, state.instance.as_str());
+        Claim::Planned(match *statement {
+            Statement::Insert(insert) => plan_insert(state, &insert, params),
+            Statement::Update(update) => {
+                dml::plan_update(engine, instance, &update, params).map(WriteStatement::Update)
+            }
+            Statement::Delete(delete) => {
+                dml::plan_delete(engine, instance, &delete, params).map(WriteStatement::Delete)
+            }
+            _ => return Claim::NotMine(statement),
+        })
+    }
+
+    fn columns(plan: &WriteStatement) -> Arc<Vec<OutputColumn>> {
+        match plan {
+            WriteStatement::Insert(p) | WriteStatement::InsertSelect(p, _) => p.columns(),
+            WriteStatement::Update(p) => p.columns(),
+            WriteStatement::Delete(p) => p.columns(),
+        }
+    }
+
+    fn authorize(state: &SessionState, plan: &WriteStatement) -> SqlResult<()> {
+        if state.access.unrestricted() {
+            return Ok(());
+        }
+        let check = |table: &TableMeta, privilege| -> SqlResult<()> {
+            Ok(state.access.check_table(table, privilege)?)
+        };
+        match plan {
+            WriteStatement::Insert(p) => {
+                check(p.table(), Privilege::Insert)?;
+                if p.may_update() {
+                    check(p.table(), Privilege::Update)?;
+                }
+                if p.returns_rows() {
+                    check(p.table(), Privilege::Select)?;
+                }
+                Ok(())
+            }
+            WriteStatement::InsertSelect(p, select) => {
+                check(p.table(), Privilege::Insert)?;
+                select.authorize(state)
+            }
+            WriteStatement::Update(p) => {
+                check(p.table(), Privilege::Update)?;
+                if p.reads_rows() {
+                    check(p.table(), Privilege::Select)?;
+                }
+                Ok(())
+            }
+            WriteStatement::Delete(p) => {
+                check(p.table(), Privilege::Delete)?;
+                if p.reads_rows() {
+                    check(p.table(), Privilege::Select)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn cacheable(plan: &WriteStatement) -> bool {
+        !matches!(plan, WriteStatement::InsertSelect(..))
+    }
+
+    async fn execute(
+        state: &mut SessionState,
+        plan: &WriteStatement,
+        params: Vec<Datum>,
+    ) -> SqlResult<StatementResult> {
+        match plan {
+            WriteStatement::Insert(p) => {
+                dml::execute_insert(&mut state.write_target(), p, &params).await
+            }
+            WriteStatement::InsertSelect(p, select) => {
+                let rows = select.read_all(state, params.clone()).await?;
+                dml::execute_insert_rows(&mut state.write_target(), p, rows, &params).await
+            }
+            WriteStatement::Update(p) => {
+                dml::execute_update(&mut state.write_target(), p, &params).await
+            }
+            WriteStatement::Delete(p) => {
+                dml::execute_delete(&mut state.write_target(), p, &params).await
+            }
+        }
+    }
+}
+
+/// INSERT ... VALUES, or INSERT ... SELECT with as many columns as targets.
+fn plan_insert(
+    state: &SessionState,
+    insert: &ast::Insert,
+    params: &mut Params,
+) -> SqlResult<WriteStatement> {
+    let plan = dml::plan_insert(&state.engine, &state.instance, insert, params)?;
+    let Some(source) = insert.source.as_deref() else {
+        return Ok(WriteStatement::Insert(plan));
+    };
+    if matches!(*source.body, ast::SetExpr::Values(_)) {
+        return Ok(WriteStatement::Insert(plan));
+    }
+    let select = plan_query(state, source, params)?;
+    let width = select.columns().len();
+    if width != plan.width() {
+        let more = if width > plan.width() {
+            "more expressions than target columns"
+        } else {
+            "more target columns than expressions"
+        };
+        return Err(SqlError::syntax(format!("INSERT has {more}")));
+    }
+    Ok(WriteStatement::InsertSelect(plan, select))
+}
