@@ -41,6 +41,7 @@ sqlstates! {
     DataException => "22000",
     CharacterNotInRepertoire => "22021",
     DivisionByZero => "22012",
+    DatetimeFieldOverflow => "22008",
     InvalidParameterValue => "22023",
     InvalidRowCountInLimitClause => "2201W",
     InvalidTextRepresentation => "22P02",

@@ -540,6 +540,7 @@ impl WriteTarget<'_> {
             as_of: None,
             meter: None,
             notices: None,
+            transaction_start: std::time::SystemTime::now(),
         }
     }
 }

@@ -20,6 +20,7 @@ mod pg_session;
 mod pg_settings;
 mod pg_subqueries;
 mod pg_syntax;
+mod pg_time;
 mod provider;
 mod sql_ast;
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use super::expr::{fold, Params};
 use super::session_state::SessionState;
-use super::settings::parse_as_of;
+use super::settings::{display_name, parse_as_of};
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
 use futures::{stream, StreamExt};
@@ -40,9 +40,11 @@ impl StatementHandler for SessionCommands {
                     .as_str()
                 {
                     "all" => SessionCommand::ShowAll,
+                    // The SQL-standard spellings PostgreSQL accepts.
                     "transaction.isolation.level" => {
                         SessionCommand::Show("transaction_isolation".into())
                     }
+                    "time.zone" => SessionCommand::Show("timezone".into()),
                     name => SessionCommand::Show(name.into()),
                 }
             }
@@ -57,7 +59,7 @@ impl StatementHandler for SessionCommands {
 
     fn columns(plan: &SessionCommand) -> Arc<Vec<OutputColumn>> {
         match plan {
-            SessionCommand::Show(name) => text_columns(&[name]),
+            SessionCommand::Show(name) => text_columns(&[display_name(&name.to_lowercase())]),
             SessionCommand::ShowAll => text_columns(&["name", "setting"]),
             _ => Arc::new(Vec::new()),
         }

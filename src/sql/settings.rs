@@ -33,7 +33,7 @@ const REPORTED: [&str; 8] = [
 ];
 
 /// The names PostgreSQL prints with their capitals.
-fn display_name(name: &str) -> &str {
+pub fn display_name(name: &str) -> &str {
     match name {
         "datestyle" => "DateStyle",
         "intervalstyle" => "IntervalStyle",

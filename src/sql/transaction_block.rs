@@ -10,8 +10,9 @@ use crate::sqlstate::SqlState;
 use sqlparser::ast::Ident;
 
 /// An open transaction block.
-#[derive(Default)]
 pub(super) struct Transaction {
+    /// When BEGIN ran: `now()` in the block.
+    pub(super) started: std::time::SystemTime,
     pub(super) staged: StagedWrites,
     /// A statement failed: everything up to the block's end is refused (25P02) and
     /// COMMIT rolls back.
@@ -22,6 +23,16 @@ pub(super) struct Transaction {
 }
 
 impl Transaction {
+    /// `BEGIN`.
+    pub(super) fn begin() -> Self {
+        Transaction {
+            started: std::time::SystemTime::now(),
+            staged: StagedWrites::default(),
+            failed: false,
+            savepoints: Vec::new(),
+        }
+    }
+
     /// `SAVEPOINT name`.
     pub(super) fn savepoint(&mut self, name: &Ident) {
         let mark = self.staged.mark();

@@ -66,7 +66,7 @@ impl StatementHandler for Transactions {
     ) -> SqlResult<StatementResult> {
         let tag = match plan {
             TransactionCommand::Begin => {
-                state.transaction.get_or_insert_with(Transaction::default);
+                state.transaction.get_or_insert_with(Transaction::begin);
                 "BEGIN"
             }
             TransactionCommand::Commit => {

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{code, TestServer};
+use common::{code, simple_rows, TestServer};
 
 async fn orders(client: &tokio_postgres::Client) {
     client
@@ -254,4 +254,53 @@ async fn a_cell_of_another_type_is_null_with_a_notice_naming_row_and_column() {
         .await
         .expect("clean read");
     assert!(notices.try_recv().is_err());
+}
+
+/// now() and current_timestamp are the transaction's start, as in PostgreSQL: the same
+/// in every statement of a block, while clock_timestamp() moves on. They once failed in
+/// every query with XX000.
+#[tokio::test]
+async fn clock_functions_report_the_transactions_start() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    let row = simple_rows(
+        &client,
+        "SELECT now() = current_timestamp, now() = transaction_timestamp(), \
+         statement_timestamp() >= now(), clock_timestamp() >= now(), \
+         current_date = CAST(now() AS date), now(), localtimestamp",
+    )
+    .await;
+    assert_eq!(row[0][..5], ["t", "t", "t", "t", "t"], "{row:?}");
+    // PostgreSQL's text forms: a space before the time, microseconds at most, +00.
+    let stamp = &row[0][5];
+    let (date, time) = stamp.split_once(' ').expect("date and time");
+    assert_eq!(date.len(), 10, "{stamp}");
+    assert!(time.ends_with("+00") && time.len() <= 18, "{stamp}");
+    assert!(
+        !row[0][6].contains('+'),
+        "localtimestamp has no zone: {row:?}"
+    );
+
+    client.batch_execute("BEGIN").await.expect("begin");
+    let first = simple_rows(&client, "SELECT now(), clock_timestamp()").await;
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let second = simple_rows(&client, "SELECT now(), clock_timestamp()").await;
+    client.batch_execute("COMMIT").await.expect("commit");
+    assert_eq!(first[0][0], second[0][0], "now() is fixed for the block");
+    assert_ne!(first[0][1], second[0][1], "clock_timestamp() moves");
+    let after = simple_rows(&client, "SELECT now()").await;
+    assert_ne!(
+        after[0][0], first[0][0],
+        "the next transaction has its own now()"
+    );
+
+    let zone = client
+        .simple_query("SHOW TIME ZONE")
+        .await
+        .expect("SHOW TIME ZONE");
+    let tokio_postgres::SimpleQueryMessage::Row(row) = &zone[1] else {
+        panic!("no row: {zone:?}");
+    };
+    assert_eq!(row.columns()[0].name(), "TimeZone");
+    assert_eq!(row.get(0), Some("UTC"));
 }

@@ -10,7 +10,9 @@ use datafusion::arrow::array::{
     StringBuilder,
 };
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, SchemaRef};
+use datafusion::arrow::datatypes::{
+    DataType, Float64Type, Int64Type, SchemaRef, TimeUnit, TimestampMicrosecondType,
+};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -264,6 +266,22 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                     });
                 }
             }
+            DataType::Timestamp(_, zone) => {
+                let zoned = zone.is_some();
+                let micros = cast(
+                    array,
+                    &DataType::Timestamp(TimeUnit::Microsecond, zone.clone()),
+                )
+                .map_err(arrow_error)?;
+                let micros = micros.as_primitive::<TimestampMicrosecondType>();
+                for i in 0..len {
+                    out.push(if micros.is_null(i) {
+                        Datum::Null
+                    } else {
+                        Datum::Text(timestamp_text(micros.value(i), zoned)?)
+                    });
+                }
+            }
             _ => {
                 // PostgreSQL's text forms: a space between date and time.
                 let options = FormatOptions::new()
@@ -283,6 +301,23 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
         },
     }
     Ok(out)
+}
+
+/// A timestamp as PostgreSQL writes it: microseconds only as far as they are not
+/// zero, and a zoned one (shown in UTC) with its offset in hours, `+00`.
+fn timestamp_text(micros: i64, zoned: bool) -> SqlResult<String> {
+    let at = chrono::DateTime::from_timestamp_micros(micros)
+        .ok_or_else(|| SqlError::new(SqlState::DatetimeFieldOverflow, "timestamp out of range"))?;
+    let mut text = at.format("%Y-%m-%d %H:%M:%S").to_string();
+    let fraction = micros.rem_euclid(1_000_000);
+    if fraction != 0 {
+        let digits = format!(".{fraction:06}");
+        text.push_str(digits.trim_end_matches('0'));
+    }
+    if zoned {
+        text.push_str("+00");
+    }
+    Ok(text)
 }
 
 /// An array in PostgreSQL's text form, `{a,"b c",NULL}`, as clients parse it.

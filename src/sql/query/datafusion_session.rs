@@ -7,6 +7,7 @@
 use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_compat, pg_functions, pg_settings, pg_syntax,
+    pg_time,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -63,6 +64,7 @@ fn empty_plan(query: &ast::Query) -> QueryPlan {
         datafusion::common::DFSchema::try_from(datafusion::arrow::datatypes::Schema::new(fields))
             .unwrap_or_else(|_| datafusion::common::DFSchema::empty());
     QueryPlan {
+        uses_statement_time: false,
         logical: LogicalPlan::EmptyRelation(datafusion::logical_expr::EmptyRelation {
             produce_one_row: false,
             schema: Arc::new(schema),
@@ -91,6 +93,8 @@ pub struct QueryPlan {
     param_types: Vec<DataType>,
     /// The type each `$n` is bound as.
     bind_types: Vec<DataType>,
+    /// It calls `statement_timestamp()`, replaced by the statement's start as it runs.
+    uses_statement_time: bool,
 }
 
 impl QueryPlan {
@@ -125,6 +129,10 @@ impl QueryEngine {
             .with_create_default_catalog_and_schema(false)
             .with_default_catalog_and_schema(instance, catalog_list::PUBLIC)
             .with_information_schema(false);
+        // now() and current_timestamp are timestamptz, as in PostgreSQL; times are
+        // kept and shown in UTC.
+        let mut config = config;
+        config.options_mut().execution.time_zone = Some("+00:00".into());
         let catalogs = catalog_list::catalog_list(Arc::clone(&engine), instance, roles);
         let mut state = SessionStateBuilder::new()
             .with_config(config)
@@ -223,6 +231,7 @@ impl QueryEngine {
             })
             .collect();
         Ok(QueryPlan {
+            uses_statement_time: pg_time::uses_statement_time(&logical),
             logical,
             columns: Arc::new(columns),
             param_types,
@@ -300,7 +309,18 @@ impl QueryEngine {
                 .with_param_values(ParamValues::from(values))
                 .map_err(|e| from_datafusion(&e))?;
         }
+        if plan.uses_statement_time {
+            logical = pg_time::with_statement_time(logical, chrono::Utc::now())
+                .map_err(|e| from_datafusion(&e))?;
+        }
         let mut state = self.state.clone();
+        // now() and current_timestamp are the transaction's start: DataFusion folds
+        // them into constants from this time.
+        state.mark_start_execution();
+        let start = chrono::DateTime::<chrono::Utc>::from(ctx.transaction_start);
+        // To the microsecond, as PostgreSQL keeps times.
+        state.execution_props_mut().query_execution_start_time =
+            chrono::DateTime::from_timestamp_micros(start.timestamp_micros());
         state.config_mut().set_extension(Arc::new(ctx));
         let physical = state
             .create_physical_plan(&logical)
