@@ -79,6 +79,7 @@ sqlstates! {
     DuplicateAlias => "42712",
     DuplicateObject => "42710",
     AmbiguousColumn => "42702",
+    InvalidColumnReference => "42P10",
     InvalidTableDefinition => "42P16",
     OutOfMemory => "53200",
     TooManyConnections => "53300",

@@ -2,6 +2,8 @@
 //! plans, projected, sorted and limited here. What needs more (joins, aggregates,
 //! functions the fast path does not know) is declined and goes to DataFusion.
 
+mod order_by;
+
 use super::access::{plan_read, ReadPlan};
 use super::expr::output_name;
 use super::expr::{compile, eval, fold, NoColumns, Params, Scalar};
@@ -87,7 +89,7 @@ fn plan_fast_path(
         }
         _ => return Err(SqlError::unsupported("joins are not supported yet")),
     };
-    let (direction, sort) = plan_order(query, relation.as_mut(), params)?;
+    let (direction, sort) = plan_order(query, &select.projection, relation.as_mut(), params)?;
     let (limit, offset) = match &query.limit_clause {
         None => (None, None),
         Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => (
@@ -180,6 +182,7 @@ fn plan_fast_path(
 /// anything else is sorted after reading. Gives the direction and the sort keys.
 fn plan_order(
     query: &Query,
+    projection: &[SelectItem],
     relation: Option<&mut Relation>,
     params: &mut Params,
 ) -> SqlResult<(Direction, Option<Vec<(Scalar, bool)>>)> {
@@ -209,8 +212,9 @@ fn plan_order(
                     "NULLS FIRST/LAST other than the default",
                 ));
             }
+            let expr = order_by::resolve(&item.expr, projection, Some(&*rel))?;
             keys.push((
-                compile(&item.expr, rel, params, None)?,
+                compile(&expr, rel, params, None)?,
                 item.options.asc.unwrap_or(true),
             ));
         }

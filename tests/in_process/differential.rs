@@ -350,7 +350,29 @@ impl Generator {
     }
 
     fn query(&mut self) -> String {
-        match self.rng.gen_range(0..10) {
+        match self.rng.gen_range(0..12) {
+            // ORDER BY an output position or alias, or an expression, on one table; the
+            // PK after it makes the order total.
+            10 => {
+                let dir = ["", " DESC"][self.rng.gen_range(0..2)];
+                let key = ["1", "x", "3", "y", "a - k1", "4", "z"][self.rng.gen_range(0..7)];
+                format!(
+                    "SELECT k1 AS x, k2, a - k1 AS y, b * 2 AS z FROM t1{} ORDER BY {key}{dir}, \
+                     k1, k2{}",
+                    self.where_clause(""),
+                    self.limit()
+                )
+            }
+            // The same through DataFusion: positions in GROUP BY and ORDER BY.
+            11 => {
+                let dir = ["", " DESC"][self.rng.gen_range(0..2)];
+                format!(
+                    "SELECT c AS g, count(*) AS n, max(a) FROM t1{} GROUP BY 1 \
+                     ORDER BY {} {dir}, 1",
+                    self.where_clause(""),
+                    ["2", "n", "3"][self.rng.gen_range(0..3)]
+                )
+            }
             // Row reads ordered by the whole PK, so every row has one place.
             0..=3 => {
                 let columns = [
@@ -551,6 +573,10 @@ async fn common_errors_match_postgres() {
         "SELECT 1 / 0",
         "SELECT b / 0 FROM t",
         "SELECT sum(b / 0) FROM t",
+        "SELECT id FROM t ORDER BY 5",
+        "SELECT id FROM t ORDER BY -1",
+        "SELECT id FROM t ORDER BY 'a'",
+        "SELECT id AS x, b AS x FROM t ORDER BY x",
     ] {
         let expected = error(&pg, sql).await;
         let actual = error(&wide, sql).await;
