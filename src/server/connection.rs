@@ -418,6 +418,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
                         .await?;
                     put_select_complete(self.wire.out(), count);
                 }
+                StatementResult::Returning {
+                    columns,
+                    mut rows,
+                    tag,
+                } => {
+                    put_row_description(self.wire.out(), &columns, &Formats::Text);
+                    self.stream_rows(&mut scope, &columns, &mut rows, &Formats::Text, 0)
+                        .await?;
+                    put_command_complete(self.wire.out(), &tag);
+                }
                 StatementResult::CopyIn { columns, sink } => {
                     let tag = self.copy_in(columns, sink).await?;
                     put_command_complete(self.wire.out(), &tag);

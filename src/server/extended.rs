@@ -124,6 +124,8 @@ enum PortalState {
     Streaming {
         columns: Arc<Vec<OutputColumn>>,
         rows: RowStream,
+        /// A RETURNING row set's tag (`None`: a SELECT's, `SELECT n`).
+        tag: Option<String>,
     },
     /// Finished; executing again repeats the completion tag, as an empty result.
     Done(Option<String>),
@@ -368,7 +370,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
         let notified = std::pin::pin!(cancel.notified());
         let mut scope = cancel.scope(notified);
         let state = std::mem::replace(&mut portal.state, PortalState::Done(None));
-        let (columns, mut rows) = match state {
+        let (columns, mut rows, tag) = match state {
             PortalState::Bound(params) => {
                 match scope
                     .run(self.session.execute(&portal.statement, params))
@@ -380,7 +382,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
                         portal.state = PortalState::Done(Some(tag));
                         return Ok(());
                     }
-                    StatementResult::Query { columns, rows } => (columns, rows),
+                    StatementResult::Query { columns, rows } => (columns, rows, None),
+                    StatementResult::Returning { columns, rows, tag } => (columns, rows, Some(tag)),
                     StatementResult::CopyIn { columns, sink } => {
                         let tag = self.copy_in(columns, sink).await?;
                         put_command_complete(self.wire.out(), &tag);
@@ -402,7 +405,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
                     }
                 }
             }
-            PortalState::Streaming { columns, rows } => (columns, rows),
+            PortalState::Streaming { columns, rows, tag } => (columns, rows, tag),
             PortalState::Done(tag) => {
                 match &tag {
                     Some(tag) => put_command_complete(self.wire.out(), tag),
@@ -417,10 +420,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
             .stream_rows(&mut scope, &columns, &mut rows, &portal.formats, limit)
             .await?;
         if exhausted {
-            put_select_complete(self.wire.out(), sent);
+            match tag {
+                None => put_select_complete(self.wire.out(), sent),
+                Some(tag) => {
+                    put_command_complete(self.wire.out(), &tag);
+                    portal.state = PortalState::Done(Some(tag));
+                }
+            }
         } else {
             self.wire.put(&PortalSuspended::new());
-            portal.state = PortalState::Streaming { columns, rows };
+            portal.state = PortalState::Streaming { columns, rows, tag };
         }
         Ok(())
     }

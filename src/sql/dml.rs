@@ -8,7 +8,7 @@ use super::ddl::table_name;
 use super::expr::{compile, eval, fold, NoColumns, Params, Scalar};
 use super::relation::{Relation, RelationKind, Source};
 use super::row_reader::{read_rows, ReadContext};
-use super::select::static_type;
+use super::select::output_type;
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{
     datum_into_value, datum_to_natural_value, datum_to_pk, datum_to_value, null_in_key,
@@ -165,10 +165,7 @@ fn plan_returning(
             }
             SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => {
                 let scalar = compile(expr, &mut relation, params, None)?;
-                let ty = match &scalar {
-                    Scalar::Column(slot) => relation.columns[relation.needed[*slot]].ty,
-                    other => static_type(other, params),
-                };
+                let ty = output_type(&scalar, Some(&relation), params);
                 let name = match (item, expr) {
                     (SelectItem::ExprWithAlias { alias, .. }, _) => fold(alias),
                     (_, Expr::Identifier(ident)) => fold(ident),
@@ -456,16 +453,18 @@ pub fn plan_delete(
         ));
     };
     let relation = super::relation::resolve_relation(engine, instance, &target.relation)?;
+    // DELETE RETURNING evaluates its items on the rows the read finds before deleting
+    // them, so the read must fetch the columns they use: they are compiled first, and
+    // the read planned over the relation with their slots.
+    let mut returning = plan_returning(relation.clone(), delete.returning.as_ref(), params)?;
+    let relation = returning.as_ref().map_or(relation, |r| r.relation.clone());
     let read = plan_read(
         relation,
         delete.selection.as_ref(),
         params,
         Direction::Forward,
     )?;
-    let mut returning = plan_returning(read.relation.clone(), delete.returning.as_ref(), params)?;
     if let Some(r) = returning.as_mut() {
-        // DELETE RETURNING reads the rows before deleting them, through the read plan's
-        // slots, so both must use the same relation.
         r.relation = read.relation.clone();
     }
     Ok(DeletePlan { read, returning })
@@ -736,9 +735,10 @@ fn returning_rows(
 fn finish(tag: String, returning: &Option<Returning>, rows: Vec<Vec<Datum>>) -> StatementResult {
     match returning {
         None => StatementResult::Command { tag },
-        Some(r) => StatementResult::Query {
+        Some(r) => StatementResult::Returning {
             columns: Arc::clone(&r.columns),
             rows: stream::iter(rows.into_iter().map(Ok)).boxed(),
+            tag,
         },
     }
 }

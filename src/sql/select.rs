@@ -237,7 +237,7 @@ fn plan_order(
 /// An output column's type: a column's own, arithmetic's from its operands, since
 /// PostgreSQL makes `bigint + double precision` a double (and a row's value must fit the
 /// type announced in RowDescription).
-fn output_type(s: &Scalar, rel: Option<&Relation>, params: &Params) -> SqlType {
+pub fn output_type(s: &Scalar, rel: Option<&Relation>, params: &Params) -> SqlType {
     let float = |ty: SqlType| matches!(ty, SqlType::Float4 | SqlType::Float8);
     match (s, rel) {
         (Scalar::Column(slot), Some(rel)) => rel.columns[rel.needed[*slot]].ty,

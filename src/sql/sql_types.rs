@@ -134,6 +134,13 @@ pub enum StatementResult {
         columns: Arc<Vec<OutputColumn>>,
         rows: RowStream,
     },
+    /// An INSERT, UPDATE or DELETE with RETURNING: its rows, then the command's own
+    /// tag (`DELETE 2`), not SELECT's.
+    Returning {
+        columns: Arc<Vec<OutputColumn>>,
+        rows: RowStream,
+        tag: String,
+    },
     /// A command tag such as `INSERT 0 3`, `UPDATE 1`, `CREATE TABLE`.
     Command { tag: String },
     /// `COPY ... FROM STDIN`: the server sends CopyInResponse and feeds the client's

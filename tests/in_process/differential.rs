@@ -27,7 +27,7 @@ const WORDS: &[&str] = &[
 const K2S: &[&str] = &["a", "b", "bb", "c", "x", "yz"];
 
 /// A PostgreSQL 15 cluster on a temporary directory and a free port, stopped on drop.
-struct Postgres {
+pub(crate) struct Postgres {
     data: PathBuf,
     port: u16,
     _dir: tempfile::TempDir,
@@ -67,7 +67,7 @@ fn free_port() -> u16 {
 }
 
 impl Postgres {
-    fn start() -> Postgres {
+    pub(crate) fn start() -> Postgres {
         assert!(
             Path::new(PG_BIN).join("initdb").exists(),
             "PostgreSQL 15 is not installed ({PG_BIN}/initdb missing): run scripts/test, \
@@ -134,7 +134,7 @@ impl Postgres {
         }
     }
 
-    async fn connect(&self) -> tokio_postgres::Client {
+    pub(crate) async fn connect(&self) -> tokio_postgres::Client {
         let (client, connection) = tokio_postgres::connect(
             &format!(
                 "host=127.0.0.1 port={} user=postgres dbname=postgres",

@@ -11,6 +11,7 @@ mod common;
 
 mod background_gc;
 mod differential;
+mod differential_cases;
 mod limits;
 mod sql_catalog;
 mod sql_copy;
