@@ -5,7 +5,8 @@
 //! engine over `MemoryBackend` and against a plain `BTreeMap` model of versioned cells.
 //! The model applies docs/table-store.md §5 and §6 directly: per column the newest
 //! `max_versions` versions with `version/1000 + ttl > now/1000` are visible; a row exists
-//! if it was written and (no TTL, or its last write or any visible cell is still alive).
+//! if it was written and (no TTL, or it has a visible cell, or it stores no cell at all
+//! and its last write is still alive).
 //! A write stores only the visible versions of the row it changes; GC removes the rest of
 //! what no read can see, and raising the options shows again what neither removed. Every
 //! result must match.
@@ -377,7 +378,13 @@ impl Model {
     }
 
     fn exists(&self, row: &MRow, now: i64) -> bool {
-        self.ttl == -1 || self.alive(row.last_write, now) || !self.visible(row, now).is_empty()
+        let stores_cells = row.cols.values().any(|versions| !versions.is_empty());
+        self.ttl == -1
+            || if stores_cells {
+                !self.visible(row, now).is_empty()
+            } else {
+                self.alive(row.last_write, now)
+            }
     }
 
     fn current(&self, key: &Key, now: i64) -> Option<Row> {

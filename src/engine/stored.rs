@@ -175,17 +175,30 @@ impl StoredRow {
         self.cells.retain(|_| verdicts.next().unwrap_or(false));
     }
 
-    /// Whether the row exists for readers: it has a marker, and under a TTL it was
-    /// written recently enough or still has a visible cell.
+    /// Whether the row exists for readers: it has a marker, and under a TTL it still
+    /// has a visible cell or, having no cells at all, was written recently enough. A
+    /// row whose cells all outlived the TTL is gone, however recent its last write.
     pub fn exists(&self, options: &TableOptions, now_ms: i64) -> bool {
-        match &self.marker {
-            None => false,
-            Some(marker) => {
-                options.ttl < 0
-                    || options.alive(marker.last_write_ms, now_ms)
-                    || self.visible_cells(options, now_ms).next().is_some()
-            }
+        self.exists_with(options, now_ms, &Skipped::default())
+    }
+
+    /// [`StoredRow::exists`] of a row from `decode_for_read`, with the columns it
+    /// `skipped`: their newest version counts as a visible cell when alive (versions
+    /// descend, and Max Versions is at least 1, so that version is visible).
+    fn exists_with(&self, options: &TableOptions, now_ms: i64, skipped: &Skipped) -> bool {
+        let Some(marker) = &self.marker else {
+            return false;
+        };
+        if options.ttl < 0 {
+            return true;
         }
+        if self.cells.is_empty() && skipped.newest.is_none() {
+            return options.alive(marker.last_write_ms, now_ms);
+        }
+        self.visible_cells(options, now_ms).next().is_some()
+            || skipped
+                .newest
+                .is_some_and(|version| options.alive(version, now_ms))
     }
 
     /// The row as the read sees it, without filter or projection.
@@ -218,9 +231,7 @@ impl StoredRow {
     }
 
     /// [`StoredRow::into_read`] of a row from `decode_for_read`, whose `skipped` columns
-    /// still count for whether the row exists. Under a TTL a skipped column keeps the row
-    /// alive when its newest version is alive (versions descend, and Max Versions is at
-    /// least 1, so that version is visible).
+    /// still count for whether the row exists.
     pub fn into_read_with(
         self,
         options: &TableOptions,
@@ -228,11 +239,7 @@ impl StoredRow {
         read: &ReadOptions,
         skipped: Skipped,
     ) -> Option<Row> {
-        let alive_elsewhere = self.marker.is_some()
-            && skipped
-                .newest
-                .is_some_and(|version| options.alive(version, now_ms));
-        if !self.exists(options, now_ms) && !alive_elsewhere {
+        if !self.exists_with(options, now_ms, &skipped) {
             return None;
         }
         if let Some(as_of) = read.as_of {

@@ -69,7 +69,8 @@ impl<'a> RowView<'a> {
     /// as a read with `read` (which [`RowView::serves`]) sees it at `now_ms`; `None`
     /// when the row does not exist for readers. The same rules as
     /// `StoredRow::into_read_with` on its common path: the row exists if there is no
-    /// TTL, or its last write or the newest version of any of its columns is alive;
+    /// TTL, or the newest version of any of its columns is alive, or it has no columns
+    /// and its last write is alive;
     /// each asked-for column shows its newest version if that is alive.
     pub(crate) fn decode(
         pk: &'a [u8],
@@ -114,8 +115,9 @@ impl<'a> RowView<'a> {
             },
         )?;
         let alive = |version: i64| options.alive(version, now_ms);
+        let has_cells = !cells.is_empty() || skipped.newest.is_some();
         let exists = options.ttl < 0
-            || alive(marker.last_write_ms)
+            || (!has_cells && alive(marker.last_write_ms))
             || cells.iter().any(|c| alive(c.version))
             || skipped.newest.is_some_and(alive);
         if !exists {

@@ -421,3 +421,44 @@ async fn range_reads_within_a_partition_see_every_write_between_them() {
         vec![vec!["50"]]
     );
 }
+
+/// A row whose every cell outlived the TTL is gone, even though its last write is
+/// recent (a write with an explicit old version); it used to linger with every
+/// attribute NULL. A row that never had a cell lives as long as its write.
+#[tokio::test]
+async fn rows_whose_cells_all_expired_are_gone() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64;
+    // Visible while ⌊v/1000⌋ + 3 > ⌊now/1000⌋: with v one second back, for the rest of
+    // this second and the next one (at least a second for the set-up), then gone.
+    let old = now_ms - 1_000;
+    let expired_at_ms = (now_ms.div_euclid(1000) + 2) * 1000;
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE expiring (pk BIGINT PRIMARY KEY, a BIGINT) WITH (ttl = 3);
+             INSERT INTO expiring (pk, a, _version) VALUES (1, 5, {old});
+             INSERT INTO expiring (pk) VALUES (2);"
+        ))
+        .await
+        .expect("setup");
+    assert_eq!(
+        simple_rows(&client, "SELECT pk, a FROM expiring ORDER BY pk").await,
+        [["1", "5"], ["2", "NULL"]]
+    );
+    let wait_ms = expired_at_ms - now_ms + 50;
+    tokio::time::sleep(std::time::Duration::from_millis(wait_ms as u64)).await;
+    for sql in [
+        "SELECT pk, a FROM expiring ORDER BY pk",
+        "SELECT pk, a FROM expiring WHERE pk IN (1, 2) ORDER BY pk",
+    ] {
+        assert_eq!(simple_rows(&client, sql).await, [["2", "NULL"]], "{sql}");
+    }
+    assert_eq!(
+        simple_rows(&client, "SELECT count(*) FROM expiring").await,
+        [["1"]]
+    );
+}
