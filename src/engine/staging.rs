@@ -7,6 +7,11 @@
 //! map lookup to that statement's cost; replaying every earlier write at each statement
 //! made a block of n INSERTs take time quadratic in n. An undo log of the view's
 //! changes undoes a failed statement and a ROLLBACK TO SAVEPOINT.
+//!
+//! Write-write conflicts are the first committer's win: the block notes each row's
+//! revision when it first touches it, and COMMIT fails with `WriteConflict`, applying
+//! nothing, if another session changed any of those rows in between (see
+//! `Engine::commit_staged`).
 
 use super::capacity::Capacity;
 use super::catalog::TableMeta;
@@ -15,6 +20,7 @@ use super::error::{EngineError, EngineResult};
 use super::read::RangeRequest;
 use super::stored::{ReadOptions, StoredRow};
 use super::types::{PkBound, PrimaryKey, Row};
+use super::write::Revisions;
 use super::write::{apply_write, BatchMode, RowWrite, WriteOutcome, WriteResult};
 use super::Engine;
 use crate::storage::Direction;
@@ -40,6 +46,10 @@ pub struct StagedWrites {
     /// Marks (savepoints) that can still roll back: while there are none, the undo log
     /// is needed only during a statement.
     open_marks: usize,
+    /// The stored revision of every row the block read to write it, when first read.
+    /// Kept through a ROLLBACK TO SAVEPOINT: the block's later decisions may rest on
+    /// what it saw.
+    revisions: Arc<Revisions>,
 }
 
 /// A point a transaction's staged writes can be rolled back to (a savepoint).
@@ -177,6 +187,12 @@ impl Engine {
                 Some(_) => None,
                 None => Some(self.load_row(table, &write.pk).await?.0),
             };
+            if let Some(row) = &unread {
+                let revision = row.marker.map(|m| m.revision);
+                Arc::make_mut(&mut staged.revisions)
+                    .entry(key.clone())
+                    .or_insert(revision);
+            }
             // Logged before the write changes the row, so an error half way through it
             // is undone too.
             let undo_len = staged.undo.len();
@@ -205,9 +221,13 @@ impl Engine {
         Ok(WriteResult { outcomes, capacity })
     }
 
-    /// Commits a transaction's staged writes atomically.
+    /// Commits a transaction's staged writes atomically, if no row the transaction
+    /// touched was changed by another since (`WriteConflict` otherwise, and nothing is
+    /// applied): the first committer wins.
     pub async fn commit_staged(&self, staged: StagedWrites) -> EngineResult<WriteResult> {
-        let result = self.write_rows(staged.writes, BatchMode::Atomic).await?;
+        let result = self
+            .write_rows_expecting(staged.writes, staged.revisions)
+            .await?;
         if result.first_failure().is_some() {
             return Err(EngineError::WriteConflict);
         }

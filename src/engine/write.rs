@@ -145,6 +145,10 @@ enum Sync {
     Later,
 }
 
+/// Rows by key, each with the stored revision a transaction saw when it first touched
+/// it (`None`: there was no row). Its COMMIT requires them unchanged.
+pub(crate) type Revisions = HashMap<Vec<u8>, Option<u64>>;
+
 /// The rows a batch touches, as read and as changed so far.
 struct WorkingSet {
     now: i64,
@@ -155,6 +159,8 @@ struct WorkingSet {
     /// Some row was taken as absent unread: outcomes hold only if the commit's checks
     /// confirm it.
     unconfirmed: bool,
+    /// A transaction's commit: the revisions its rows must still have.
+    expected: Option<Arc<Revisions>>,
 }
 
 impl WorkingSet {
@@ -164,7 +170,15 @@ impl WorkingSet {
             rows: HashMap::new(),
             assume_new_rows: false,
             unconfirmed: false,
+            expected: None,
         }
+    }
+
+    /// A working set for a transaction's commit: a row whose stored revision is not the
+    /// one in `expected` is a `WriteConflict`.
+    fn expecting(mut self, expected: Option<Arc<Revisions>>) -> Self {
+        self.expected = expected;
+        self
     }
 
     /// A working set that takes the rows of PutRows expecting no row as absent: a bulk
@@ -202,12 +216,16 @@ impl WorkingSet {
                 entry.into_mut()
             }
             Entry::Vacant(entry) => {
-                let (row, original) = if assume_absent {
+                let expected = self.expected.as_ref().and_then(|e| e.get(entry.key()));
+                let (row, original) = if assume_absent && !matches!(expected, Some(Some(_))) {
                     self.unconfirmed = true;
                     (StoredRow::absent(pk.to_vec(), entry.key().clone()), None)
                 } else {
                     engine.load_row(table, pk).await?
                 };
+                if expected.is_some_and(|&revision| revision != row.marker.map(|m| m.revision)) {
+                    return Err(EngineError::WriteConflict);
+                }
                 entry.insert(Working::Row(WorkingRow { original, row }))
             }
         };
@@ -215,6 +233,14 @@ impl WorkingSet {
             Working::Row(working) => Ok(&mut working.row),
             Working::New(_) => Err(EngineError::Corrupt("a new row was not decoded".into())),
         }
+    }
+
+    /// Whether a transaction's commit expects the row to be stored (it was when the
+    /// transaction touched it), so it must be read, never taken as absent.
+    fn expects_a_row(&self, table: &TableMeta, pk: &[super::types::PkValue]) -> bool {
+        self.expected.as_ref().is_some_and(|expected| {
+            matches!(expected.get(&row_prefix(table.id, pk)), Some(Some(_)))
+        })
     }
 
     /// Checks the write's condition against the working row and, if it holds, applies it.
@@ -226,6 +252,7 @@ impl WorkingSet {
     ) -> EngineResult<(WriteOutcome, Capacity)> {
         let now = self.now;
         let blind = self.assume_new_rows
+            && !self.expects_a_row(table, &write.pk)
             && matches!(write.change, RowChange::Put(_))
             && write.condition.row == RowExistence::ExpectNotExist
             && write.condition.column.is_none();
@@ -358,11 +385,33 @@ impl Engine {
         Ok(self.backend.wait_durable(ticket).await?)
     }
 
+    /// An atomic `write_rows` that applies only if every row in `expected` still has
+    /// the revision given there (`WriteConflict` otherwise): a transaction's commit.
+    pub(crate) async fn write_rows_expecting(
+        &self,
+        writes: Vec<(Arc<TableMeta>, RowWrite)>,
+        expected: Arc<Revisions>,
+    ) -> EngineResult<WriteResult> {
+        self.write_rows_checked(writes, BatchMode::Atomic, Sync::Wait, Some(expected))
+            .await
+            .map(|(result, _)| result)
+    }
+
     async fn write_rows_with(
         &self,
         writes: Vec<(Arc<TableMeta>, RowWrite)>,
         mode: BatchMode,
         sync: Sync,
+    ) -> EngineResult<(WriteResult, SyncTicket)> {
+        self.write_rows_checked(writes, mode, sync, None).await
+    }
+
+    async fn write_rows_checked(
+        &self,
+        writes: Vec<(Arc<TableMeta>, RowWrite)>,
+        mode: BatchMode,
+        sync: Sync,
+        expected: Option<Arc<Revisions>>,
     ) -> EngineResult<(WriteResult, SyncTicket)> {
         let now = self.now_ms();
         for (table, write) in &writes {
@@ -372,8 +421,9 @@ impl Engine {
             if attempt > 0 {
                 back_off(attempt).await;
             }
-            if let Some((result, ticket)) =
-                self.try_write(&writes, mode, sync, attempt == 0).await?
+            if let Some((result, ticket)) = self
+                .try_write(&writes, mode, sync, attempt == 0, expected.clone())
+                .await?
             {
                 self.learn_written_columns(&writes, &result).await?;
                 return Ok((result, ticket));
@@ -389,8 +439,11 @@ impl Engine {
         mode: BatchMode,
         sync: Sync,
         first_attempt: bool,
+        expected: Option<Arc<Revisions>>,
     ) -> EngineResult<Option<(WriteResult, SyncTicket)>> {
-        let mut set = WorkingSet::new(self.now_ms()).assuming_new_rows(first_attempt);
+        let mut set = WorkingSet::new(self.now_ms())
+            .assuming_new_rows(first_attempt)
+            .expecting(expected);
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
         let mut per_table: HashMap<u32, Capacity> = HashMap::new();

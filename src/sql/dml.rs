@@ -958,6 +958,10 @@ async fn matched_rows(
     Ok(out)
 }
 
+/// How often an UPDATE outside a transaction block reads again a row that changed
+/// between its read and its write before giving up with 40001.
+const MAX_REEVALUATIONS: usize = 64;
+
 pub async fn execute_update(
     target: &mut WriteTarget<'_>,
     plan: &UpdatePlan,
@@ -965,30 +969,94 @@ pub async fn execute_update(
 ) -> SqlResult<StatementResult> {
     let table = Arc::clone(&plan.read.relation.table);
     let condition = write_condition(&plan.read, params)?;
-    let matched = matched_rows(target, &plan.read, params).await?;
-    let mut writes = Vec::with_capacity(matched.len());
-    for (pk, values) in &matched {
-        let ops = assignment_ops(&plan.assignments, values, params)?;
-        writes.push((
-            Arc::clone(&table),
-            RowWrite {
-                pk: pk.clone(),
-                change: RowChange::Update(ops),
-                condition: condition.clone(),
-                return_row: plan.returning.is_some(),
-            },
-        ));
-    }
+    // New values computed from the row as read (`n = 1 + n`, `a = b * 2`) must be
+    // written only over that row: outside a block each write also requires the columns
+    // read to be unchanged, and a row whose write fails so is read again and its values
+    // computed anew, as PostgreSQL's read committed re-evaluates a row updated
+    // concurrently. (In a block, COMMIT's conflict check covers it.)
+    let guarded_columns = match target.staged {
+        None => plan.computed_from(),
+        Some(_) => Vec::new(),
+    };
     let mut updated = 0;
     let mut after_rows = Vec::new();
-    for outcome in target.write(writes, BatchMode::Independent).await? {
-        if let WriteOutcome::Applied(row) = outcome {
-            updated += 1;
-            after_rows.extend(row);
+    let mut again: Option<Vec<Vec<PkValue>>> = None;
+    for attempt in 0..MAX_REEVALUATIONS {
+        let mut matched = matched_rows(target, &plan.read, params).await?;
+        if let Some(again) = &again {
+            matched.retain(|(pk, _)| again.contains(pk));
         }
+        let mut writes = Vec::with_capacity(matched.len());
+        for (pk, values) in &matched {
+            let ops = assignment_ops(&plan.assignments, values, params)?;
+            let condition = match guarded_columns.is_empty() {
+                true => condition.clone(),
+                false => unchanged_since_read(&condition, &guarded_columns, values)?,
+            };
+            writes.push((
+                Arc::clone(&table),
+                RowWrite {
+                    pk: pk.clone(),
+                    change: RowChange::Update(ops),
+                    condition,
+                    return_row: plan.returning.is_some(),
+                },
+            ));
+        }
+        let outcomes = target.write(writes, BatchMode::Independent).await?;
+        let mut changed = Vec::new();
+        for (outcome, (pk, _)) in outcomes.into_iter().zip(matched) {
+            match outcome {
+                WriteOutcome::Applied(row) => {
+                    updated += 1;
+                    after_rows.extend(row);
+                }
+                WriteOutcome::ConditionFailed(_) if !guarded_columns.is_empty() => changed.push(pk),
+                _ => {}
+            }
+        }
+        if changed.is_empty() {
+            let out = returning_rows(&plan.returning, &after_rows, params)?;
+            return Ok(finish(format!("UPDATE {updated}"), &plan.returning, out));
+        }
+        again = Some(changed);
+        // Let the writer that got in between finish before reading the rows again.
+        tokio::time::sleep(std::time::Duration::from_micros(50 << attempt.min(8))).await;
     }
-    let out = returning_rows(&plan.returning, &after_rows, params)?;
-    Ok(finish(format!("UPDATE {updated}"), &plan.returning, out))
+    Err(SqlError::new(
+        SqlState::SerializationFailure,
+        "could not serialize access due to concurrent update",
+    ))
+}
+
+/// `condition` and, for each of `columns` (the columns an UPDATE's new values are
+/// computed from, with their slots), the value the row had when read: unchanged, or
+/// still missing.
+fn unchanged_since_read(
+    condition: &Condition,
+    columns: &[(String, usize)],
+    values: &[Datum],
+) -> SqlResult<Condition> {
+    let mut parts: Vec<ColumnCondition> = condition.column.iter().cloned().collect();
+    for (column, slot) in columns {
+        parts.push(match values.get(*slot) {
+            None | Some(Datum::Null) => ColumnCondition::Exists {
+                column: column.clone(),
+                present: false,
+            },
+            Some(datum) => ColumnCondition::Compare {
+                column: column.clone(),
+                op: crate::engine::CompareOp::Eq,
+                value: datum_to_natural_value(datum)
+                    .ok_or_else(|| SqlError::internal("a non-NULL value has no stored form"))?,
+                pass_if_missing: false,
+            },
+        });
+    }
+    Ok(Condition {
+        row: condition.row,
+        column: Some(ColumnCondition::And(parts)),
+    })
 }
 
 pub async fn execute_delete(
@@ -1109,6 +1177,31 @@ impl InsertPlan {
 impl UpdatePlan {
     pub fn table(&self) -> &TableMeta {
         &self.read.relation.table
+    }
+
+    /// The attribute columns (with their slots) the new values are computed from.
+    fn computed_from(&self) -> Vec<(String, usize)> {
+        let relation = &self.read.relation;
+        let mut slots = Vec::new();
+        for assignment in &self.assignments {
+            match assignment {
+                Assignment::Put { value, .. } | Assignment::Version(value) => {
+                    value.visit_columns(&mut |slot| slots.push(slot))
+                }
+                Assignment::Delete { .. } | Assignment::Increment { .. } => {}
+            }
+        }
+        slots.sort_unstable();
+        slots.dedup();
+        slots
+            .into_iter()
+            .filter_map(
+                |slot| match &relation.columns[*relation.needed.get(slot)?].source {
+                    Source::Attr(name) => Some((name.clone(), slot)),
+                    _ => None,
+                },
+            )
+            .collect()
     }
 }
 

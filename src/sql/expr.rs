@@ -45,22 +45,33 @@ impl Scalar {
     /// Whether evaluating this reads a column of the row (PostgreSQL asks for SELECT
     /// privilege on whatever a statement reads, UPDATE and DELETE included).
     pub fn reads_columns(&self) -> bool {
+        let mut reads = false;
+        self.visit_columns(&mut |_| reads = true);
+        reads
+    }
+
+    /// Calls `visit` with the slot of every column the expression reads.
+    pub fn visit_columns(&self, visit: &mut impl FnMut(usize)) {
         match self {
-            Scalar::Column(_) => true,
-            Scalar::Const(_) | Scalar::Param(_) => false,
-            Scalar::Compare(_, l, r) | Scalar::Arith(_, l, r) | Scalar::Concat(l, r) => {
-                l.reads_columns() || r.reads_columns()
+            Scalar::Column(slot) => visit(*slot),
+            Scalar::Const(_) | Scalar::Param(_) => {}
+            Scalar::Compare(_, l, r)
+            | Scalar::Arith(_, l, r)
+            | Scalar::Concat(l, r)
+            | Scalar::Like(l, r, _, _) => {
+                l.visit_columns(visit);
+                r.visit_columns(visit);
             }
-            Scalar::Like(l, r, _, _) => l.reads_columns() || r.reads_columns(),
             Scalar::And(parts) | Scalar::Or(parts) | Scalar::Function(_, parts) => {
-                parts.iter().any(Scalar::reads_columns)
+                parts.iter().for_each(|p| p.visit_columns(visit))
             }
-            Scalar::Not(inner) | Scalar::Neg(inner) | Scalar::IsNull(inner, _) => {
-                inner.reads_columns()
-            }
-            Scalar::Cast(inner, _) => inner.reads_columns(),
+            Scalar::Not(inner)
+            | Scalar::Neg(inner)
+            | Scalar::IsNull(inner, _)
+            | Scalar::Cast(inner, _) => inner.visit_columns(visit),
             Scalar::InList(value, list, _) => {
-                value.reads_columns() || list.iter().any(Scalar::reads_columns)
+                value.visit_columns(visit);
+                list.iter().for_each(|p| p.visit_columns(visit));
             }
         }
     }

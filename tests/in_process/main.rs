@@ -10,6 +10,7 @@
 mod common;
 
 mod background_gc;
+mod concurrency;
 mod differential;
 mod differential_cases;
 mod limits;

@@ -536,7 +536,7 @@ async fn savepoints_and_failed_statements_restore_what_the_block_sees() {
 }
 
 #[tokio::test]
-async fn a_block_sees_the_rows_it_wrote_as_it_left_them_and_commit_applies_over_the_current_ones() {
+async fn a_block_sees_the_rows_it_wrote_as_it_left_them_and_loses_them_to_an_earlier_commit() {
     let server = TestServer::start().await;
     let client = server.connect().await;
     setup(&client).await;
@@ -561,12 +561,13 @@ async fn a_block_sees_the_rows_it_wrote_as_it_left_them_and_commit_applies_over_
         simple_rows(&client, "SELECT id, n, note FROM items").await,
         vec![vec!["a", "10", "first"], vec!["b", "1", "other"]]
     );
-    // COMMIT applies the block's writes over the rows as stored now: the other
-    // session's note stays.
-    client.batch_execute("COMMIT").await.unwrap();
+    // The other session changed a row the block wrote after the block wrote it: the
+    // first committer wins, so COMMIT fails with 40001 and applies nothing (as under
+    // PostgreSQL's REPEATABLE READ), and the other session's note stays.
+    assert_eq!(code(client.batch_execute("COMMIT").await), "40001");
     assert_eq!(
         simple_rows(&other, "SELECT id, n, note FROM items").await,
-        vec![vec!["a", "10", "other"], vec!["b", "1", "other"]]
+        vec![vec!["a", "1", "other"], vec!["b", "1", "other"]]
     );
     // A block of many single-row statements, each over the rows of all before it.
     let mut block = String::from("BEGIN;");
