@@ -1,6 +1,8 @@
 //! DDL: CREATE/ALTER/DROP TABLE and CREATE/DROP DATABASE, mapped onto the engine's
 //! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
 
+mod unenforced;
+
 use super::expr::fold;
 use super::sql_types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
 use super::values::sql_value_type;
@@ -101,6 +103,7 @@ fn option_value(value: &Expr) -> SqlResult<OptionValue> {
 /// CREATE TABLE; returns the command tag.
 pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable) -> SqlResult<()> {
     let name = table_name(&create.name)?;
+    unenforced::check_table(create)?;
     if create.query.is_some() {
         return Err(SqlError::unsupported(
             "CREATE TABLE ... AS SELECT is not supported yet",
@@ -197,6 +200,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
 /// syntax has no place for it in CTAS), else the hidden `_rowid`.
 pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResult<TableSpec> {
     let name = table_name(&create.name)?;
+    unenforced::check_table(create)?;
     let mut options = match &create.table_options {
         ast::CreateTableOptions::With(list) => options(list)?,
         ast::CreateTableOptions::None => Vec::new(),
@@ -302,6 +306,7 @@ pub async fn alter_table(
                 column_def,
                 ..
             } => {
+                unenforced::check_column(column_def)?;
                 let column = AttrColumn {
                     name: fold(&column_def.name),
                     ty: sql_value_type(sql_type(&column_def.data_type)?),

@@ -188,6 +188,13 @@ pub(super) fn plan_query(
     query: &ast::Query,
     params: &mut Params,
 ) -> SqlResult<SelectStatement> {
+    if !query.locks.is_empty() {
+        return Err(SqlError::unsupported(
+            "SELECT ... FOR UPDATE / FOR SHARE is not supported: pgwide takes no row locks \
+             (a block whose rows another session changed fails at COMMIT with 40001), and \
+             refuses a lock it would not take",
+        ));
+    }
     let given = params.types.clone();
     // Catalog schemas exist only in DataFusion; the fast path would report them missing.
     let fast = if query::is_catalog_query(query) {

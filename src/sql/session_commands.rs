@@ -2,7 +2,7 @@
 
 use super::expr::{fold, Params};
 use super::session_state::SessionState;
-use super::settings::{display_name, parse_as_of};
+use super::settings::{display_name, parse_as_of, transaction_mode};
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
 use futures::{stream, StreamExt};
@@ -175,7 +175,28 @@ fn set_statement(state: &mut SessionState, set: &ast::Set) -> SqlResult<()> {
         ast::Set::SetNames { charset_name, .. } => {
             state.settings.set("client_encoding", &charset_name.value)?
         }
-        ast::Set::SetTransaction { .. } => {}
+        ast::Set::SetTransaction {
+            modes,
+            snapshot,
+            session,
+        } => {
+            if snapshot.is_some() {
+                return Err(SqlError::unsupported(
+                    "SET TRANSACTION SNAPSHOT is not supported",
+                ));
+            }
+            for mode in modes {
+                let (name, value) = transaction_mode(mode);
+                if *session {
+                    state.settings.set(&format!("default_{name}"), value)?;
+                } else {
+                    let in_transaction = state.transaction.is_some();
+                    state
+                        .settings
+                        .set_config(name, Some(value), true, in_transaction)?;
+                }
+            }
+        }
         other => return Err(SqlError::unsupported(format!("{other} is not supported"))),
     }
     Ok(())

@@ -330,6 +330,7 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
             format!("parameter \"{name}\" cannot be changed"),
         ));
     }
+    check_transaction_mode(name, value)?;
     if name == "client_encoding"
         && !matches!(
             value.to_uppercase().replace(['-', '_'], "").as_str(),
@@ -350,6 +351,63 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
             value.to_string()
         },
     )
+}
+
+/// The isolation levels and access modes pgwide gives. It reads committed data and
+/// makes write-write conflicts fail at COMMIT (docs/postgresql.md §5): that is READ
+/// COMMITTED (READ UNCOMMITTED means the same in PostgreSQL), not REPEATABLE READ or
+/// SERIALIZABLE, whose snapshots it does not keep. A read-only transaction is not
+/// enforced, so it is refused too.
+fn check_transaction_mode(name: &str, value: &str) -> SqlResult<()> {
+    let refused = |what: &str| {
+        Err(SqlError::unsupported(format!(
+            "{what} is not supported: pgwide gives READ COMMITTED reads with write \
+             conflicts failing at COMMIT, and refuses a mode it would ignore"
+        )))
+    };
+    match name {
+        "transaction_isolation" | "default_transaction_isolation" => {
+            match value.to_lowercase().as_str() {
+                "read committed" | "read uncommitted" => Ok(()),
+                "repeatable read" => refused("REPEATABLE READ"),
+                "serializable" => refused("SERIALIZABLE"),
+                _ => Err(SqlError::new(
+                    SqlState::InvalidParameterValue,
+                    format!("invalid value for parameter \"{name}\": \"{value}\""),
+                )),
+            }
+        }
+        "transaction_read_only" | "default_transaction_read_only" => {
+            match value.to_lowercase().as_str() {
+                "off" | "false" | "no" | "0" => Ok(()),
+                _ => refused("a READ ONLY transaction"),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The setting a transaction mode of BEGIN or SET TRANSACTION sets, and its value.
+pub fn transaction_mode(mode: &sqlparser::ast::TransactionMode) -> (&'static str, &'static str) {
+    use sqlparser::ast::{TransactionAccessMode, TransactionIsolationLevel, TransactionMode};
+    match mode {
+        TransactionMode::AccessMode(TransactionAccessMode::ReadOnly) => {
+            ("transaction_read_only", "on")
+        }
+        TransactionMode::AccessMode(TransactionAccessMode::ReadWrite) => {
+            ("transaction_read_only", "off")
+        }
+        TransactionMode::IsolationLevel(level) => (
+            "transaction_isolation",
+            match level {
+                TransactionIsolationLevel::ReadUncommitted => "read uncommitted",
+                TransactionIsolationLevel::ReadCommitted => "read committed",
+                TransactionIsolationLevel::RepeatableRead => "repeatable read",
+                TransactionIsolationLevel::Serializable => "serializable",
+                TransactionIsolationLevel::Snapshot => "snapshot",
+            },
+        ),
+    }
 }
 
 /// A time setting in milliseconds: a bare number is milliseconds, or a number with one

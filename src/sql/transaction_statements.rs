@@ -3,6 +3,7 @@
 
 use super::expr::Params;
 use super::session_state::SessionState;
+use super::settings::{check, transaction_mode};
 use super::sql_error::SqlResult;
 use super::sql_types::{Datum, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
@@ -44,7 +45,16 @@ impl StatementHandler for Transactions {
         _: &mut Params,
     ) -> Claim<TransactionCommand> {
         Claim::Planned(Ok(match *statement {
-            Statement::StartTransaction { .. } => TransactionCommand::Begin,
+            Statement::StartTransaction { modes, .. } => {
+                // Checked, not kept: the only modes accepted are what pgwide always gives.
+                for mode in &modes {
+                    let (name, value) = transaction_mode(mode);
+                    if let Err(e) = check(name, value, true) {
+                        return Claim::Planned(Err(e));
+                    }
+                }
+                TransactionCommand::Begin
+            }
             Statement::Commit { .. } => TransactionCommand::Commit,
             Statement::Rollback {
                 savepoint: None, ..

@@ -22,4 +22,5 @@ mod sql_insert_select;
 mod sql_plan_cache;
 mod sql_protocols;
 mod sql_reads;
+mod sql_refusals;
 mod sql_writes;

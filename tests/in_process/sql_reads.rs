@@ -306,8 +306,9 @@ async fn set_and_show() {
         code(client.batch_execute("SET no_such_thing = 1").await),
         "42704"
     );
+    // What pgwide gives is accepted; SERIALIZABLE it does not give (sql_refusals.rs).
     client
-        .batch_execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+        .batch_execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
         .await
         .unwrap();
 }

@@ -1,0 +1,97 @@
+//! Whatever pgwide accepts it enforces; what it would store and then ignore it refuses
+//! with 0A000, and nothing is created or changed. Each statement here was once accepted
+//! and then ignored: a NOT NULL column took NULLs, VARCHAR(3) took 'abcdef', a TEMP
+//! table was permanent, FOR UPDATE locked nothing, SERIALIZABLE gave read committed.
+
+use crate::common;
+
+use common::{code, simple_rows, TestServer};
+
+#[tokio::test]
+async fn unenforced_declarations_are_refused_and_create_nothing() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    for sql in [
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT NOT NULL)",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT DEFAULT 'x')",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT UNIQUE)",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT, UNIQUE (a))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT REFERENCES other (id))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT, FOREIGN KEY (a) REFERENCES other (id))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT CHECK (a > 0))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT, CHECK (a > 0))",
+        "CREATE TABLE r (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, a TEXT)",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a VARCHAR(3))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a CHARACTER VARYING(3))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a CHAR(3))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT COLLATE \"C\")",
+        "CREATE TEMP TABLE r (id BIGINT PRIMARY KEY)",
+        "CREATE TEMPORARY TABLE r (id BIGINT PRIMARY KEY)",
+        "CREATE TEMP TABLE r WITH (primary_key = 'id') AS SELECT 1::bigint AS id",
+    ] {
+        assert_eq!(code(client.batch_execute(sql).await), "0A000", "{sql}");
+        assert_eq!(
+            code(client.simple_query("SELECT * FROM r").await),
+            "42P01",
+            "{sql} created the table"
+        );
+    }
+    // What pgwide enforces (or what is no rule at all) is accepted.
+    client
+        .batch_execute(
+            "CREATE TABLE r (id BIGINT PRIMARY KEY, a VARCHAR, b TEXT NULL, c CHARACTER VARYING)",
+        )
+        .await
+        .expect("plain columns");
+    for sql in [
+        "ALTER TABLE r ADD COLUMN d TEXT NOT NULL",
+        "ALTER TABLE r ADD COLUMN d TEXT DEFAULT 'x'",
+        "ALTER TABLE r ADD COLUMN d VARCHAR(10)",
+    ] {
+        assert_eq!(code(client.batch_execute(sql).await), "0A000", "{sql}");
+    }
+    let columns = simple_rows(
+        &client,
+        "SELECT count(*) FROM information_schema.columns WHERE table_name = 'r'",
+    )
+    .await;
+    assert_eq!(columns, [["4"]], "no column was added");
+}
+
+#[tokio::test]
+async fn row_locks_and_isolation_levels_pgwide_does_not_give_are_refused() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT)")
+        .await
+        .expect("setup");
+    for sql in [
+        "SELECT * FROM r FOR UPDATE",
+        "SELECT * FROM r WHERE id = 1 FOR SHARE",
+        "SELECT count(*) FROM r FOR UPDATE",
+        "BEGIN ISOLATION LEVEL SERIALIZABLE",
+        "BEGIN ISOLATION LEVEL REPEATABLE READ",
+        "BEGIN READ ONLY",
+        "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+        "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+        "SET default_transaction_isolation = 'serializable'",
+        "SET transaction_read_only = on",
+    ] {
+        assert_eq!(code(client.batch_execute(sql).await), "0A000", "{sql}");
+    }
+    assert_eq!(
+        simple_rows(&client, "SHOW default_transaction_isolation").await,
+        [["read committed"]]
+    );
+    // What pgwide gives is accepted.
+    client
+        .batch_execute(
+            "BEGIN ISOLATION LEVEL READ COMMITTED, READ WRITE; \
+             SET TRANSACTION ISOLATION LEVEL READ COMMITTED; COMMIT; \
+             SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED",
+        )
+        .await
+        .expect("read committed");
+}
