@@ -38,7 +38,8 @@ pub use size::TableSize;
 pub use staging::{StagedMark, StagedView, StagedWrites};
 pub use stored::ReadOptions;
 pub use types::{
-    Cell, PkBound, PkRef, PkType, PkValue, PrimaryKey, Row, Value, ValueRef, ValueType,
+    Cell, IntegerWidth, PkBound, PkRef, PkType, PkValue, PrimaryKey, Row, Value, ValueRef,
+    ValueType,
 };
 pub use validate::{check_instance_name, check_name};
 pub use view::{CellRef, RowView};
@@ -164,12 +165,14 @@ impl Engine {
         Ok(meta)
     }
 
-    /// Adds a known attribute column (metadata only).
+    /// Adds a known attribute column (metadata only), declared `width` wide if an
+    /// integer narrower than 64 bits.
     pub async fn add_column(
         &self,
         instance: &str,
         name: &str,
         column: AttrColumn,
+        width: Option<IntegerWidth>,
     ) -> EngineResult<Arc<TableMeta>> {
         check_name(&column.name)?;
         self.catalog
@@ -180,6 +183,9 @@ impl Engine {
                     });
                 }
                 meta.column_order.push(column.name.clone());
+                if let Some(width) = width {
+                    meta.integer_widths.insert(column.name.clone(), width);
+                }
                 meta.columns.push(column);
                 Ok(())
             })

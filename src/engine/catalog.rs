@@ -6,7 +6,7 @@ use super::codec::CATALOG_PREFIX;
 use super::error::{EngineError, EngineResult};
 use super::limits::Limits;
 use super::options::{OptionValue, TableOptions};
-use super::types::{PkType, ValueType};
+use super::types::{IntegerWidth, PkType, ValueType};
 use super::validate::{check_instance_name, check_name};
 use crate::storage::{Backend, KeyRange, WriteBatch};
 use serde::{Deserialize, Serialize};
@@ -61,9 +61,20 @@ pub struct TableMeta {
     /// declared, then attributes in the order they became known.
     #[serde(default)]
     pub column_order: Vec<String>,
+    /// Integer columns (key or attribute) declared narrower than 64 bits.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub integer_widths: BTreeMap<String, IntegerWidth>,
 }
 
 impl TableMeta {
+    /// The narrower integer type `column` was declared with, if any.
+    pub fn integer_width(&self, column: &str) -> Option<IntegerWidth> {
+        if self.integer_widths.is_empty() {
+            return None;
+        }
+        self.integer_widths.get(column).copied()
+    }
+
     pub fn pk_types(&self) -> Vec<PkType> {
         self.pk.iter().map(|c| c.ty).collect()
     }
@@ -103,6 +114,8 @@ pub struct TableSpec {
     pub auto_rowid: bool,
     /// Column names in declared order; empty = PK columns, then attributes.
     pub column_order: Vec<String>,
+    /// Integer columns declared narrower than 64 bits.
+    pub integer_widths: BTreeMap<String, IntegerWidth>,
 }
 
 #[derive(Default)]
@@ -397,6 +410,7 @@ impl Catalog {
             auto_rowid: spec.auto_rowid,
             created_ms: now_ms,
             column_order,
+            integer_widths: spec.integer_widths,
         };
         self.store_table(meta, batch).await
     }

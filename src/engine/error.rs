@@ -1,7 +1,7 @@
 //! Errors of the engine. Every variant carries the value that was wrong so the SQL layer
 //! can say it; `crate::sqlstate` maps each variant to a SQLSTATE.
 
-use super::types::{PkType, ValueType};
+use super::types::{IntegerWidth, PkType, ValueType};
 use crate::storage::StorageError;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -92,6 +92,9 @@ pub enum EngineError {
     IncrementType { column: String, found: ValueType },
     #[error("integer overflow incrementing column \"{column}\"")]
     IncrementOverflow { column: String },
+    /// PostgreSQL's wording; the column is kept for the log.
+    #[error("{} out of range", width.sql_name())]
+    IntegerOutOfRange { column: String, width: IntegerWidth },
     #[error("bad continuation key for this range")]
     BadContinuation,
     #[error("the row was changed concurrently too many times; retry")]

@@ -294,3 +294,28 @@ impl Row {
                 .sum::<usize>()
     }
 }
+
+/// A narrower integer type than Table Store's 64-bit Integer that a column was declared
+/// with (SQL `SMALLINT` or `INTEGER`): a write of a value outside its range is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IntegerWidth {
+    Int16,
+    Int32,
+}
+
+impl IntegerWidth {
+    pub fn holds(self, value: i64) -> bool {
+        match self {
+            IntegerWidth::Int16 => i16::try_from(value).is_ok(),
+            IntegerWidth::Int32 => i32::try_from(value).is_ok(),
+        }
+    }
+
+    /// The SQL name of the type, for messages.
+    pub fn sql_name(self) -> &'static str {
+        match self {
+            IntegerWidth::Int16 => "smallint",
+            IntegerWidth::Int32 => "integer",
+        }
+    }
+}

@@ -11,7 +11,7 @@ use super::condition::{Condition, ConditionFailure, RowExistence};
 use super::error::{EngineError, EngineResult};
 use super::row_format::{encode_single_versions, RowMarker};
 use super::stored::{StoredCell, StoredRow};
-use super::types::{PrimaryKey, Row, Value};
+use super::types::{PkValue, PrimaryKey, Row, Value};
 use super::validate::{check_name, check_value};
 use super::Engine;
 use crate::storage::{Check, SyncTicket, WriteBatch};
@@ -489,6 +489,11 @@ impl Engine {
         now: i64,
     ) -> EngineResult<()> {
         self.check_pk(table, &write.pk)?;
+        for (column, value) in table.pk.iter().zip(&write.pk) {
+            if let PkValue::Integer(i) = value {
+                check_width(table, &column.name, *i)?;
+            }
+        }
         let ops = match &write.change {
             RowChange::Put(ops) | RowChange::Update(ops) => ops,
             RowChange::Delete => return Ok(()),
@@ -509,6 +514,9 @@ impl Engine {
             }
             if let ColumnOp::Put { value, version, .. } = op {
                 check_value(column, value, &self.limits)?;
+                if let Value::Integer(i) = value {
+                    check_width(table, column, *i)?;
+                }
                 if let Some(version) = version {
                     self.check_version(table, column, *version, now)?;
                 }
@@ -816,6 +824,7 @@ fn apply_change(
                                 column: column.clone(),
                             }
                         })?;
+                        check_width(table, column, next)?;
                         let version = server_version(row, column, now);
                         put_cell(row, column, version, Value::Integer(next));
                     }
@@ -850,6 +859,18 @@ fn put_cell(row: &mut StoredRow, column: &str, version: i64, value: Value) {
     }
 }
 
+/// `IntegerOutOfRange` if `column` was declared narrower than 64 bits and `value` does
+/// not fit (PostgreSQL refuses 40000 in a `smallint` column).
+fn check_width(table: &TableMeta, column: &str, value: i64) -> EngineResult<()> {
+    match table.integer_width(column) {
+        Some(width) if !width.holds(value) => Err(EngineError::IntegerOutOfRange {
+            column: column.into(),
+            width,
+        }),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -872,6 +893,7 @@ mod tests {
             auto_rowid: false,
             created_ms: 0,
             column_order: Vec::new(),
+            integer_widths: Default::default(),
         }
     }
 

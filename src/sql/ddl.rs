@@ -6,7 +6,9 @@ mod unenforced;
 use super::expr::fold;
 use super::sql_types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
 use super::values::sql_value_type;
-use crate::engine::{AttrColumn, Engine, EngineError, OptionValue, PkColumn, PkType, TableSpec};
+use crate::engine::{
+    AttrColumn, Engine, EngineError, IntegerWidth, OptionValue, PkColumn, PkType, TableSpec,
+};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{
     self, AlterTableOperation, ColumnOption, CreateTable, DataType, Expr, ObjectName, SqlOption,
@@ -29,6 +31,16 @@ fn pk_type(column: &str, data_type: &DataType) -> SqlResult<PkType> {
         SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => Ok(PkType::Integer),
         SqlType::Bytea => Ok(PkType::Binary),
         _ => Err(bad()),
+    }
+}
+
+/// The range a `SMALLINT` or `INTEGER` column keeps: stored as Table Store's 64-bit
+/// Integer, its writes are checked against the declared width.
+fn integer_width(ty: SqlType) -> Option<IntegerWidth> {
+    match ty {
+        SqlType::Int2 => Some(IntegerWidth::Int16),
+        SqlType::Int4 => Some(IntegerWidth::Int32),
+        _ => None,
     }
 }
 
@@ -178,6 +190,9 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
     for column in &create.columns {
         let column_name = fold(&column.name);
         spec.column_order.push(column_name.clone());
+        if let Some(width) = integer_width(sql_type(&column.data_type)?) {
+            spec.integer_widths.insert(column_name.clone(), width);
+        }
         if pk_names.contains(&column_name) {
             continue;
         }
@@ -271,6 +286,9 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
     }
     for column in columns {
         spec.column_order.push(column.name.clone());
+        if let Some(width) = integer_width(column.ty) {
+            spec.integer_widths.insert(column.name.clone(), width);
+        }
         if !pk_names.contains(&column.name) {
             spec.columns.push(AttrColumn {
                 name: column.name.clone(),
@@ -307,11 +325,15 @@ pub async fn alter_table(
                 ..
             } => {
                 unenforced::check_column(column_def)?;
+                let declared = sql_type(&column_def.data_type)?;
                 let column = AttrColumn {
                     name: fold(&column_def.name),
-                    ty: sql_value_type(sql_type(&column_def.data_type)?),
+                    ty: sql_value_type(declared),
                 };
-                match engine.add_column(instance, &name, column).await {
+                match engine
+                    .add_column(instance, &name, column, integer_width(declared))
+                    .await
+                {
                     Err(EngineError::ColumnExists { .. }) if *if_not_exists => {}
                     other => {
                         other?;

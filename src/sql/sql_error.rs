@@ -326,6 +326,13 @@ mod tests {
                 "42804",
             ),
             (IncrementOverflow { column: s() }, "22003"),
+            (
+                IntegerOutOfRange {
+                    column: s(),
+                    width: crate::engine::IntegerWidth::Int16,
+                },
+                "22003",
+            ),
             (BadContinuation, "22023"),
             (WriteConflict, "40001"),
             (Storage(s()), "58030"),

@@ -103,3 +103,27 @@ async fn returning_gives_the_written_rows() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// SMALLINT and INTEGER columns keep their ranges, in keys and attributes, for every
+/// write form: a value that does not fit is 22003 and nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn narrow_integer_columns_keep_their_ranges() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (k SMALLINT PRIMARY KEY, s SMALLINT, i INTEGER, b BIGINT)",
+        "INSERT INTO t VALUES (1, 32767, 2147483647, 9223372036854775807)",
+        "INSERT INTO t VALUES (2, 32768, 0, 0)",
+        "INSERT INTO t VALUES (3, -32769, 0, 0)",
+        "INSERT INTO t VALUES (4, 0, 2147483648, 0)",
+        "INSERT INTO t VALUES (40000, 0, 0, 0)",
+        "INSERT INTO t VALUES (5, 1, 1, 1), (6, 99999, 1, 1)",
+        "UPDATE t SET s = s + 1 WHERE k = 1",
+        "UPDATE t SET i = i + 1 WHERE k = 1",
+        "UPDATE t SET s = 1 + s WHERE k = 1",
+        "UPDATE t SET s = -32768, i = -2147483648 WHERE k = 1",
+        "UPDATE t SET s = s - 1 WHERE k = 1",
+        "INSERT INTO t VALUES (1, 0, 0, 0) ON CONFLICT (k) DO UPDATE SET i = 2147483648",
+        "SELECT CAST(k AS bigint), CAST(s AS bigint), CAST(i AS bigint), b FROM t ORDER BY k",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -341,3 +341,34 @@ async fn copy_inside_a_transaction_block_is_staged_until_commit() {
     assert_eq!(code(client.batch_execute("COMMIT").await), "40001");
     assert_eq!(ids(&other).await.len(), 2512);
 }
+
+/// COPY keeps a SMALLINT or INTEGER column's range like any other write: a line whose
+/// value does not fit is 22003 and nothing of the COPY stays.
+#[tokio::test]
+async fn copy_keeps_narrow_integer_ranges() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE n (k BIGINT PRIMARY KEY, s SMALLINT, i INTEGER)")
+        .await
+        .expect("setup");
+    let copy = "COPY n (k, s, i) FROM STDIN";
+    assert_eq!(
+        copy_in(&client, copy, "1\t5\t5\n2\t-32768\t2147483647\n")
+            .await
+            .ok(),
+        Some(2)
+    );
+    assert_eq!(
+        code(copy_in(&client, copy, "3\t1\t1\n4\t32768\t1\n").await),
+        "22003"
+    );
+    assert_eq!(
+        code(copy_in(&client, copy, "5\t1\t-2147483649\n").await),
+        "22003"
+    );
+    assert_eq!(
+        simple_rows(&client, "SELECT k FROM n ORDER BY k").await,
+        [["1"], ["2"]]
+    );
+}
