@@ -8,7 +8,7 @@ use super::ddl::table_name;
 use super::expr::{compile, eval, fold, NoColumns, Params, Scalar};
 use super::relation::{Relation, RelationKind, Source};
 use super::row_reader::{read_rows, ReadContext};
-use super::select::output_type;
+use super::select::{output_type, static_type};
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{
     datum_into_value, datum_to_natural_value, datum_to_pk, datum_to_value, null_in_key,
@@ -195,6 +195,25 @@ fn plan_returning(
     }))
 }
 
+/// A value written to a column of type `expected`: a decimal literal written to an
+/// integer column rounds as PostgreSQL's numeric does (2.5 to 3).
+fn compile_value(
+    expr: &Expr,
+    scope: &mut dyn super::expr::Scope,
+    params: &mut Params,
+    expected: Option<SqlType>,
+) -> SqlResult<Scalar> {
+    if matches!(
+        expected,
+        Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+    ) {
+        if let Some(whole) = super::expr::numeric_literal_rounded(expr)? {
+            return Ok(Scalar::Const(Datum::Int(whole)));
+        }
+    }
+    compile(expr, scope, params, expected)
+}
+
 /// The SQL type a parameter written to an attribute column takes.
 fn attr_param_type(ty: Option<ValueType>) -> Option<SqlType> {
     ty.map(value_sql_type)
@@ -253,7 +272,7 @@ pub fn plan_insert(
                 Target::Attr(_, ty) => attr_param_type(*ty),
                 Target::Version => Some(SqlType::Int8),
             };
-            scalars.push(compile(expr, &mut NoColumns, params, expected)?);
+            scalars.push(compile_value(expr, &mut NoColumns, params, expected)?);
         }
         rows.push(scalars);
     }
@@ -275,6 +294,7 @@ pub fn plan_insert(
                 Conflict::DoUpdate(plan_assignments(
                     &table,
                     &update.assignments,
+                    true,
                     &mut excluded,
                     params,
                 )?)
@@ -355,9 +375,12 @@ impl super::expr::Scope for ExcludedScope<'_> {
     }
 }
 
+/// The SET list of an UPDATE, or of ON CONFLICT DO UPDATE (`on_conflict`, whose
+/// `scope` is the EXCLUDED row).
 fn plan_assignments(
     table: &TableMeta,
     list: &[ast::Assignment],
+    on_conflict: bool,
     scope: &mut dyn super::expr::Scope,
     params: &mut Params,
 ) -> SqlResult<Vec<Assignment>> {
@@ -377,6 +400,21 @@ fn plan_assignments(
             continue;
         }
         if table.pk_index(&column).is_some() {
+            // `SET id = id`, or in ON CONFLICT `SET id = EXCLUDED.id` (what Knex's
+            // merge() and Sequelize's upsert send): the key keeps its value.
+            let unchanged = match &assignment.value {
+                Expr::Identifier(name) => fold(name) == column,
+                Expr::CompoundIdentifier(parts) => match parts.as_slice() {
+                    [qualifier, name] => {
+                        on_conflict && fold(qualifier) == "excluded" && fold(name) == column
+                    }
+                    _ => false,
+                },
+                _ => false,
+            };
+            if unchanged {
+                continue;
+            }
             return Err(SqlError::unsupported(format!(
                 "primary key column \"{column}\" cannot be updated"
             )));
@@ -387,7 +425,8 @@ fn plan_assignments(
             out.push(Assignment::Delete { column });
             continue;
         }
-        // `n = n + k` / `n = n - k` is Table Store's atomic increment.
+        // `n = n + k` / `n = n - k` with integers is Table Store's atomic increment;
+        // any other expression (`price = price + 1.5`) is an ordinary computed update.
         if let Expr::BinaryOp { left, op, right } = &assignment.value {
             let same = matches!(&**left, Expr::Identifier(i) if fold(i) == column);
             let sign = match op {
@@ -395,13 +434,19 @@ fn plan_assignments(
                 ast::BinaryOperator::Minus => Some(true),
                 _ => None,
             };
-            if let (true, Some(negate)) = (same, sign) {
-                let by = compile(right, &mut NoColumns, params, Some(SqlType::Int8))?;
-                out.push(Assignment::Increment { column, by, negate });
-                continue;
+            let integer_column = matches!(ty, None | Some(ValueType::Integer));
+            if let (true, Some(negate), true) = (same, sign, integer_column) {
+                let mut by_params = params.clone();
+                let by = compile(right, &mut NoColumns, &mut by_params, Some(SqlType::Int8));
+                let integer = |ty| matches!(ty, SqlType::Int2 | SqlType::Int4 | SqlType::Int8);
+                if let Some(by) = by.ok().filter(|by| integer(static_type(by, &by_params))) {
+                    *params = by_params;
+                    out.push(Assignment::Increment { column, by, negate });
+                    continue;
+                }
             }
         }
-        let value = compile(&assignment.value, scope, params, attr_param_type(ty))?;
+        let value = compile_value(&assignment.value, scope, params, attr_param_type(ty))?;
         out.push(Assignment::Put { column, ty, value });
     }
     Ok(out)
@@ -423,7 +468,7 @@ pub fn plan_update(
         ));
     }
     let table = Arc::clone(&relation.table);
-    let assignments = plan_assignments(&table, &update.assignments, &mut relation, params)?;
+    let assignments = plan_assignments(&table, &update.assignments, false, &mut relation, params)?;
     let read = plan_read(
         relation,
         update.selection.as_ref(),

@@ -201,6 +201,13 @@ pub fn compile(
         Expr::Value(v) => literal(&v.value, params, expected)?,
         Expr::Nested(inner) => compile(inner, scope, params, expected)?,
         Expr::UnaryOp { op, expr } => match op {
+            // -9223372036854775808 is a bigint, though its digits alone are not.
+            UnaryOperator::Minus
+                if matches!(&**expr, Expr::Value(v)
+                    if matches!(&v.value, ast::Value::Number(n, _) if n == "9223372036854775808")) =>
+            {
+                Scalar::Const(Datum::Int(i64::MIN))
+            }
             UnaryOperator::Minus => match compile(expr, scope, params, expected)? {
                 Scalar::Const(Datum::Int(i)) => Scalar::Const(Datum::Int(-i)),
                 Scalar::Const(Datum::Float(f)) => Scalar::Const(Datum::Float(-f)),
@@ -281,8 +288,19 @@ pub fn compile(
             expr, data_type, ..
         } => {
             let ty = super::sql_types::sql_type(data_type)?;
+            // A constant is cast now; kept under its Cast when its own type would
+            // otherwise say something else (5::bigint is a bigint, not an integer).
+            let typed = |d: Datum| match ty {
+                SqlType::Int2 | SqlType::Int8 => Scalar::Cast(Box::new(Scalar::Const(d)), ty),
+                _ => Scalar::Const(d),
+            };
+            if let (Some(whole), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) =
+                (numeric_literal_rounded(expr)?, ty)
+            {
+                return Ok(typed(cast(Datum::Int(whole), ty)?));
+            }
             match compile(expr, scope, params, Some(ty))? {
-                Scalar::Const(d) => Scalar::Const(cast(d, ty)?),
+                Scalar::Const(d) => typed(cast(d, ty)?),
                 Scalar::Param(i) => {
                     params.note(i, Some(ty));
                     Scalar::Cast(Box::new(Scalar::Param(i)), ty)
@@ -503,6 +521,38 @@ fn datum_type(d: &Datum) -> Option<SqlType> {
         Datum::Text(_) => Some(SqlType::Text),
         Datum::Bytes(_) => Some(SqlType::Bytea),
     }
+}
+
+/// A decimal literal (`2.5`, `-316.15`) rounded to an integer as PostgreSQL rounds a
+/// numeric, half away from zero; `None` for anything else. A double from a column
+/// rounds half to even instead (`values::datum_to_value`).
+pub fn numeric_literal_rounded(expr: &Expr) -> SqlResult<Option<i64>> {
+    let (negative, text) = match expr {
+        Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => (false, n),
+            _ => return Ok(None),
+        },
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => match &**expr {
+            Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => (true, n),
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        },
+        Expr::Nested(inner) => return numeric_literal_rounded(inner),
+        _ => return Ok(None),
+    };
+    if !text.contains(['.', 'e', 'E']) {
+        return Ok(None);
+    }
+    let Ok(value) = text.parse::<f64>() else {
+        return Ok(None);
+    };
+    let value = if negative { -value } else { value };
+    super::values::float_to_bigint(value.round()).map(Some)
 }
 
 fn literal(

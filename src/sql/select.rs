@@ -254,7 +254,9 @@ pub fn output_type(s: &Scalar, rel: Option<&Relation>, params: &Params) -> SqlTy
 /// The result type of an expression that is not a plain column.
 pub fn static_type(s: &Scalar, params: &Params) -> SqlType {
     match s {
-        Scalar::Const(Datum::Int(_)) => SqlType::Int4,
+        // PostgreSQL types an integer literal `integer` if it fits, else `bigint`.
+        Scalar::Const(Datum::Int(i)) if i32::try_from(*i).is_ok() => SqlType::Int4,
+        Scalar::Const(Datum::Int(_)) => SqlType::Int8,
         Scalar::Const(Datum::Float(_)) => SqlType::Float8,
         Scalar::Const(Datum::Bool(_)) => SqlType::Bool,
         Scalar::Const(Datum::Bytes(_)) => SqlType::Bytea,

@@ -129,8 +129,8 @@ pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
             ))
         }
         (ValueType::Integer, Datum::Int(i)) => Value::Integer(*i),
-        (ValueType::Integer, Datum::Float(f)) if f.fract() == 0.0 && f.abs() < 9.2e18 => {
-            Value::Integer(*f as i64)
+        (ValueType::Integer, Datum::Float(f)) => {
+            Value::Integer(float_to_bigint(f.round_ties_even())?)
         }
         (ty, Datum::Text(t)) => text_to_value(t, ty)?,
         (ValueType::Double, Datum::Float(f)) => Value::Double(*f),
@@ -142,6 +142,20 @@ pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
         (ValueType::Binary, Datum::Bytes(b)) => Value::Binary(b.clone()),
         (ty, other) => return Err(mismatch(ty.name(), other)),
     })
+}
+
+/// A whole float as a bigint; past i64's range, PostgreSQL's 22003. Callers round: a
+/// double rounds half to even (PostgreSQL's float8 to int8), a numeric literal such as
+/// 2.5 half away from zero (PostgreSQL's numeric to int8).
+pub fn float_to_bigint(whole: f64) -> SqlResult<i64> {
+    if !whole.is_finite() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&whole)
+    {
+        return Err(SqlError::new(
+            SqlState::NumericValueOutOfRange,
+            "bigint out of range",
+        ));
+    }
+    Ok(whole as i64)
 }
 
 /// Text as a value of type `ty`, as an assignment of a text literal to such a column.
@@ -318,9 +332,19 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     if datum == Datum::Null {
         return Ok(Datum::Null);
     }
-    Ok(value_to_datum(
-        datum_to_value(&datum, sql_value_type(ty))?.as_ref(),
-    ))
+    let cast = value_to_datum(datum_to_value(&datum, sql_value_type(ty))?.as_ref());
+    let fits = match (&cast, ty) {
+        (Datum::Int(i), SqlType::Int2) => i16::try_from(*i).is_ok(),
+        (Datum::Int(i), SqlType::Int4) => i32::try_from(*i).is_ok(),
+        _ => true,
+    };
+    if !fits {
+        return Err(SqlError::new(
+            SqlState::NumericValueOutOfRange,
+            format!("{} out of range", ty.name()),
+        ));
+    }
+    Ok(cast)
 }
 
 #[cfg(test)]

@@ -127,3 +127,33 @@ async fn narrow_integer_columns_keep_their_ranges() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// Integer literals at the limits, casts of decimals to integers (numeric literals round
+/// half away from zero, doubles half to even), increments that are not Table Store's
+/// integer increment, and ON CONFLICT setting the key to itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn literals_casts_and_computed_updates() {
+    let differences = compare(&[&[
+        "SELECT -9223372036854775808, 9223372036854775807, 3000000000, -2147483648",
+        "SELECT -9223372036854775808::bigint",
+        "SELECT 9223372036854775808::bigint",
+        "SELECT CAST(-316.15 AS integer), CAST(2.5 AS integer), CAST(-2.5 AS bigint)",
+        "SELECT CAST(3000000000 AS integer)",
+        "SELECT CAST(40000 AS smallint)",
+        "CREATE TABLE t (k BIGINT PRIMARY KEY, n BIGINT, d DOUBLE PRECISION, s TEXT)",
+        "INSERT INTO t VALUES (1, 2.5, 80.5, 'a'), (2, -2.5, 3.5, 'b'), (3, 7, 90.25, 'c')",
+        "SELECT k FROM t WHERE CAST(d AS integer) = 80 ORDER BY k",
+        "SELECT k, CAST(d AS bigint) FROM t ORDER BY k",
+        "UPDATE t SET d = d + 1.5 WHERE k = 1",
+        "UPDATE t SET n = n + 1.5 WHERE k = 2",
+        "UPDATE t SET n = n - 1 WHERE k = 3",
+        "UPDATE t SET n = d WHERE k = 3",
+        "UPDATE t SET n = 0.5 WHERE k = 1",
+        "INSERT INTO t VALUES (1, 10, 1, 'z') ON CONFLICT (k) DO UPDATE SET k = EXCLUDED.k, \
+         s = EXCLUDED.s",
+        "UPDATE t SET k = k WHERE k = 2",
+        "SELECT * FROM t ORDER BY k",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
