@@ -287,6 +287,10 @@ pub fn compile(
         Expr::Cast {
             expr, data_type, ..
         } => {
+            // Arrays are DataFusion's (`'{a,b}'::text[]`, see `query::pg_array_literals`).
+            if matches!(data_type, ast::DataType::Array(_)) {
+                return Err(SqlError::unsupported(format!("a cast to {data_type}")));
+            }
             let ty = super::sql_types::sql_type(data_type)?;
             // A constant is cast now; kept under its Cast when its own type would
             // otherwise say something else (5::bigint is a bigint, not an integer).

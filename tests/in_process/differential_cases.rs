@@ -157,3 +157,29 @@ async fn literals_casts_and_computed_updates() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// Array literals in PostgreSQL's text form: `'{a,b}'::text[]` has two elements (it was
+/// one, so `= ANY` and `<> ALL` answered wrongly), quoted elements keep commas and
+/// spaces, unquoted NULL is NULL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_literals_have_their_elements() {
+    let differences = compare(&[&[
+        "SELECT 'a' = ANY('{a,b}'::text[]), 'c' = ANY('{a,b}'::text[])",
+        "SELECT 'x' <> ALL('{Tale}'::text[]), 'Tale' <> ALL('{Tale,x}'::text[])",
+        // (Compared as booleans: DataFusion's lengths are bigint, PostgreSQL's integer.)
+        "SELECT array_length('{Tale,x}'::text[], 1) = 2, cardinality('{}'::text[]) = 0",
+        "SELECT '{a,\"b c\",NULL,\"NULL\", d }'::text[]",
+        "SELECT CAST('{\"x,y\",z}' AS text[])",
+        "SELECT 3 = ANY('{1,2,3}'::bigint[]), 4 = ANY('{1,2,3}'::bigint[])",
+        "CREATE TABLE t (k BIGINT PRIMARY KEY, c TEXT)",
+        "INSERT INTO t VALUES (1, 'Tale'), (2, 'x'), (3, 'other'), (4, NULL)",
+        "SELECT k FROM t WHERE c = ANY('{Tale,x}'::text[]) ORDER BY k",
+        "SELECT k FROM t WHERE c <> ALL('{Tale}'::text[]) ORDER BY k",
+        "SELECT k FROM t WHERE k <> ALL('{1,2}'::bigint[]) ORDER BY k",
+        "SELECT count(*) FROM t WHERE k = ANY('{2,4,9}'::bigint[])",
+        "SELECT '{1,x}'::bigint[]",
+        "SELECT 'a,b'::text[]",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -6,8 +6,8 @@
 
 use super::datafusion_error::{self, from_datafusion};
 use super::{
-    catalog_list, convert, empty_catalog, origin, pg_compat, pg_functions, pg_settings, pg_syntax,
-    pg_time,
+    catalog_list, convert, empty_catalog, origin, pg_array_literals, pg_compat, pg_functions,
+    pg_settings, pg_syntax, pg_time,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -174,6 +174,7 @@ impl QueryEngine {
         if pg_compat::is_catalog_query(&query) {
             pg_compat::rewrite(&mut query);
         }
+        pg_array_literals::rewrite(&mut query)?;
         let query = &query;
         let statement = datafusion::sql::parser::Statement::Statement(Box::new(
             ast::Statement::Query(Box::new(query.clone())),
