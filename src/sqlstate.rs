@@ -51,6 +51,7 @@ sqlstates! {
     SubstringError => "22011",
     NotNullViolation => "23502",
     UniqueViolation => "23505",
+    ActiveSqlTransaction => "25001",
     NoActiveSqlTransaction => "25P01",
     InFailedSqlTransaction => "25P02",
     IdleInTransactionSessionTimeout => "25P03",

@@ -10,6 +10,7 @@ use super::session_state::SessionState;
 use super::sql_types::{Datum, SqlError, SqlResult, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
 use crate::engine::EngineError;
+use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, Statement};
 
 /// The handler of schema changes.
@@ -83,14 +84,25 @@ impl StatementHandler for SchemaChanges {
         plan: &SchemaChange,
         _: Vec<Datum>,
     ) -> SqlResult<StatementResult> {
+        if state.transaction.is_some() {
+            refuse_in_block(state, plan)?;
+        }
         let (engine, instance) = (&state.engine, state.instance.as_str());
         let tag = match plan {
-            SchemaChange::CreateTable(create) if create.query.is_some() => {
-                return create_table_as(state, create).await
-            }
             SchemaChange::CreateTable(create) => {
-                ddl::create_table(engine, instance, create).await?;
-                "CREATE TABLE"
+                let name = ddl::table_name(&create.name)?;
+                let existed = engine.table(instance, &name).is_ok();
+                let result = match create.query.is_some() {
+                    true => create_table_as(state, create).await?,
+                    false => {
+                        ddl::create_table(engine, instance, create).await?;
+                        StatementResult::command("CREATE TABLE")
+                    }
+                };
+                if let (Some(block), false) = (state.transaction.as_mut(), existed) {
+                    block.created_tables.push(name);
+                }
+                return Ok(result);
             }
             SchemaChange::AlterTable(alter) => {
                 ddl::alter_table(engine, instance, alter).await?;
@@ -100,7 +112,18 @@ impl StatementHandler for SchemaChanges {
                 object_type,
                 if_exists,
                 names,
-            } => ddl::drop(engine, instance, *object_type, *if_exists, names).await?,
+            } => {
+                let tag = ddl::drop(engine, instance, *object_type, *if_exists, names).await?;
+                if let Some(block) = state.transaction.as_mut() {
+                    // Dropped for good: nothing to drop if the block rolls back.
+                    let dropped: Vec<String> = names
+                        .iter()
+                        .filter_map(|n| ddl::table_name(n).ok())
+                        .collect();
+                    block.created_tables.retain(|t| !dropped.contains(t));
+                }
+                tag
+            }
             SchemaChange::CreateDatabase {
                 name,
                 if_not_exists,
@@ -116,6 +139,54 @@ impl StatementHandler for SchemaChanges {
             }
         };
         Ok(StatementResult::command(tag))
+    }
+}
+
+/// In a transaction block, only what a rollback can undo: creating a table (dropped
+/// again), and dropping or altering a table the block itself created. Anything else
+/// would survive a ROLLBACK, so it is refused, as PostgreSQL refuses CREATE DATABASE in
+/// a block (25001).
+fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
+    let created = |name: &ast::ObjectName| {
+        let name = ddl::table_name(name).unwrap_or_default();
+        state
+            .transaction
+            .as_ref()
+            .is_some_and(|block| block.created_tables.contains(&name))
+    };
+    let cannot_undo = |what: &str| {
+        Err(SqlError::unsupported(format!(
+            "{what} inside a transaction block: pgwide could not undo it if the block \
+             rolled back (run it outside the block)"
+        )))
+    };
+    match plan {
+        SchemaChange::CreateTable(_) => Ok(()),
+        SchemaChange::AlterTable(alter) if created(&alter.name) => Ok(()),
+        SchemaChange::AlterTable(_) => {
+            cannot_undo("ALTER TABLE of a table the block did not create")
+        }
+        SchemaChange::Drop {
+            object_type: ast::ObjectType::Table,
+            names,
+            ..
+        } if names.iter().all(created) => Ok(()),
+        SchemaChange::Drop {
+            object_type: ast::ObjectType::Table,
+            ..
+        } => cannot_undo("DROP TABLE of a table the block did not create"),
+        SchemaChange::Drop {
+            object_type: ast::ObjectType::Database,
+            ..
+        } => Err(SqlError::new(
+            SqlState::ActiveSqlTransaction,
+            "DROP DATABASE cannot run inside a transaction block",
+        )),
+        SchemaChange::Drop { .. } => Ok(()),
+        SchemaChange::CreateDatabase { .. } => Err(SqlError::new(
+            SqlState::ActiveSqlTransaction,
+            "CREATE DATABASE cannot run inside a transaction block",
+        )),
     }
 }
 

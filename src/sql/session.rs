@@ -18,6 +18,7 @@ use super::sql_types::{
 };
 use super::statement_handler::{Claim, StatementHandler};
 use super::statement_parser::parse;
+use super::transaction_block;
 use super::transaction_statements::{TransactionCommand, Transactions};
 use super::write_statements::{WriteStatement, Writes};
 use super::{ParsedStatement, PreparedStatement, SqlSession};
@@ -372,7 +373,19 @@ impl SqlSession for Session {
     }
 
     fn abort_transaction(&mut self) {
-        self.state.end_transaction();
+        let Some(block) = self.state.end_transaction() else {
+            return;
+        };
+        if block.created_tables.is_empty() {
+            return;
+        }
+        // The connection is ending: the tables its open block created are dropped in
+        // the background, as the block rolls back.
+        let engine = Arc::clone(&self.state.engine);
+        let instance = self.state.instance.clone();
+        tokio::spawn(async move {
+            transaction_block::drop_created(&engine, &instance, &block.created_tables).await
+        });
     }
 
     fn timeouts(&self) -> super::SessionTimeouts {

@@ -5,6 +5,7 @@ use super::session_state::SessionState;
 use super::settings::{display_name, parse_as_of, transaction_mode};
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
+use crate::sqlstate::SqlState;
 use futures::{stream, StreamExt};
 use sqlparser::ast::{self, Statement};
 use std::sync::Arc;
@@ -97,7 +98,12 @@ impl StatementHandler for SessionCommands {
                 return Ok(rows(Self::columns(plan), all.collect()));
             }
             SessionCommand::Discard => {
-                state.end_transaction();
+                if state.transaction.is_some() {
+                    return Err(SqlError::new(
+                        SqlState::ActiveSqlTransaction,
+                        "DISCARD ALL cannot run inside a transaction block",
+                    ));
+                }
                 state.settings.reset_all();
                 state.sync_query_settings();
                 "DISCARD ALL"

@@ -7,7 +7,7 @@ use super::settings::{check, transaction_mode};
 use super::sql_error::SqlResult;
 use super::sql_types::{Datum, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
-use super::transaction_block::{commit, open, Transaction};
+use super::transaction_block::{commit, drop_created, open, Transaction};
 use sqlparser::ast::{Ident, Statement};
 
 /// The handler of transaction control statements.
@@ -81,10 +81,12 @@ impl StatementHandler for Transactions {
             }
             TransactionCommand::Commit => {
                 let block = state.end_transaction();
-                commit(&state.engine, block).await?
+                commit(&state.engine, &state.instance, block).await?
             }
             TransactionCommand::Rollback => {
-                state.end_transaction();
+                if let Some(block) = state.end_transaction() {
+                    drop_created(&state.engine, &state.instance, &block.created_tables).await;
+                }
                 "ROLLBACK"
             }
             TransactionCommand::Savepoint(name) => {
@@ -96,7 +98,9 @@ impl StatementHandler for Transactions {
                 "RELEASE"
             }
             TransactionCommand::RollbackTo(name) => {
-                open(&mut state.transaction, "ROLLBACK TO SAVEPOINT")?.rollback_to(name)?;
+                let created =
+                    open(&mut state.transaction, "ROLLBACK TO SAVEPOINT")?.rollback_to(name)?;
+                drop_created(&state.engine, &state.instance, &created).await;
                 "ROLLBACK"
             }
         };

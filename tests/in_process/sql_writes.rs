@@ -746,3 +746,91 @@ async fn statements_above_the_batch_limits_stay_atomic() {
         .await;
     assert_eq!(code(err), "54000");
 }
+
+/// DDL in a transaction block rolls back with it, as every migration tool assumes: a
+/// table the block created is dropped again at ROLLBACK, a failed COMMIT, a ROLLBACK TO
+/// a savepoint before it, or the connection's end. What pgwide could not undo is refused
+/// in a block.
+#[tokio::test]
+async fn ddl_in_a_block_rolls_back_with_it() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    let other = server.connect().await;
+    let missing = |sql: &'static str| {
+        let client = &client;
+        async move {
+            match client.simple_query(sql).await {
+                Ok(_) => false,
+                Err(e) => e.code() == Some(&tokio_postgres::error::SqlState::UNDEFINED_TABLE),
+            }
+        }
+    };
+    client
+        .batch_execute(
+            "BEGIN; CREATE TABLE a (k BIGINT PRIMARY KEY, v TEXT); INSERT INTO a VALUES (1, 'x'); \
+             CREATE TABLE a2 WITH (primary_key = 'k') AS SELECT k, v FROM a; ROLLBACK",
+        )
+        .await
+        .expect("rolled back block");
+    assert!(missing("SELECT * FROM a").await, "a");
+    assert!(missing("SELECT * FROM a2").await, "a2");
+
+    client
+        .batch_execute(
+            "BEGIN; CREATE TABLE b (k BIGINT PRIMARY KEY, v TEXT); INSERT INTO b VALUES (1, 'x'); \
+             SAVEPOINT s; CREATE TABLE c (k BIGINT PRIMARY KEY); ROLLBACK TO SAVEPOINT s; \
+             CREATE TABLE e (k BIGINT PRIMARY KEY); ALTER TABLE e ADD COLUMN y TEXT; DROP TABLE e; \
+             COMMIT",
+        )
+        .await
+        .expect("committed block");
+    assert_eq!(simple_rows(&client, "SELECT v FROM b").await, [["x"]]);
+    assert!(missing("SELECT * FROM c").await, "c");
+    assert!(missing("SELECT * FROM e").await, "e");
+
+    // What a rollback could not undo is refused, and aborts the block.
+    for (sql, expected) in [
+        ("DROP TABLE b", "0A000"),
+        ("ALTER TABLE b ADD COLUMN w TEXT", "0A000"),
+        ("ALTER TABLE b SET (ttl = 100)", "0A000"),
+        ("CREATE DATABASE elsewhere", "25001"),
+        ("DISCARD ALL", "25001"),
+    ] {
+        client.batch_execute("BEGIN").await.expect("begin");
+        assert_eq!(code(client.batch_execute(sql).await), expected, "{sql}");
+        client.batch_execute("ROLLBACK").await.expect("rollback");
+    }
+    assert_eq!(simple_rows(&client, "SELECT v FROM b").await, [["x"]]);
+
+    // A COMMIT that fails (another session changed a row the block wrote) drops the
+    // block's tables too.
+    client
+        .batch_execute(
+            "BEGIN; CREATE TABLE f (k BIGINT PRIMARY KEY); UPDATE b SET v = 'block' WHERE k = 1",
+        )
+        .await
+        .expect("block");
+    other
+        .batch_execute("UPDATE b SET v = 'other' WHERE k = 1")
+        .await
+        .expect("other");
+    assert_eq!(code(client.batch_execute("COMMIT").await), "40001");
+    assert!(missing("SELECT * FROM f").await, "f");
+
+    // A connection that ends inside its block rolls it back.
+    let leaving = server.connect().await;
+    leaving
+        .batch_execute("BEGIN; CREATE TABLE g (k BIGINT PRIMARY KEY)")
+        .await
+        .expect("block");
+    drop(leaving);
+    let mut gone = false;
+    for _ in 0..100 {
+        if missing("SELECT * FROM g").await {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(gone, "the ended connection's table stayed");
+}
