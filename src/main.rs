@@ -148,6 +148,7 @@ fn main() -> ExitCode {
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.worker_threads)
+        .thread_stack_size(pgwide::server::THREAD_STACK_BYTES)
         .enable_all()
         .build()
     {

@@ -31,7 +31,7 @@ mod tests;
 
 pub use listeners::{Listeners, UnixSocket};
 pub use placement::Placement;
-pub use threads::ConnectionThreads;
+pub use threads::{ConnectionThreads, THREAD_STACK_BYTES};
 pub use tls::Tls;
 
 use crate::auth::AuthOptions;

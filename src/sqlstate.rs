@@ -85,6 +85,7 @@ sqlstates! {
     OutOfMemory => "53200",
     TooManyConnections => "53300",
     ProgramLimitExceeded => "54000",
+    StatementTooComplex => "54001",
     ObjectNotInPrerequisiteState => "55006",
     LockNotAvailable => "55P02",
     QueryCanceled => "57014",

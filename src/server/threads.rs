@@ -31,6 +31,12 @@ struct Running {
     thread: JoinHandle<()>,
 }
 
+/// The stack of every thread that parses, plans or runs statements. A statement nested
+/// `sql`'s maximum depth deep recurses once per level in the parser, the fast path's
+/// compiler and DataFusion's planner; 2 MiB (Rust's default) overflowed in debug builds
+/// well before that depth. Only the pages a thread touches take memory.
+pub const THREAD_STACK_BYTES: usize = 16 << 20;
+
 impl ConnectionThreads {
     /// Starts `count` threads, each driving its own single-threaded runtime.
     pub fn start(count: usize, placement: Placement) -> std::io::Result<Self> {
@@ -41,6 +47,7 @@ impl ConnectionThreads {
             let (stop, stopped) = oneshot::channel::<()>();
             let thread = std::thread::Builder::new()
                 .name(format!("pgwide-conn-{i}"))
+                .stack_size(THREAD_STACK_BYTES)
                 .spawn(move || {
                     // A current-thread runtime runs its spawned tasks only inside
                     // `block_on`, so the thread blocks here until it is stopped.

@@ -182,6 +182,36 @@ pub fn compile(
     params: &mut Params,
     expected: Option<SqlType>,
 ) -> SqlResult<Scalar> {
+    compile_unfolded(expr, scope, params, expected).map(fold_constant)
+}
+
+/// An operation whose operands are all constants, computed once now, so that a key
+/// compared with it (`h = substr(md5('200003'), 1, 4) || '200003'`, `s = 2 + 2`) picks
+/// the access path as a constant would. Operands were folded first (compilation is
+/// bottom up); one that fails (`1 / 0`) is left to fail when it runs.
+fn fold_constant(scalar: Scalar) -> Scalar {
+    let is_const = |s: &Scalar| matches!(s, Scalar::Const(_));
+    let foldable = match &scalar {
+        Scalar::Arith(_, l, r) | Scalar::Concat(l, r) => is_const(l) && is_const(r),
+        // Every function the fast path has is pure.
+        Scalar::Function(_, args) => args.iter().all(is_const),
+        _ => false,
+    };
+    if !foldable {
+        return scalar;
+    }
+    match eval(&scalar, &[], &[]) {
+        Ok(value) => Scalar::Const(value),
+        Err(_) => scalar,
+    }
+}
+
+fn compile_unfolded(
+    expr: &Expr,
+    scope: &mut dyn Scope,
+    params: &mut Params,
+    expected: Option<SqlType>,
+) -> SqlResult<Scalar> {
     Ok(match expr {
         Expr::Identifier(ident) => Scalar::Column(scope.column(None, &fold(ident))?.0),
         Expr::CompoundIdentifier(parts) => {

@@ -18,7 +18,7 @@ use std::process::Command;
 const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 /// Queries per run; the seed is fixed so a failure reproduces, and can be changed with
 /// PGWIDE_DIFF_SEED to explore.
-const QUERIES: usize = 3000;
+const QUERIES: usize = 10_000;
 const T1_ROWS: usize = 300;
 const T2_ROWS: usize = 80;
 const WORDS: &[&str] = &[

@@ -463,3 +463,21 @@ async fn rows_whose_cells_all_expired_are_gone() {
         [["1"]]
     );
 }
+
+/// A WHERE clause nested 95 parentheses deep is planned (sqlparser's default limit
+/// refused 50), on a test thread's ordinary stack.
+#[tokio::test]
+async fn deeply_nested_where_clauses_are_planned() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE deep (k BIGINT PRIMARY KEY, v BIGINT); INSERT INTO deep VALUES (1, 10), (2, 20)")
+        .await
+        .expect("setup");
+    let sql = format!(
+        "SELECT v FROM deep WHERE {}k = 2{}",
+        "(".repeat(95),
+        ")".repeat(95)
+    );
+    assert_eq!(simple_rows(&client, &sql).await, [["20"]]);
+}
