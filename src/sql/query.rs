@@ -17,6 +17,7 @@ mod pg_array_literals;
 mod pg_arrays;
 mod pg_compat;
 mod pg_functions;
+mod pg_integer_overflow;
 mod pg_session;
 mod pg_settings;
 mod pg_subqueries;

@@ -7,7 +7,7 @@
 use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_array_literals, pg_compat, pg_functions,
-    pg_settings, pg_syntax, pg_time,
+    pg_integer_overflow, pg_settings, pg_syntax, pg_time,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -186,6 +186,7 @@ impl QueryEngine {
             .now_or_never()
             .ok_or_else(|| SqlError::internal("query planning did not complete"))?
             .map_err(|e| self.planning_error(query, &e))?;
+        let logical = pg_integer_overflow::rewrite(logical).map_err(|e| from_datafusion(&e))?;
         let inferred = logical
             .get_parameter_types()
             .map_err(|e| from_datafusion(&e))?;

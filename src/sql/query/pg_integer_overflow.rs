@@ -1,0 +1,248 @@
+//! PostgreSQL raises 22003 ("bigint out of range") where bigint arithmetic overflows;
+//! DataFusion wraps (`mul_wrapping`), so `sum(a * 4611686018427387904)` gave a number
+//! and `sum` of large bigints turned negative. Before a query is optimized, `+`, `-`
+//! and `*` over two bigints and `sum` over integers are replaced by checked versions
+//! that fail with 22003 instead. The expressions keep their names, so the plan's
+//! schema does not change. (PostgreSQL's `sum(bigint)` is `numeric`, so there it does
+//! not overflow at all: pgwide answers with an error rather than a wrong number.)
+
+use crate::sql::sql_types::SqlError;
+use crate::sqlstate::SqlState;
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Int64Type};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::expr::{AggregateFunction, ScalarFunction};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::function::AccumulatorArgs;
+use datafusion::logical_expr::{
+    Accumulator, AggregateUDF, AggregateUDFImpl, BinaryExpr, ColumnarValue, Expr, ExprSchemable,
+    LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+use std::sync::{Arc, LazyLock};
+
+fn out_of_range() -> DataFusionError {
+    DataFusionError::External(Box::new(SqlError::new(
+        SqlState::NumericValueOutOfRange,
+        "bigint out of range",
+    )))
+}
+
+/// Rewrites every node of `plan` that computes expressions over its input.
+pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
+    plan.transform_up_with_subqueries(|node| {
+        let schema = match &node {
+            LogicalPlan::Projection(_)
+            | LogicalPlan::Aggregate(_)
+            | LogicalPlan::Filter(_)
+            | LogicalPlan::Sort(_)
+            | LogicalPlan::Window(_) => match node.inputs().first() {
+                Some(input) => Arc::clone(input.schema()),
+                None => return Ok(Transformed::no(node)),
+            },
+            _ => return Ok(Transformed::no(node)),
+        };
+        let names = NamePreserver::new(&node);
+        node.map_expressions(|expr| {
+            let saved = names.save(&expr);
+            let rewritten = expr.transform_up(|e| checked(e, &schema))?;
+            Ok(match rewritten.transformed {
+                true => Transformed::yes(saved.restore(rewritten.data)),
+                false => rewritten,
+            })
+        })
+    })
+    .map(|transformed| transformed.data)
+}
+
+/// The checked form of one expression, if it has one.
+fn checked(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    let bigint = |e: &Expr| matches!(e.get_type(schema), Ok(DataType::Int64));
+    match expr {
+        Expr::BinaryExpr(BinaryExpr { left, op, right })
+            if matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply)
+                && bigint(&left)
+                && bigint(&right) =>
+        {
+            let function = match op {
+                Operator::Plus => &*INT8PL,
+                Operator::Minus => &*INT8MI,
+                _ => &*INT8MUL,
+            };
+            Ok(Transformed::yes(Expr::ScalarFunction(
+                ScalarFunction::new_udf(Arc::clone(function), vec![*left, *right]),
+            )))
+        }
+        Expr::AggregateFunction(aggregate)
+            if aggregate.func.name() == "sum"
+                && !aggregate.params.distinct
+                && aggregate.params.args.len() == 1
+                && aggregate.params.args[0]
+                    .get_type(schema)
+                    .is_ok_and(|t| t.is_signed_integer()) =>
+        {
+            let params = aggregate.params;
+            Ok(Transformed::yes(Expr::AggregateFunction(
+                AggregateFunction::new_udf(
+                    Arc::clone(&CHECKED_SUM),
+                    params.args,
+                    params.distinct,
+                    params.filter,
+                    params.order_by,
+                    params.null_treatment,
+                ),
+            )))
+        }
+        other => Ok(Transformed::no(other)),
+    }
+}
+
+/// `+`, `-` or `*` of two bigints, failing on overflow. Named as PostgreSQL names
+/// these functions internally.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct CheckedArithmetic {
+    name: &'static str,
+    op: Operator,
+    signature: Signature,
+}
+
+fn arithmetic(name: &'static str, op: Operator) -> Arc<ScalarUDF> {
+    Arc::new(ScalarUDF::new_from_impl(CheckedArithmetic {
+        name,
+        op,
+        signature: Signature::exact(
+            vec![DataType::Int64, DataType::Int64],
+            Volatility::Immutable,
+        ),
+    }))
+}
+
+static INT8PL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| arithmetic("int8pl", Operator::Plus));
+static INT8MI: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| arithmetic("int8mi", Operator::Minus));
+static INT8MUL: LazyLock<Arc<ScalarUDF>> =
+    LazyLock::new(|| arithmetic("int8mul", Operator::Multiply));
+
+impl ScalarUDFImpl for CheckedArithmetic {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Int64)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let rows = args.number_rows;
+        let [left, right] = args.args.as_slice() else {
+            return datafusion::common::internal_err!("{} takes two arguments", self.name);
+        };
+        let scalar_inputs = matches!(
+            (left, right),
+            (ColumnarValue::Scalar(_), ColumnarValue::Scalar(_))
+        );
+        let left = left.to_array(rows)?;
+        let right = right.to_array(rows)?;
+        let (left, right) = (
+            left.as_primitive::<Int64Type>(),
+            right.as_primitive::<Int64Type>(),
+        );
+        let mut out = Vec::with_capacity(left.len());
+        for i in 0..left.len() {
+            out.push(if left.is_null(i) || right.is_null(i) {
+                None
+            } else {
+                let (l, r) = (left.value(i), right.value(i));
+                let result = match self.op {
+                    Operator::Plus => l.checked_add(r),
+                    Operator::Minus => l.checked_sub(r),
+                    _ => l.checked_mul(r),
+                };
+                Some(result.ok_or_else(out_of_range)?)
+            });
+        }
+        let array: ArrayRef = Arc::new(Int64Array::from(out));
+        Ok(match scalar_inputs {
+            true => ColumnarValue::Scalar(ScalarValue::try_from_array(&array, 0)?),
+            false => ColumnarValue::Array(array),
+        })
+    }
+}
+
+/// `sum` of integers into a bigint, failing on overflow.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct CheckedSum {
+    signature: Signature,
+}
+
+static CHECKED_SUM: LazyLock<Arc<AggregateUDF>> = LazyLock::new(|| {
+    Arc::new(AggregateUDF::new_from_impl(CheckedSum {
+        signature: Signature::exact(vec![DataType::Int64], Volatility::Immutable),
+    }))
+});
+
+impl AggregateUDFImpl for CheckedSum {
+    /// The name users wrote and see (`sum(t.a)`).
+    fn name(&self) -> &str {
+        "sum"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Int64)
+    }
+
+    fn accumulator(&self, _: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        Ok(Box::new(SumAccumulator::default()))
+    }
+}
+
+#[derive(Debug, Default)]
+struct SumAccumulator {
+    sum: Option<i64>,
+}
+
+impl SumAccumulator {
+    fn add(&mut self, values: &ArrayRef) -> Result<()> {
+        let values = cast(values, &DataType::Int64)?;
+        for value in values.as_primitive::<Int64Type>().iter().flatten() {
+            let sum = self
+                .sum
+                .unwrap_or(0)
+                .checked_add(value)
+                .ok_or_else(out_of_range)?;
+            self.sum = Some(sum);
+        }
+        Ok(())
+    }
+}
+
+impl Accumulator for SumAccumulator {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        values.iter().try_for_each(|v| self.add(v))
+    }
+
+    fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
+        states.iter().try_for_each(|s| self.add(s))
+    }
+
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(vec![ScalarValue::Int64(self.sum)])
+    }
+
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        Ok(ScalarValue::Int64(self.sum))
+    }
+
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
+}
