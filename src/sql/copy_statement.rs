@@ -355,6 +355,7 @@ fn copy_from(
             rows: 0,
             destination,
             kept: Vec::new(),
+            ended: false,
         }),
     ))
 }
@@ -402,6 +403,8 @@ struct CopyFrom {
     destination: CopyDestination,
     /// In a transaction block: every parsed row, with its line number, until CopyDone.
     kept: Vec<(u64, RowWrite)>,
+    /// The end-of-data line `\.` was read: the rest of the data is not.
+    ended: bool,
 }
 
 /// A chunk being written. The engine prepares it on the connection's thread as soon as
@@ -468,8 +471,12 @@ impl CopyFrom {
                     record = &record[..record.len() - 1];
                 }
                 self.line += 1;
-                if (self.line == 1 && self.format.header) || (!self.format.csv && record == b"\\.")
-                {
+                // `\.` alone on a line ends the data, in CSV too (PostgreSQL 15; psql's
+                // `\copy ... FROM stdin` sends it): what follows is not read.
+                if record == b"\\." {
+                    self.ended = true;
+                }
+                if self.ended || (self.line == 1 && self.format.header) {
                     continue;
                 }
                 let line = self.line;

@@ -224,6 +224,36 @@ async fn psql_copy_in_and_out() {
         std::fs::read_to_string(&output).unwrap(),
         "7,seven,7.5\n8,eight,8.5\n"
     );
+    // From psql's own stdin, ended by `\.` as a user types it (it failed with 22P04).
+    let mut typed = std::process::Command::new("psql")
+        .args(["-X", "-h", "127.0.0.1", "-p", &server.port.to_string()])
+        .args([
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+        ])
+        .arg("\\copy c FROM stdin WITH (FORMAT csv)")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("psql runs");
+    {
+        use std::io::Write;
+        let mut stdin = typed.stdin.take().expect("stdin");
+        stdin.write_all(b"9,nine,9.5\n\\.\n").expect("typed rows");
+    }
+    let out = typed.wait_with_output().expect("psql ends");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "COPY 1");
 }
 
 /// The ids in `c`, as `client` sees them.
@@ -370,5 +400,29 @@ async fn copy_keeps_narrow_integer_ranges() {
     assert_eq!(
         simple_rows(&client, "SELECT k FROM n ORDER BY k").await,
         [["1"], ["2"]]
+    );
+}
+
+/// `\.` alone on a line ends the data in CSV as in text (psql's `\copy t FROM stdin
+/// WITH (FORMAT csv)` sends it); it failed with 22P04 and undid the COPY. A quoted
+/// `"\."` is a value.
+#[tokio::test]
+async fn end_of_data_marker_ends_csv_and_text() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE m (k BIGINT PRIMARY KEY, v TEXT)")
+        .await
+        .expect("setup");
+    let csv = "COPY m FROM STDIN WITH (FORMAT csv)";
+    assert_eq!(
+        copy_in(&client, csv, "1,a\n2,\"\\.\"\n\\.\n").await.ok(),
+        Some(2)
+    );
+    let text = "COPY m FROM STDIN";
+    assert_eq!(copy_in(&client, text, "3\tc\n\\.\n").await.ok(), Some(1));
+    assert_eq!(
+        simple_rows(&client, "SELECT k, v FROM m ORDER BY k").await,
+        [["1", "a"], ["2", "\\."], ["3", "c"]]
     );
 }
