@@ -39,6 +39,8 @@ pub enum Scalar {
     Like(Box<Scalar>, Box<Scalar>, bool, bool),
     Cast(Box<Scalar>, SqlType),
     Function(Function, Vec<Scalar>),
+    /// `COALESCE(a, b, ...)`: the first operand that is not NULL.
+    Coalesce(Vec<Scalar>),
 }
 
 impl Scalar {
@@ -62,9 +64,10 @@ impl Scalar {
                 l.visit_columns(visit);
                 r.visit_columns(visit);
             }
-            Scalar::And(parts) | Scalar::Or(parts) | Scalar::Function(_, parts) => {
-                parts.iter().for_each(|p| p.visit_columns(visit))
-            }
+            Scalar::And(parts)
+            | Scalar::Or(parts)
+            | Scalar::Function(_, parts)
+            | Scalar::Coalesce(parts) => parts.iter().for_each(|p| p.visit_columns(visit)),
             Scalar::Not(inner)
             | Scalar::Neg(inner)
             | Scalar::IsNull(inner, _)
@@ -421,6 +424,19 @@ fn session_function(
         }
         return Ok(Scalar::Function(f, args));
     }
+    if let ("coalesce", ast::FunctionArguments::List(list)) = (name, &function.args) {
+        let mut operands = Vec::with_capacity(list.args.len());
+        for arg in &list.args {
+            let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(expr)) = arg else {
+                return Err(SqlError::unsupported(format!("argument {arg} of coalesce")));
+            };
+            operands.push(compile(expr, scope, params, None)?);
+        }
+        if operands.is_empty() {
+            return Err(SqlError::syntax("syntax error at or near \")\""));
+        }
+        return Ok(Scalar::Coalesce(operands));
+    }
     let (database, user) = &params.session;
     let value = match (name, no_args) {
         ("version", true) => format!(
@@ -650,6 +666,7 @@ pub fn bind(s: &Scalar, params: &[Datum]) -> Scalar {
         Scalar::Not(inner) => Scalar::Not(bound(inner)),
         Scalar::IsNull(inner, negated) => Scalar::IsNull(bound(inner), *negated),
         Scalar::InList(value, list, negated) => Scalar::InList(bound(value), all(list), *negated),
+        Scalar::Coalesce(operands) => Scalar::Coalesce(all(operands)),
         Scalar::Arith(op, l, r) => Scalar::Arith(*op, bound(l), bound(r)),
         Scalar::Neg(inner) => Scalar::Neg(bound(inner)),
         Scalar::Concat(l, r) => Scalar::Concat(bound(l), bound(r)),
@@ -772,6 +789,15 @@ pub fn eval(s: &Scalar, row: &[Datum], params: &[Datum]) -> SqlResult<Datum> {
             }
         }
         Scalar::Cast(e, ty) => cast(eval(e, row, params)?, *ty)?,
+        Scalar::Coalesce(operands) => {
+            for operand in operands {
+                let value = eval(operand, row, params)?;
+                if value != Datum::Null {
+                    return Ok(value);
+                }
+            }
+            Datum::Null
+        }
         Scalar::Function(f, args) => {
             let args = args
                 .iter()

@@ -247,6 +247,9 @@ pub fn output_type(s: &Scalar, rel: Option<&Relation>, params: &Params) -> SqlTy
             SqlType::Float8
         }
         (Scalar::Neg(e), _) if float(output_type(e, rel, params)) => SqlType::Float8,
+        (Scalar::Coalesce(operands), _) => {
+            first_typed(operands).map_or(SqlType::Text, |o| output_type(o, rel, params))
+        }
         _ => static_type(s, params),
     }
 }
@@ -274,7 +277,17 @@ pub fn static_type(s: &Scalar, params: &Params) -> SqlType {
         | Scalar::Like(..) => SqlType::Bool,
         Scalar::Arith(..) | Scalar::Neg(_) => SqlType::Int8,
         Scalar::Column(_) => SqlType::Text,
+        Scalar::Coalesce(operands) => {
+            first_typed(operands).map_or(SqlType::Text, |o| static_type(o, params))
+        }
     }
+}
+
+/// COALESCE's type: its first operand's that is not a bare NULL.
+fn first_typed(operands: &[Scalar]) -> Option<&Scalar> {
+    operands
+        .iter()
+        .find(|o| !matches!(o, Scalar::Const(Datum::Null)))
 }
 
 fn count_operand(s: &Option<Scalar>, params: &[Datum], what: &str) -> SqlResult<Option<usize>> {

@@ -204,3 +204,19 @@ async fn bigint_overflow_is_an_error() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// COALESCE in VALUES, UPDATE SET and the select list of the fast path (it was 42883
+/// outside DataFusion).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coalesce_works_in_writes_and_reads() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (k BIGINT PRIMARY KEY, a BIGINT, s TEXT, d DOUBLE PRECISION)",
+        "INSERT INTO t VALUES (1, NULL, COALESCE(NULL, 'x'), 1.5), (2, 5, NULL, NULL)",
+        "UPDATE t SET a = COALESCE(a, 0) + 1",
+        "UPDATE t SET d = COALESCE(d, 0) + 0.5, s = COALESCE(s, 'none') WHERE k = 2",
+        "SELECT k, a, s, d, COALESCE(s, 'z'), COALESCE(NULL, a), COALESCE(d, a) FROM t ORDER BY k",
+        "SELECT k FROM t WHERE COALESCE(d, 0) > 1 ORDER BY k",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
