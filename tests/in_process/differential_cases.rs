@@ -220,3 +220,21 @@ async fn coalesce_works_in_writes_and_reads() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// Result columns may share a name, as in PostgreSQL (DataFusion wanted unique names).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_columns_may_share_a_name() {
+    let differences = compare(&[&[
+        "SELECT NULL, NULL",
+        "CREATE TABLE t (k BIGINT PRIMARY KEY, c BIGINT)",
+        "INSERT INTO t VALUES (1, 10), (2, 20)",
+        "SELECT -c AS c2, 53 AS c2 FROM t ORDER BY k",
+        // (Text literals: DataFusion types `(SELECT 1)` bigint, PostgreSQL integer.)
+        "SELECT (SELECT 'a'), (SELECT 'b') FROM t ORDER BY k",
+        "SELECT count(*), count(*), max(c) AS m, min(c) AS m FROM t",
+        "SELECT c, c FROM t ORDER BY k",
+        "SELECT k AS x, count(*) AS x FROM t GROUP BY k ORDER BY k",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

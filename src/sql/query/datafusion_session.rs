@@ -431,10 +431,7 @@ fn column_names(query: &ast::Query) -> Option<Vec<String>> {
                         SelectItem::UnnamedExpr(e) => Some(output_name(e)),
                         SelectItem::ExprWithAlias { alias, .. } => {
                             let name = crate::sql::expr::fold(alias);
-                            Some(
-                                name.strip_suffix(pg_syntax::REPEATED)
-                                    .map_or(name.clone(), String::from),
-                            )
+                            Some(name.trim_end_matches(pg_syntax::REPEATED).to_string())
                         }
                         _ => None,
                     })
@@ -447,7 +444,7 @@ fn column_names(query: &ast::Query) -> Option<Vec<String>> {
 
 /// A DataFusion field name as a column name: `t.a` is `a`; an expression is `?column?`.
 fn field_name(name: &str) -> String {
-    let name = name.strip_suffix(pg_syntax::REPEATED).unwrap_or(name);
+    let name = name.trim_end_matches(pg_syntax::REPEATED);
     let last = name.rsplit('.').next().unwrap_or(name);
     if !last.is_empty() && last.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         last.to_string()

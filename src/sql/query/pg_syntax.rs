@@ -50,6 +50,7 @@ fn repeated_columns(body: &mut SetExpr) {
         }
         _ => return,
     };
+    duplicate_names(&mut select.projection);
     let mut all = false;
     let mut qualifiers = Vec::new();
     for item in &select.projection {
@@ -81,6 +82,35 @@ fn repeated_columns(body: &mut SetExpr) {
             *item = ast::SelectItem::ExprWithAlias {
                 expr: expr.clone(),
                 alias: Ident::with_quote('"', format!("{column}{REPEATED}")),
+            };
+        }
+    }
+}
+
+/// Marks every select item whose name an earlier item already has (`SELECT a AS x,
+/// count(*) AS x`, `count(*), count(*)`): PostgreSQL returns both columns, DataFusion
+/// wants distinct names. The k-th repeat carries the mark k times; result columns are
+/// named without it.
+fn duplicate_names(projection: &mut [ast::SelectItem]) {
+    let mut seen: Vec<String> = Vec::new();
+    for item in projection.iter_mut() {
+        let (key, expr, name) = match item {
+            ast::SelectItem::ExprWithAlias { expr, alias } => {
+                let name = crate::sql::expr::fold(alias);
+                (name.clone(), expr, name)
+            }
+            ast::SelectItem::UnnamedExpr(expr) => {
+                let name = crate::sql::expr::output_name(expr);
+                (expr.to_string(), expr, name)
+            }
+            _ => continue,
+        };
+        let repeats = seen.iter().filter(|k| **k == key).count();
+        seen.push(key);
+        if repeats > 0 {
+            *item = ast::SelectItem::ExprWithAlias {
+                expr: expr.clone(),
+                alias: Ident::with_quote('"', format!("{name}{}", REPEATED.repeat(repeats))),
             };
         }
     }
