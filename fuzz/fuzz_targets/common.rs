@@ -73,7 +73,9 @@ pub async fn run(session: &mut Session, statement: ParsedStatement<ParsedSql>) {
 async fn drain(result: StatementResult) {
     match result {
         StatementResult::Command { .. } => {}
-        StatementResult::Query { mut rows, .. } | StatementResult::CopyOut { mut rows, .. } => {
+        StatementResult::Query { mut rows, .. }
+        | StatementResult::Returning { mut rows, .. }
+        | StatementResult::CopyOut { mut rows, .. } => {
             let mut n = 0;
             while let Some(row) = rows.next().await {
                 n += 1;

@@ -52,7 +52,11 @@ fuzz_target!(|data: &[u8]| {
     // Arbitrary bytes: an error is fine, a panic is not; a success must round-trip.
     if let Ok((pk, used)) = decode_pk(rest, &types) {
         assert!(used <= rest.len());
-        assert_eq!(encode_pk(&pk), &rest[..used], "decode then encode changed the key");
+        assert_eq!(
+            encode_pk(&pk),
+            &rest[..used],
+            "decode then encode changed the key"
+        );
     }
 
     // Two keys built from the input: encode, decode back, and compare orders.
@@ -65,5 +69,9 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(&decoded, key);
         assert_eq!(used, encoded.len());
     }
-    assert_eq!(ea.cmp(&eb), a.cmp(&b), "encoding changed the order of {a:?} and {b:?}");
+    assert_eq!(
+        ea.cmp(&eb),
+        a.cmp(&b),
+        "encoding changed the order of {a:?} and {b:?}"
+    );
 });

@@ -50,7 +50,10 @@ fuzz_target!(|data: &[u8]| {
         let all = async {
             tokio::join!(send, receive, serve);
         };
-        if tokio::time::timeout(Duration::from_secs(60), all).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(60), all)
+            .await
+            .is_err()
+        {
             panic!("the connection did not end after the client hung up");
         }
     });
