@@ -9,9 +9,12 @@
 //! changes undoes a failed statement and a ROLLBACK TO SAVEPOINT.
 //!
 //! Write-write conflicts are the first committer's win: the block notes each row's
-//! revision when it first touches it, and COMMIT fails with `WriteConflict`, applying
-//! nothing, if another session changed any of those rows in between (see
-//! `Engine::commit_staged`).
+//! revision when it first reads it, and COMMIT fails with `WriteConflict`, applying
+//! nothing, if another session changed a row the block wrote in between (see
+//! `Engine::commit_staged`). Rows the block only incremented are exempt: COMMIT applies
+//! an increment to the value stored then, so a concurrent change is not overwritten
+//! (pgbench's TPC-B-like script increments balances in blocks), and neither are rows
+//! whose writes failed their condition (an `ON CONFLICT DO NOTHING` that did nothing).
 
 use super::capacity::Capacity;
 use super::catalog::TableMeta;
@@ -21,7 +24,9 @@ use super::read::RangeRequest;
 use super::stored::{ReadOptions, StoredRow};
 use super::types::{PkBound, PrimaryKey, Row};
 use super::write::Revisions;
-use super::write::{apply_write, BatchMode, RowWrite, WriteOutcome, WriteResult};
+use super::write::{
+    apply_write, BatchMode, ColumnOp, RowChange, RowWrite, WriteOutcome, WriteResult,
+};
 use super::Engine;
 use crate::storage::Direction;
 use std::collections::BTreeMap;
@@ -46,9 +51,12 @@ pub struct StagedWrites {
     /// Marks (savepoints) that can still roll back: while there are none, the undo log
     /// is needed only during a statement.
     open_marks: usize,
-    /// The stored revision of every row the block read to write it, when first read.
-    /// Kept through a ROLLBACK TO SAVEPOINT: the block's later decisions may rest on
-    /// what it saw.
+    /// The stored revision of every row the block read to write it, when last read
+    /// into the view.
+    loaded: Arc<Revisions>,
+    /// The rows COMMIT requires unchanged, with their revisions from `loaded`: those
+    /// the block wrote other than by increments. Kept through a ROLLBACK TO SAVEPOINT:
+    /// the block's later decisions may rest on what it saw.
     revisions: Arc<Revisions>,
 }
 
@@ -114,6 +122,13 @@ impl StagedWrites {
             };
         }
     }
+}
+
+/// Whether `write` only increments columns: applied at COMMIT to the value stored
+/// then, it overwrites nothing another session wrote.
+fn increments_only(write: &RowWrite) -> bool {
+    matches!(&write.change, RowChange::Update(ops)
+        if ops.iter().all(|op| matches!(op, ColumnOp::Increment { .. })))
 }
 
 impl StagedView {
@@ -189,10 +204,9 @@ impl Engine {
             };
             if let Some(row) = &unread {
                 let revision = row.marker.map(|m| m.revision);
-                Arc::make_mut(&mut staged.revisions)
-                    .entry(key.clone())
-                    .or_insert(revision);
+                Arc::make_mut(&mut staged.loaded).insert(key.clone(), revision);
             }
+            let guarded_key = (!increments_only(write)).then(|| key.clone());
             // Logged before the write changes the row, so an error half way through it
             // is undone too.
             let undo_len = staged.undo.len();
@@ -206,6 +220,13 @@ impl Engine {
             };
             let applied = apply_write(row, table, write, now)?;
             capacity += applied.cost;
+            if let (Some(key), WriteOutcome::Applied(_)) = (guarded_key, &applied.outcome) {
+                if let Some(revision) = staged.loaded.get(&key).copied() {
+                    Arc::make_mut(&mut staged.revisions)
+                        .entry(key)
+                        .or_insert(revision);
+                }
+            }
             if !matches!(applied.outcome, WriteOutcome::Applied(_)) {
                 // The row is unchanged; a row read only for this write leaves the view,
                 // so later reads see it as stored then.

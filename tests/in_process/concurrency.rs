@@ -157,3 +157,34 @@ async fn concurrent_computed_updates_are_not_lost() {
         [[total.to_string(), (total + 5).to_string()]]
     );
 }
+
+/// Increments (`n = n + k`) are applied at COMMIT to the value stored then, so blocks
+/// that only increment a row do not conflict and none of their increments is lost
+/// (pgbench's TPC-B-like script); a write whose condition failed (ON CONFLICT DO
+/// NOTHING that did nothing) does not make the block conflict either.
+#[tokio::test]
+async fn increments_and_writes_that_did_nothing_do_not_conflict() {
+    let server = TestServer::start().await;
+    let a = server.connect().await;
+    let b = server.connect().await;
+    counter_table(&a).await;
+    a.batch_execute("BEGIN; UPDATE c SET n = n + 5 WHERE k = 1")
+        .await
+        .expect("a");
+    b.batch_execute("BEGIN; UPDATE c SET n = n + 7 WHERE k = 1; COMMIT")
+        .await
+        .expect("b");
+    b.batch_execute("UPDATE c SET note = 'b' WHERE k = 1").await.expect("b");
+    a.batch_execute("COMMIT").await.expect("a's increment commits");
+    assert_eq!(
+        simple_rows(&a, "SELECT n, note FROM c WHERE k = 1").await,
+        [["12", "b"]]
+    );
+
+    a.batch_execute("BEGIN; INSERT INTO c VALUES (2, 9, 'again') ON CONFLICT (k) DO NOTHING")
+        .await
+        .expect("a");
+    b.batch_execute("UPDATE c SET note = 'b2' WHERE k = 2").await.expect("b");
+    a.batch_execute("COMMIT").await.expect("nothing of a's touched the row");
+    assert_eq!(value(&a, "SELECT note FROM c WHERE k = 2").await, "b2");
+}
