@@ -5,10 +5,8 @@ mod unenforced;
 
 use super::expr::fold;
 use super::sql_types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
-use super::values::sql_value_type;
-use crate::engine::{
-    AttrColumn, Engine, EngineError, IntegerWidth, OptionValue, PkColumn, PkType, TableSpec,
-};
+use super::values::{integer_width, sql_value_type};
+use crate::engine::{AttrColumn, Engine, EngineError, OptionValue, PkColumn, PkType, TableSpec};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{
     self, AlterTableOperation, ColumnOption, CreateTable, DataType, Expr, ObjectName, SqlOption,
@@ -31,16 +29,6 @@ fn pk_type(column: &str, data_type: &DataType) -> SqlResult<PkType> {
         SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => Ok(PkType::Integer),
         SqlType::Bytea => Ok(PkType::Binary),
         _ => Err(bad()),
-    }
-}
-
-/// The range a `SMALLINT` or `INTEGER` column keeps: stored as Table Store's 64-bit
-/// Integer, its writes are checked against the declared width.
-fn integer_width(ty: SqlType) -> Option<IntegerWidth> {
-    match ty {
-        SqlType::Int2 => Some(IntegerWidth::Int16),
-        SqlType::Int4 => Some(IntegerWidth::Int32),
-        _ => None,
     }
 }
 

@@ -584,7 +584,7 @@ impl WriteTarget<'_> {
             as_of: None,
             meter: None,
             notices: None,
-            transaction_start: std::time::SystemTime::now(),
+            transaction_start: None,
         }
     }
 }

@@ -29,9 +29,9 @@ pub struct ReadContext {
     pub meter: Option<Arc<ReadMeter>>,
     /// Where cells shown as NULL (stored type not the column's) are reported.
     pub notices: Option<Arc<Notices>>,
-    /// When the transaction began (the statement, outside a block): what `now()` and
-    /// `current_timestamp` report.
-    pub transaction_start: std::time::SystemTime,
+    /// When the open transaction block began; `None` outside one, where the statement
+    /// is the transaction and starts when it runs. What `now()` reports.
+    pub transaction_start: Option<std::time::SystemTime>,
 }
 
 /// Reads the rows of a plan: a stream of relation rows (slot values), after the residual.

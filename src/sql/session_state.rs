@@ -96,10 +96,7 @@ impl SessionState {
             as_of,
             meter: None,
             notices: Some(Arc::clone(&self.notices)),
-            transaction_start: self
-                .transaction
-                .as_ref()
-                .map_or_else(std::time::SystemTime::now, |t| t.started),
+            transaction_start: self.transaction.as_ref().map(|t| t.started),
         })
     }
 

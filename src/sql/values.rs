@@ -2,7 +2,7 @@
 //! `PkValue`), and the SQL type each engine type is shown as.
 
 use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
-use crate::engine::{PkRef, PkType, PkValue, Value, ValueRef, ValueType};
+use crate::engine::{IntegerWidth, PkRef, PkType, PkValue, Value, ValueRef, ValueType};
 use crate::sqlstate::SqlState;
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -333,18 +333,25 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
         return Ok(Datum::Null);
     }
     let cast = value_to_datum(datum_to_value(&datum, sql_value_type(ty))?.as_ref());
-    let fits = match (&cast, ty) {
-        (Datum::Int(i), SqlType::Int2) => i16::try_from(*i).is_ok(),
-        (Datum::Int(i), SqlType::Int4) => i32::try_from(*i).is_ok(),
-        _ => true,
-    };
-    if !fits {
-        return Err(SqlError::new(
-            SqlState::NumericValueOutOfRange,
-            format!("{} out of range", ty.name()),
-        ));
+    if let (Datum::Int(i), Some(width)) = (&cast, integer_width(ty)) {
+        if !width.holds(*i) {
+            return Err(SqlError::new(
+                SqlState::NumericValueOutOfRange,
+                format!("{} out of range", width.sql_name()),
+            ));
+        }
     }
     Ok(cast)
+}
+
+/// The range a `SMALLINT` or `INTEGER` keeps: stored as Table Store's 64-bit Integer,
+/// a column of one has its writes checked against it, and a cast to one its value.
+pub fn integer_width(ty: SqlType) -> Option<IntegerWidth> {
+    match ty {
+        SqlType::Int2 => Some(IntegerWidth::Int16),
+        SqlType::Int4 => Some(IntegerWidth::Int32),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -174,8 +174,12 @@ async fn increments_and_writes_that_did_nothing_do_not_conflict() {
     b.batch_execute("BEGIN; UPDATE c SET n = n + 7 WHERE k = 1; COMMIT")
         .await
         .expect("b");
-    b.batch_execute("UPDATE c SET note = 'b' WHERE k = 1").await.expect("b");
-    a.batch_execute("COMMIT").await.expect("a's increment commits");
+    b.batch_execute("UPDATE c SET note = 'b' WHERE k = 1")
+        .await
+        .expect("b");
+    a.batch_execute("COMMIT")
+        .await
+        .expect("a's increment commits");
     assert_eq!(
         simple_rows(&a, "SELECT n, note FROM c WHERE k = 1").await,
         [["12", "b"]]
@@ -184,7 +188,11 @@ async fn increments_and_writes_that_did_nothing_do_not_conflict() {
     a.batch_execute("BEGIN; INSERT INTO c VALUES (2, 9, 'again') ON CONFLICT (k) DO NOTHING")
         .await
         .expect("a");
-    b.batch_execute("UPDATE c SET note = 'b2' WHERE k = 2").await.expect("b");
-    a.batch_execute("COMMIT").await.expect("nothing of a's touched the row");
+    b.batch_execute("UPDATE c SET note = 'b2' WHERE k = 2")
+        .await
+        .expect("b");
+    a.batch_execute("COMMIT")
+        .await
+        .expect("nothing of a's touched the row");
     assert_eq!(value(&a, "SELECT note FROM c WHERE k = 2").await, "b2");
 }

@@ -178,14 +178,11 @@ async fn psql_copy_in_and_out() {
     let input = dir.path().join("in.csv");
     let output = dir.path().join("out.csv");
     std::fs::write(&input, "7,seven,7.5\n8,eight,8.5\n").unwrap();
-    let psql = |command: String| {
-        let out = std::process::Command::new("psql")
+    // psql on the test server running one command, stopping at its first error.
+    let psql_command = |command: &str| {
+        let mut psql = std::process::Command::new("psql");
+        psql.args(["-X", "-h", "127.0.0.1", "-p", &server.port.to_string()])
             .args([
-                "-X",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &server.port.to_string(),
                 "-U",
                 "postgres",
                 "-d",
@@ -194,9 +191,11 @@ async fn psql_copy_in_and_out() {
                 "ON_ERROR_STOP=1",
                 "-c",
             ])
-            .arg(command)
-            .output()
-            .expect("psql runs");
+            .arg(command);
+        psql
+    };
+    let psql = |command: String| {
+        let out = psql_command(&command).output().expect("psql runs");
         assert!(
             out.status.success(),
             "{}",
@@ -225,18 +224,7 @@ async fn psql_copy_in_and_out() {
         "7,seven,7.5\n8,eight,8.5\n"
     );
     // From psql's own stdin, ended by `\.` as a user types it (it failed with 22P04).
-    let mut typed = std::process::Command::new("psql")
-        .args(["-X", "-h", "127.0.0.1", "-p", &server.port.to_string()])
-        .args([
-            "-U",
-            "postgres",
-            "-d",
-            "postgres",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-c",
-        ])
-        .arg("\\copy c FROM stdin WITH (FORMAT csv)")
+    let mut typed = psql_command("\\copy c FROM stdin WITH (FORMAT csv)")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -26,6 +26,7 @@ async fn unenforced_declarations_are_refused_and_create_nothing() {
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a CHAR(3))",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT COLLATE \"C\")",
         "CREATE TEMP TABLE r (id BIGINT PRIMARY KEY)",
+        "CREATE OR REPLACE TABLE r (id BIGINT PRIMARY KEY)",
         "CREATE TEMPORARY TABLE r (id BIGINT PRIMARY KEY)",
         "CREATE TEMP TABLE r WITH (primary_key = 'id') AS SELECT 1::bigint AS id",
     ] {

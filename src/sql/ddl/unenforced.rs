@@ -16,6 +16,9 @@ fn refused(what: impl std::fmt::Display) -> SqlError {
 
 /// Refuses what `create` declares that pgwide would not enforce.
 pub fn check_table(create: &CreateTable) -> SqlResult<()> {
+    if create.or_replace {
+        return Err(refused("CREATE OR REPLACE TABLE"));
+    }
     if create.temporary {
         return Err(refused("a TEMPORARY table (dropped at the session's end)"));
     }

@@ -311,16 +311,21 @@ impl QueryEngine {
                 .with_param_values(ParamValues::from(values))
                 .map_err(|e| from_datafusion(&e))?;
         }
+        // The transaction's start, read here rather than for every statement (only a
+        // DataFusion query can call now()); outside a block, the statement's start. Taken
+        // before statement_timestamp(), which is never earlier.
+        let start = ctx
+            .transaction_start
+            .unwrap_or_else(std::time::SystemTime::now);
+        let start = chrono::DateTime::<chrono::Utc>::from(start);
         if plan.uses_statement_time {
             logical = pg_time::with_statement_time(logical, chrono::Utc::now())
                 .map_err(|e| from_datafusion(&e))?;
         }
         let mut state = self.state.clone();
-        // now() and current_timestamp are the transaction's start: DataFusion folds
-        // them into constants from this time.
+        // now() and current_timestamp are the transaction's start, to the microsecond as
+        // PostgreSQL keeps times: DataFusion folds them into constants from this time.
         state.mark_start_execution();
-        let start = chrono::DateTime::<chrono::Utc>::from(ctx.transaction_start);
-        // To the microsecond, as PostgreSQL keeps times.
         state.execution_props_mut().query_execution_start_time =
             chrono::DateTime::from_timestamp_micros(start.timestamp_micros());
         state.config_mut().set_extension(Arc::new(ctx));

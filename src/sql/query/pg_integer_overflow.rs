@@ -8,9 +8,11 @@
 
 use crate::sql::sql_types::SqlError;
 use crate::sqlstate::SqlState;
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array};
+use datafusion::arrow::array::{ArrayRef, AsArray};
 use datafusion::arrow::compute::cast;
+use datafusion::arrow::compute::kernels::numeric;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
+use datafusion::arrow::error::ArrowError;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::{DataFusionError, Result};
@@ -21,6 +23,7 @@ use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, BinaryExpr, ColumnarValue, Expr, ExprSchemable,
     LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
+use datafusion::physical_expr_common::datum::apply;
 use std::sync::{Arc, LazyLock};
 
 fn out_of_range() -> DataFusionError {
@@ -138,38 +141,23 @@ impl ScalarUDFImpl for CheckedArithmetic {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let rows = args.number_rows;
         let [left, right] = args.args.as_slice() else {
             return datafusion::common::internal_err!("{} takes two arguments", self.name);
         };
-        let scalar_inputs = matches!(
-            (left, right),
-            (ColumnarValue::Scalar(_), ColumnarValue::Scalar(_))
-        );
-        let left = left.to_array(rows)?;
-        let right = right.to_array(rows)?;
-        let (left, right) = (
-            left.as_primitive::<Int64Type>(),
-            right.as_primitive::<Int64Type>(),
-        );
-        let mut out = Vec::with_capacity(left.len());
-        for i in 0..left.len() {
-            out.push(if left.is_null(i) || right.is_null(i) {
-                None
-            } else {
-                let (l, r) = (left.value(i), right.value(i));
-                let result = match self.op {
-                    Operator::Plus => l.checked_add(r),
-                    Operator::Minus => l.checked_sub(r),
-                    _ => l.checked_mul(r),
-                };
-                Some(result.ok_or_else(out_of_range)?)
-            });
-        }
-        let array: ArrayRef = Arc::new(Int64Array::from(out));
-        Ok(match scalar_inputs {
-            true => ColumnarValue::Scalar(ScalarValue::try_from_array(&array, 0)?),
-            false => ColumnarValue::Array(array),
+        // Arrow's checked kernels, which DataFusion's own operators use when asked to fail
+        // on overflow; their error is reworded as PostgreSQL's.
+        let kernel = match self.op {
+            Operator::Plus => numeric::add,
+            Operator::Minus => numeric::sub,
+            _ => numeric::mul,
+        };
+        apply(left, right, kernel).map_err(|e| match e.find_root() {
+            DataFusionError::ArrowError(error, _)
+                if matches!(**error, ArrowError::ArithmeticOverflow(_)) =>
+            {
+                out_of_range()
+            }
+            _ => e,
         })
     }
 }
