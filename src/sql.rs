@@ -9,8 +9,10 @@ mod dml;
 mod explain;
 mod expr;
 mod notices;
+pub mod pg_array_text;
 mod pg_catalog;
 mod plan_cache;
+mod queried_writes;
 mod query;
 mod read_statements;
 mod relation;
@@ -37,7 +39,7 @@ pub use query::{runtime as query_runtime, DEFAULT_QUERY_MEMORY_MB};
 pub use session::{ParsedSql, Session, StatementPlan};
 pub use sql_error::{Interruption, Severity};
 pub use sql_types::{
-    CopyFormat, CopySink, Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType,
+    ArrayOf, CopyFormat, CopySink, Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType,
     StatementResult, TransactionStatus,
 };
 

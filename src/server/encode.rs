@@ -69,7 +69,7 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
         SqlType::Int2 => 2,
         SqlType::Int4 | SqlType::Float4 => 4,
         SqlType::Int8 | SqlType::Float8 => 8,
-        SqlType::Text | SqlType::Bytea | SqlType::TextArray => -1,
+        SqlType::Text | SqlType::Bytea | SqlType::Array(_) => -1,
     }
 }
 
@@ -147,7 +147,11 @@ pub(crate) fn put_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlRes
         SqlType::Float4 | SqlType::Float8 => {
             put_float_text(out, as_float(datum, ty)?, ty == SqlType::Float4)
         }
-        SqlType::Text | SqlType::TextArray => put_natural_text(out, datum),
+        SqlType::Text => put_natural_text(out, datum),
+        SqlType::Array(of) => match datum {
+            Datum::Array(items) => put_array_text(out, items, of.element())?,
+            other => return Err(mismatch(other, ty)),
+        },
         SqlType::Bytea => match datum {
             Datum::Bytes(b) => put_hex(out, b),
             Datum::Text(s) => put_hex(out, s.as_bytes()),
@@ -167,8 +171,8 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
         SqlType::Float4 => out.put_f32(as_float(datum, ty)? as f32),
         SqlType::Float8 => out.put_f64(as_float(datum, ty)?),
         SqlType::Text => put_natural_text(out, datum),
-        SqlType::TextArray => match datum {
-            Datum::Text(s) => put_text_array_binary(out, s)?,
+        SqlType::Array(of) => match datum {
+            Datum::Array(items) => put_array_binary(out, items, of.element())?,
             other => return Err(mismatch(other, ty)),
         },
         SqlType::Bytea => match datum {
@@ -180,64 +184,45 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
     Ok(())
 }
 
-/// `array_send` of a one-dimensional `text[]` given in its text form.
-fn put_text_array_binary(out: &mut BytesMut, text: &str) -> SqlResult<()> {
-    let items = parse_text_array(text)
-        .ok_or_else(|| SqlError::internal(format!("malformed text[] value: {text}")))?;
+/// `array_out`: each element's text form, quoted where it must be.
+fn put_array_text(out: &mut BytesMut, items: &[Datum], element: SqlType) -> SqlResult<()> {
+    let mut texts = Vec::with_capacity(items.len());
+    for item in items {
+        texts.push(match item {
+            Datum::Null => None,
+            item => {
+                let mut text = BytesMut::new();
+                put_text(&mut text, item, element)?;
+                Some(String::from_utf8_lossy(&text).into_owned())
+            }
+        });
+    }
+    out.put_slice(crate::sql::pg_array_text::format(texts.iter().map(Option::as_deref)).as_bytes());
+    Ok(())
+}
+
+/// `array_send` of a one-dimensional array: dimensions, a NULL flag, the element
+/// type, then each element's length and binary form (-1 for NULL).
+fn put_array_binary(out: &mut BytesMut, items: &[Datum], element: SqlType) -> SqlResult<()> {
     out.put_i32(if items.is_empty() { 0 } else { 1 });
-    out.put_i32(i32::from(items.iter().any(Option::is_none)));
-    out.put_u32(SqlType::Text.oid());
+    out.put_i32(i32::from(items.iter().any(|d| *d == Datum::Null)));
+    out.put_u32(element.oid());
     if !items.is_empty() {
         out.put_i32(items.len() as i32);
         out.put_i32(1);
     }
-    for item in &items {
-        match item {
-            None => out.put_i32(-1),
-            Some(v) => {
-                out.put_i32(v.len() as i32);
-                out.put_slice(v.as_bytes());
-            }
+    for item in items {
+        if *item == Datum::Null {
+            out.put_i32(-1);
+            continue;
         }
+        let start = out.len();
+        out.put_i32(0);
+        put_binary(out, item, element)?;
+        let len = (out.len() - start - 4) as i32;
+        out[start..start + 4].copy_from_slice(&len.to_be_bytes());
     }
     Ok(())
-}
-
-/// The elements of a one-dimensional array literal (`{a,"b c",NULL}`), `None` for NULL.
-pub(crate) fn parse_text_array(text: &str) -> Option<Vec<Option<String>>> {
-    let inner = text.trim().strip_prefix('{')?.strip_suffix('}')?;
-    let mut items = Vec::new();
-    if inner.is_empty() {
-        return Some(items);
-    }
-    let mut chars = inner.chars().peekable();
-    loop {
-        if chars.peek() == Some(&'"') {
-            chars.next();
-            let mut value = String::new();
-            loop {
-                match chars.next()? {
-                    '\\' => value.push(chars.next()?),
-                    '"' => break,
-                    c => value.push(c),
-                }
-            }
-            items.push(Some(value));
-        } else {
-            let mut value = String::new();
-            while let Some(c) = chars.peek().filter(|c| **c != ',') {
-                value.push(*c);
-                chars.next();
-            }
-            let value = value.trim().to_string();
-            items.push((!value.eq_ignore_ascii_case("null")).then_some(value));
-        }
-        match chars.next() {
-            None => return Some(items),
-            Some(',') => {}
-            Some(_) => return None,
-        }
-    }
 }
 
 /// A value shown in a TEXT column: each variant in its own PostgreSQL text form.
@@ -249,6 +234,21 @@ fn put_natural_text(out: &mut BytesMut, datum: &Datum) {
         Datum::Float(f) => put_float_text(out, *f, false),
         Datum::Text(s) => out.put_slice(s.as_bytes()),
         Datum::Bytes(b) => put_hex(out, b),
+        Datum::Array(items) => {
+            let texts: Vec<Option<String>> = items
+                .iter()
+                .map(|item| {
+                    (*item != Datum::Null).then(|| {
+                        let mut text = BytesMut::new();
+                        put_natural_text(&mut text, item);
+                        String::from_utf8_lossy(&text).into_owned()
+                    })
+                })
+                .collect();
+            out.put_slice(
+                crate::sql::pg_array_text::format(texts.iter().map(Option::as_deref)).as_bytes(),
+            );
+        }
     }
 }
 
@@ -313,6 +313,7 @@ fn mismatch(datum: &Datum, ty: SqlType) -> SqlError {
         Datum::Float(_) => "floating-point",
         Datum::Text(_) => "text",
         Datum::Bytes(_) => "binary",
+        Datum::Array(_) => "array",
     };
     tracing::warn!(
         ?datum,
@@ -515,22 +516,27 @@ mod tests {
     }
 
     #[test]
-    fn text_arrays_parse_and_encode_in_binary() {
-        let some = |v: &str| Some(v.to_string());
-        assert_eq!(parse_text_array("{}"), Some(vec![]));
-        assert_eq!(
-            parse_text_array(r#"{id,"a b","q\"x",NULL,"NULL"}"#),
-            Some(vec![
-                some("id"),
-                some("a b"),
-                some("q\"x"),
-                None,
-                some("NULL")
-            ])
-        );
-        assert_eq!(parse_text_array("id"), None);
+    fn arrays_encode_as_array_out_and_array_send() {
+        let items = vec![
+            Datum::Text("ab".into()),
+            Datum::Null,
+            Datum::Text("c d".into()),
+        ];
         let mut out = BytesMut::new();
-        put_text_array_binary(&mut out, "{ab,NULL}").unwrap();
+        put_text(
+            &mut out,
+            &Datum::Array(items.clone()),
+            SqlType::Array(crate::sql::ArrayOf::Text),
+        )
+        .unwrap();
+        assert_eq!(&out[..], br#"{ab,NULL,"c d"}"#);
+        let mut out = BytesMut::new();
+        put_binary(
+            &mut out,
+            &Datum::Array(items[..2].to_vec()),
+            SqlType::Array(crate::sql::ArrayOf::Text),
+        )
+        .unwrap();
         let want: Vec<u8> = [1i32, 1, 25, 2, 1, 2]
             .iter()
             .flat_map(|v| v.to_be_bytes())
@@ -538,6 +544,19 @@ mod tests {
             .chain((-1i32).to_be_bytes())
             .collect();
         assert_eq!(out.to_vec(), want);
+        let mut out = BytesMut::new();
+        let floats = Datum::Array(vec![Datum::Float(1e20), Datum::Float(0.5)]);
+        put_text(
+            &mut out,
+            &floats,
+            SqlType::Array(crate::sql::ArrayOf::Float8),
+        )
+        .unwrap();
+        assert_eq!(&out[..], b"{1e+20,0.5}");
+        let mut out = BytesMut::new();
+        let bools = Datum::Array(vec![Datum::Bool(true), Datum::Bool(false)]);
+        put_text(&mut out, &bools, SqlType::Array(crate::sql::ArrayOf::Bool)).unwrap();
+        assert_eq!(&out[..], b"{t,f}");
     }
 
     #[test]

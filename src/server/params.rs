@@ -44,9 +44,53 @@ fn decode_binary(raw: &[u8], ty: SqlType) -> Option<Datum> {
         SqlType::Float8 => Datum::Float(f64::from_be_bytes(raw.try_into().ok()?)),
         SqlType::Text => Datum::Text(String::from_utf8(raw.to_vec()).ok()?),
         SqlType::Bytea => Datum::Bytes(raw.to_vec()),
-        // Arrays are only results; no parameter is typed text[] (see `SqlType::from_oid`).
-        SqlType::TextArray => return None,
+        SqlType::Array(of) => Datum::Array(decode_binary_array(raw, of.element())?),
     })
+}
+
+/// `array_recv`: dimensions, a NULL flag, the element type, each dimension's length
+/// and lower bound, then each element's length (-1 for NULL) and binary form. Only
+/// one-dimensional arrays (or the empty array) of the declared element type.
+fn decode_binary_array(raw: &[u8], element: SqlType) -> Option<Vec<Datum>> {
+    let mut rest = raw;
+    fn int(rest: &mut &[u8]) -> Option<i32> {
+        let (head, tail) = rest.split_first_chunk::<4>()?;
+        *rest = tail;
+        Some(i32::from_be_bytes(*head))
+    }
+    let dimensions = int(&mut rest)?;
+    let _has_nulls = int(&mut rest)?;
+    let element_oid = int(&mut rest)? as u32;
+    if element_oid != element.oid()
+        && !(element == SqlType::Text && SqlType::from_oid(element_oid) == Some(SqlType::Text))
+    {
+        return None;
+    }
+    let count = match dimensions {
+        0 => 0,
+        1 => {
+            let count = int(&mut rest)?;
+            let _lower_bound = int(&mut rest)?;
+            usize::try_from(count).ok()?
+        }
+        _ => return None,
+    };
+    let mut items = Vec::with_capacity(count.min(raw.len() / 4));
+    for _ in 0..count {
+        let len = int(&mut rest)?;
+        if len < 0 {
+            items.push(Datum::Null);
+            continue;
+        }
+        let len = usize::try_from(len).ok()?;
+        if rest.len() < len {
+            return None;
+        }
+        let (value, tail) = rest.split_at(len);
+        rest = tail;
+        items.push(decode_binary(value, element)?);
+    }
+    rest.is_empty().then_some(items)
 }
 
 fn invalid(ty: SqlType, raw: &[u8]) -> SqlError {
@@ -108,7 +152,17 @@ fn decode_text(raw: &[u8], ty: SqlType) -> SqlResult<Datum> {
             }
             Datum::Float(value)
         }
-        SqlType::Text | SqlType::TextArray => Datum::Text(text.to_owned()),
+        SqlType::Text => Datum::Text(text.to_owned()),
+        SqlType::Array(of) => {
+            let mut items = Vec::new();
+            for item in crate::sql::pg_array_text::parse(text)? {
+                items.push(match item {
+                    None => Datum::Null,
+                    Some(item) => decode_text(item.as_bytes(), of.element())?,
+                });
+            }
+            Datum::Array(items)
+        }
         // Returned above, before UTF-8 validation; kept so the match stays total.
         SqlType::Bytea => Datum::Bytes(decode_bytea_text(raw)?),
     })
@@ -225,5 +279,68 @@ mod tests {
         assert_eq!(b(&[0, 0, 1], SqlType::Int4).unwrap_err().code(), "22P02");
         assert_eq!(b(&[0xc3, 0x28], SqlType::Text).unwrap_err().code(), "22P02");
         assert_eq!(decode_param(None, SqlType::Int4, true, 1), Ok(Datum::Null));
+    }
+
+    #[test]
+    fn array_params() {
+        use crate::sql::ArrayOf;
+        let ints = SqlType::Array(ArrayOf::Int8);
+        assert_eq!(
+            text("{1, NULL ,-3}", ints),
+            Ok(Datum::Array(vec![
+                Datum::Int(1),
+                Datum::Null,
+                Datum::Int(-3)
+            ]))
+        );
+        assert_eq!(text("{1,x}", ints).unwrap_err().code(), "22P02");
+        assert_eq!(text("1,2", ints).unwrap_err().code(), "22P02");
+        assert_eq!(
+            text("{99999}", SqlType::Array(ArrayOf::Int2))
+                .unwrap_err()
+                .code(),
+            "22003"
+        );
+        assert_eq!(
+            text(r#"{a,"b c"}"#, SqlType::Array(ArrayOf::Text)),
+            Ok(Datum::Array(vec![
+                Datum::Text("a".into()),
+                Datum::Text("b c".into())
+            ]))
+        );
+        // array_send of int4[] {7,NULL}.
+        let raw: Vec<u8> = [1i32, 1, 23, 2, 1, 4, 7, -1]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .collect();
+        let int4s = SqlType::Array(ArrayOf::Int4);
+        assert_eq!(
+            decode_param(Some(&raw), int4s, true, 1),
+            Ok(Datum::Array(vec![Datum::Int(7), Datum::Null]))
+        );
+        assert_eq!(
+            decode_param(Some(&raw[..30]), int4s, true, 1)
+                .unwrap_err()
+                .code(),
+            "22P02"
+        );
+        let empty: Vec<u8> = [0i32, 0, 23].iter().flat_map(|v| v.to_be_bytes()).collect();
+        assert_eq!(
+            decode_param(Some(&empty), int4s, true, 1),
+            Ok(Datum::Array(vec![]))
+        );
+        // An int8[] sent where int4[] was declared is not silently read.
+        let int8s: Vec<u8> = [1i32, 0, 20, 1, 1]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .chain(8i32.to_be_bytes())
+            .chain(5i64.to_be_bytes())
+            .collect();
+        assert_eq!(
+            decode_param(Some(&int8s), int4s, true, 1)
+                .unwrap_err()
+                .code(),
+            "22P02"
+        );
     }
 }

@@ -11,8 +11,8 @@ use super::row_reader::{read_rows, ReadContext};
 use super::select::{output_type, static_type};
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{
-    datum_into_value, datum_to_natural_value, datum_to_pk, datum_to_value, null_in_key,
-    value_sql_type,
+    datum_into_value, datum_to_natural_value, datum_to_pk, datum_to_value, natural_value,
+    null_in_key, value_sql_type,
 };
 use crate::engine::{
     BatchMode, ColumnCondition, ColumnOp, Condition, ConditionFailure, Direction, Engine, PkValue,
@@ -23,6 +23,8 @@ use crate::sqlstate::SqlState;
 use futures::{stream, StreamExt};
 use sqlparser::ast::{self, Expr, SelectItem, SetExpr};
 use std::sync::Arc;
+
+mod upsert;
 
 /// The pseudo-column that gives written cells an explicit version.
 pub const VERSION_COLUMN: &str = "_version";
@@ -39,8 +41,8 @@ enum Target {
 enum Conflict {
     Error,
     DoNothing,
-    /// Merge: these assignments when the row exists (EXCLUDED.x are insert slots).
-    DoUpdate(Vec<Assignment>),
+    /// Merge: these assignments when the row exists (see `upsert`).
+    DoUpdate(Box<upsert::OnConflictUpdate>),
 }
 
 #[derive(Debug, Clone)]
@@ -63,7 +65,7 @@ enum Assignment {
 
 /// RETURNING: expressions over the relation's slots.
 #[derive(Debug, Clone)]
-struct Returning {
+pub(super) struct Returning {
     relation: Relation,
     items: Vec<Scalar>,
     columns: Arc<Vec<OutputColumn>>,
@@ -140,7 +142,7 @@ impl DeletePlan {
     }
 }
 
-fn plan_returning(
+pub(super) fn plan_returning(
     mut relation: Relation,
     items: Option<&Vec<SelectItem>>,
     params: &mut Params,
@@ -281,23 +283,14 @@ pub fn plan_insert(
         Some(ast::OnInsert::OnConflict(on)) => match &on.action {
             ast::OnConflictAction::DoNothing => Conflict::DoNothing,
             ast::OnConflictAction::DoUpdate(update) => {
-                if update.selection.is_some() {
-                    return Err(SqlError::unsupported(
-                        "ON CONFLICT DO UPDATE ... WHERE is not supported",
-                    ));
-                }
-                let mut excluded = ExcludedScope {
-                    table: &table,
-                    names: &column_names,
-                    targets: &targets,
-                };
-                Conflict::DoUpdate(plan_assignments(
+                Conflict::DoUpdate(Box::new(upsert::OnConflictUpdate::plan(
                     &table,
-                    &update.assignments,
-                    true,
-                    &mut excluded,
+                    insert.table_alias.as_ref(),
+                    &column_names,
+                    &targets,
+                    update,
                     params,
-                )?)
+                )?))
             }
         },
         Some(_) => return Err(SqlError::unsupported("this ON clause is not supported")),
@@ -344,35 +337,6 @@ fn insert_targets(table: &TableMeta, column_names: &[String]) -> SqlResult<Vec<T
         });
     }
     Ok(targets)
-}
-
-/// `EXCLUDED.column` in ON CONFLICT DO UPDATE: slot i is the i-th inserted value.
-struct ExcludedScope<'a> {
-    table: &'a TableMeta,
-    names: &'a [String],
-    targets: &'a [Target],
-}
-
-impl super::expr::Scope for ExcludedScope<'_> {
-    fn column(&mut self, qualifier: Option<&str>, name: &str) -> SqlResult<(usize, SqlType)> {
-        if qualifier != Some("excluded") {
-            return Err(SqlError::unsupported(format!(
-                "ON CONFLICT DO UPDATE can read only EXCLUDED columns, not \"{name}\""
-            )));
-        }
-        let slot = self.names.iter().position(|n| n == name).ok_or_else(|| {
-            SqlError::new(
-                SqlState::UndefinedColumn,
-                format!("column excluded.{name} does not exist"),
-            )
-        })?;
-        let ty = match &self.targets[slot] {
-            Target::Pk(k) => super::values::pk_sql_type(self.table.pk[*k].ty),
-            Target::Attr(_, Some(ty)) => value_sql_type(*ty),
-            _ => SqlType::Int8,
-        };
-        Ok((slot, ty))
-    }
 }
 
 /// The SET list of an UPDATE, or of ON CONFLICT DO UPDATE (`on_conflict`, whose
@@ -427,7 +391,9 @@ fn plan_assignments(
         }
         // `n = n + k` / `n = n - k` with integers is Table Store's atomic increment;
         // any other expression (`price = price + 1.5`) is an ordinary computed update.
-        if let Expr::BinaryOp { left, op, right } = &assignment.value {
+        // (In ON CONFLICT an unqualified `n` is ambiguous, and `t.n + 1` reads the stored
+        // row as any computed value does.)
+        if let (Expr::BinaryOp { left, op, right }, false) = (&assignment.value, on_conflict) {
             let same = matches!(&**left, Expr::Identifier(i) if fold(i) == column);
             let sign = match op {
                 ast::BinaryOperator::Plus => Some(false),
@@ -531,7 +497,7 @@ impl WriteTarget<'_> {
     ///
     /// In a transaction the whole statement is staged at once, over the rows as the
     /// block left them (see `engine::StagedWrites`).
-    async fn write(
+    pub(super) async fn write(
         &mut self,
         writes: Vec<(Arc<TableMeta>, RowWrite)>,
         mode: BatchMode,
@@ -544,21 +510,24 @@ impl WriteTarget<'_> {
         Ok(result.outcomes)
     }
 
-    /// Whether each row is stored, as this statement's writes will find it: with the
-    /// transaction's staged writes laid over the stored rows.
-    async fn stored(&self, table: &TableMeta, pks: &[PrimaryKey]) -> SqlResult<Vec<bool>> {
+    /// Each row as this statement's writes will find it (`None` if not stored): with
+    /// the transaction's staged writes laid over the stored rows.
+    async fn stored(
+        &self,
+        table: &TableMeta,
+        pks: &[PrimaryKey],
+    ) -> SqlResult<Vec<Option<crate::engine::Row>>> {
         let read = crate::engine::ReadOptions::default();
         if let Some(staged) = self.staged.as_deref() {
-            let rows = self
+            return Ok(self
                 .engine
                 .preview_rows(&staged.view(), table, pks, &read)
-                .await?;
-            return Ok(rows.iter().map(Option::is_some).collect());
+                .await?);
         }
         let mut stored = Vec::with_capacity(pks.len());
         for chunk in pks.chunks(self.engine.limits().max_batch_get_rows.max(1)) {
             let result = self.engine.batch_get_row(table, chunk, &read).await?;
-            stored.extend(result.rows.iter().map(Option::is_some));
+            stored.extend(result.rows);
         }
         Ok(stored)
     }
@@ -731,8 +700,7 @@ async fn insert_rows(
                     }
                     let value = match ty {
                         Some(ty) => datum_to_value(value, *ty)?,
-                        None => datum_to_natural_value(value)
-                            .ok_or_else(|| SqlError::internal("null value"))?,
+                        None => natural_value(value)?,
                     };
                     ops.push(ColumnOp::Put {
                         column: column.clone(),
@@ -753,7 +721,7 @@ async fn insert_rows(
 }
 
 fn returning_rows(
-    returning: &Option<Returning>,
+    returning: Option<&Returning>,
     rows: &[crate::engine::Row],
     params: &[Datum],
 ) -> SqlResult<Vec<Vec<Datum>>> {
@@ -778,13 +746,37 @@ fn returning_rows(
 }
 
 fn finish(tag: String, returning: &Option<Returning>, rows: Vec<Vec<Datum>>) -> StatementResult {
+    finish_rows(tag, returning.as_ref().map(Returning::columns), rows)
+}
+
+/// A write's result: its tag, and with RETURNING (its `columns`) the rows.
+pub(super) fn finish_rows(
+    tag: String,
+    returning: Option<Arc<Vec<OutputColumn>>>,
+    rows: Vec<Vec<Datum>>,
+) -> StatementResult {
     match returning {
         None => StatementResult::Command { tag },
-        Some(r) => StatementResult::Returning {
-            columns: Arc::clone(&r.columns),
+        Some(columns) => StatementResult::Returning {
+            columns,
             rows: stream::iter(rows.into_iter().map(Ok)).boxed(),
             tag,
         },
+    }
+}
+
+impl Returning {
+    pub(super) fn columns(&self) -> Arc<Vec<OutputColumn>> {
+        Arc::clone(&self.columns)
+    }
+
+    /// RETURNING's rows for the rows as written.
+    pub(super) fn rows(
+        &self,
+        written: &[crate::engine::Row],
+        params: &[Datum],
+    ) -> SqlResult<Vec<Vec<Datum>>> {
+        returning_rows(Some(self), written, params)
     }
 }
 
@@ -876,77 +868,17 @@ async fn insert_values(
                 }
             }
         }
-        Conflict::DoUpdate(assignments) => {
-            after_rows = upsert(target, table, &rows, assignments, params, return_row).await?;
-            inserted = rows.len();
+        Conflict::DoUpdate(update) => {
+            let written = update
+                .write(target, table, &rows, params, return_row)
+                .await?;
+            inserted = written.count;
+            after_rows = written.rows;
         }
     }
-    let out = returning_rows(&plan.returning, &after_rows, params)?;
+    let out = returning_rows(plan.returning.as_ref(), &after_rows, params)?;
     Ok(finish(format!("INSERT 0 {inserted}"), &plan.returning, out))
 }
-
-/// `INSERT ... ON CONFLICT (pk) DO UPDATE` as one atomic batch: PutRow EXPECT_NOT_EXIST
-/// for the keys not stored, UpdateRow EXPECT_EXIST with the SET assignments for the
-/// others, so the statement applies all or nothing, as in PostgreSQL. Which keys are
-/// stored is read first; one that appears or vanishes before the batch applies fails its
-/// condition, and the statement is decided again. Returns the rows as written.
-async fn upsert(
-    target: &mut WriteTarget<'_>,
-    table: &Arc<TableMeta>,
-    rows: &[(Vec<PkValue>, Vec<ColumnOp>, Vec<Datum>)],
-    assignments: &[Assignment],
-    params: &[Datum],
-    return_row: bool,
-) -> SqlResult<Vec<crate::engine::Row>> {
-    let mut seen = std::collections::HashSet::with_capacity(rows.len());
-    if let Some((pk, _, _)) = rows.iter().find(|(pk, _, _)| !seen.insert(pk)) {
-        return Err(SqlError::new(
-            SqlState::CardinalityViolation,
-            format!(
-                "ON CONFLICT DO UPDATE command cannot affect row a second time: {}",
-                key_text(pk, table)
-            ),
-        ));
-    }
-    let pks: Vec<PrimaryKey> = rows.iter().map(|(pk, _, _)| pk.clone()).collect();
-    for _ in 0..MAX_UPSERT_ATTEMPTS {
-        let stored = target.stored(table, &pks).await?;
-        let mut writes = Vec::with_capacity(rows.len());
-        for ((pk, ops, values), exists) in rows.iter().zip(stored) {
-            // SET is evaluated only for a row that conflicts, as in PostgreSQL.
-            let (change, existence) = if exists {
-                let ops = assignment_ops(assignments, values, params)?;
-                (RowChange::Update(ops), RowExistence::ExpectExist)
-            } else {
-                (RowChange::Put(ops.clone()), RowExistence::ExpectNotExist)
-            };
-            let write = RowWrite {
-                pk: pk.clone(),
-                change,
-                condition: Condition::row(existence),
-                return_row,
-            };
-            writes.push((Arc::clone(table), write));
-        }
-        let outcomes = target.write(writes, BatchMode::Atomic).await?;
-        if outcomes
-            .iter()
-            .all(|o| matches!(o, WriteOutcome::Applied(_)))
-        {
-            return Ok(outcomes
-                .into_iter()
-                .filter_map(|o| match o {
-                    WriteOutcome::Applied(row) => row,
-                    _ => None,
-                })
-                .collect());
-        }
-    }
-    Err(crate::engine::EngineError::WriteConflict.into())
-}
-
-/// How often an upsert is decided again after other sessions changed its rows.
-const MAX_UPSERT_ATTEMPTS: usize = 8;
 
 /// The WHERE clause's attribute comparisons as the engine condition re-checked at write.
 fn write_condition(read: &ReadPlan, params: &[Datum]) -> SqlResult<Condition> {
@@ -1005,7 +937,7 @@ async fn matched_rows(
 
 /// How often an UPDATE outside a transaction block reads again a row that changed
 /// between its read and its write before giving up with 40001.
-const MAX_REEVALUATIONS: usize = 64;
+pub(super) const MAX_REEVALUATIONS: usize = 64;
 
 pub async fn execute_update(
     target: &mut WriteTarget<'_>,
@@ -1061,7 +993,7 @@ pub async fn execute_update(
             }
         }
         if changed.is_empty() {
-            let out = returning_rows(&plan.returning, &after_rows, params)?;
+            let out = returning_rows(plan.returning.as_ref(), &after_rows, params)?;
             return Ok(finish(format!("UPDATE {updated}"), &plan.returning, out));
         }
         again = Some(changed);
@@ -1077,7 +1009,7 @@ pub async fn execute_update(
 /// `condition` and, for each of `columns` (the columns an UPDATE's new values are
 /// computed from, with their slots), the value the row had when read: unchanged, or
 /// still missing.
-fn unchanged_since_read(
+pub(super) fn unchanged_since_read(
     condition: &Condition,
     columns: &[(String, usize)],
     values: &[Datum],

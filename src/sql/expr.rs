@@ -2,7 +2,7 @@
 //! (with `$n` parameter types inferred from what they meet), then evaluated per row with
 //! SQL's NULL semantics.
 
-use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
+use super::sql_types::{ArrayOf, Datum, SqlError, SqlResult, SqlType};
 use super::values::{cast, compare};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, BinaryOperator, Expr, UnaryOperator};
@@ -570,6 +570,11 @@ fn datum_type(d: &Datum) -> Option<SqlType> {
         Datum::Float(_) => Some(SqlType::Float8),
         Datum::Text(_) => Some(SqlType::Text),
         Datum::Bytes(_) => Some(SqlType::Bytea),
+        Datum::Array(items) => items
+            .iter()
+            .find_map(datum_type)
+            .and_then(ArrayOf::of)
+            .map(SqlType::Array),
     }
 }
 
@@ -918,6 +923,14 @@ fn as_text(d: Datum) -> String {
         Datum::Bool(b) => if b { "true" } else { "false" }.into(),
         Datum::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
         Datum::Null => String::new(),
+        Datum::Array(items) => super::pg_array_text::format(
+            items
+                .into_iter()
+                .map(|item| (item != Datum::Null).then(|| as_text(item)))
+                .collect::<Vec<_>>()
+                .iter()
+                .map(Option::as_deref),
+        ),
     }
 }
 

@@ -13,6 +13,7 @@ mod empty_catalog;
 mod engine_scan;
 mod explain_physical;
 mod origin;
+mod pg_any_parameters;
 mod pg_array_literals;
 mod pg_arrays;
 mod pg_compat;

@@ -88,8 +88,8 @@ impl Relation {
                 });
             }
         }
-        let mut qualifiers = vec![table.name.clone()];
-        qualifiers.extend(alias);
+        // An alias hides the table's name, as in PostgreSQL.
+        let qualifiers = vec![alias.unwrap_or_else(|| table.name.clone())];
         Relation {
             table,
             kind,

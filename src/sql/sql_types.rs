@@ -18,9 +18,52 @@ pub enum SqlType {
     Float8,
     Text,
     Bytea,
-    /// `text[]`, only produced by catalog queries (`array_agg`, `reloptions`); its
-    /// datum is the array's text form (`{a,"b c"}`).
-    TextArray,
+    /// A one-dimensional array (`bigint[]`, `text[]`), a `Datum::Array`.
+    Array(ArrayOf),
+}
+
+/// The element type of an array type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArrayOf {
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Float4,
+    Float8,
+    Text,
+    Bytea,
+}
+
+impl ArrayOf {
+    /// The element type.
+    pub fn element(self) -> SqlType {
+        match self {
+            ArrayOf::Bool => SqlType::Bool,
+            ArrayOf::Int2 => SqlType::Int2,
+            ArrayOf::Int4 => SqlType::Int4,
+            ArrayOf::Int8 => SqlType::Int8,
+            ArrayOf::Float4 => SqlType::Float4,
+            ArrayOf::Float8 => SqlType::Float8,
+            ArrayOf::Text => SqlType::Text,
+            ArrayOf::Bytea => SqlType::Bytea,
+        }
+    }
+
+    /// The array type of `element`, if it is a scalar type.
+    pub fn of(element: SqlType) -> Option<ArrayOf> {
+        Some(match element {
+            SqlType::Bool => ArrayOf::Bool,
+            SqlType::Int2 => ArrayOf::Int2,
+            SqlType::Int4 => ArrayOf::Int4,
+            SqlType::Int8 => ArrayOf::Int8,
+            SqlType::Float4 => ArrayOf::Float4,
+            SqlType::Float8 => ArrayOf::Float8,
+            SqlType::Text => ArrayOf::Text,
+            SqlType::Bytea => ArrayOf::Bytea,
+            SqlType::Array(_) => return None,
+        })
+    }
 }
 
 impl SqlType {
@@ -35,11 +78,21 @@ impl SqlType {
             SqlType::Text => 25,
             SqlType::Float4 => 700,
             SqlType::Float8 => 701,
-            SqlType::TextArray => 1009,
+            SqlType::Array(of) => match of {
+                ArrayOf::Bool => 1000,
+                ArrayOf::Bytea => 1001,
+                ArrayOf::Int2 => 1005,
+                ArrayOf::Int4 => 1007,
+                ArrayOf::Text => 1009,
+                ArrayOf::Int8 => 1016,
+                ArrayOf::Float4 => 1021,
+                ArrayOf::Float8 => 1022,
+            },
         }
     }
 
-    /// The type with this OID, if pgwide supports it (VARCHAR and unknown map to TEXT).
+    /// The type with this OID, if pgwide supports it (VARCHAR and unknown map to TEXT,
+    /// their arrays to `text[]`).
     pub fn from_oid(oid: u32) -> Option<SqlType> {
         Some(match oid {
             16 => SqlType::Bool,
@@ -50,6 +103,14 @@ impl SqlType {
             25 | 1043 | 705 | 19 | 1042 => SqlType::Text,
             700 => SqlType::Float4,
             701 => SqlType::Float8,
+            1000 => SqlType::Array(ArrayOf::Bool),
+            1001 => SqlType::Array(ArrayOf::Bytea),
+            1005 => SqlType::Array(ArrayOf::Int2),
+            1007 => SqlType::Array(ArrayOf::Int4),
+            1009 | 1015 | 1003 | 1014 => SqlType::Array(ArrayOf::Text),
+            1016 => SqlType::Array(ArrayOf::Int8),
+            1021 => SqlType::Array(ArrayOf::Float4),
+            1022 => SqlType::Array(ArrayOf::Float8),
             _ => return None,
         })
     }
@@ -65,7 +126,16 @@ impl SqlType {
             SqlType::Text => "text",
             SqlType::Float4 => "real",
             SqlType::Float8 => "double precision",
-            SqlType::TextArray => "text[]",
+            SqlType::Array(of) => match of {
+                ArrayOf::Bool => "boolean[]",
+                ArrayOf::Bytea => "bytea[]",
+                ArrayOf::Int2 => "smallint[]",
+                ArrayOf::Int4 => "integer[]",
+                ArrayOf::Text => "text[]",
+                ArrayOf::Int8 => "bigint[]",
+                ArrayOf::Float4 => "real[]",
+                ArrayOf::Float8 => "double precision[]",
+            },
         }
     }
 }
@@ -104,6 +174,8 @@ pub enum Datum {
     Float(f64),
     Text(String),
     Bytes(Vec<u8>),
+    /// A one-dimensional array's elements, each a datum of its element type.
+    Array(Vec<Datum>),
 }
 
 /// A column of a result.

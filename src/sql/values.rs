@@ -30,7 +30,7 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
         SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => ValueType::Integer,
         SqlType::Float4 | SqlType::Float8 => ValueType::Double,
         SqlType::Bool => ValueType::Boolean,
-        SqlType::Text | SqlType::TextArray => ValueType::String,
+        SqlType::Text | SqlType::Array(_) => ValueType::String,
         SqlType::Bytea => ValueType::Binary,
     }
 }
@@ -77,6 +77,10 @@ pub fn render(datum: &Datum) -> String {
         Datum::Int(i) => i.to_string(),
         Datum::Float(f) => f.to_string(),
         Datum::Text(t) => format!("'{}'", t.chars().take(64).collect::<String>()),
+        Datum::Array(items) => format!(
+            "ARRAY[{}]",
+            items.iter().map(render).collect::<Vec<_>>().join(",")
+        ),
         Datum::Bytes(b) => format!(
             "'\\x{}'",
             b.iter()
@@ -201,16 +205,27 @@ pub fn datum_into_value(datum: Datum, ty: Option<ValueType>) -> SqlResult<Value>
         (Some(ValueType::String) | None, Datum::Text(text)) => Ok(Value::String(text)),
         (Some(ValueType::Binary) | None, Datum::Bytes(bytes)) => Ok(Value::Binary(bytes)),
         (Some(ty), datum) => datum_to_value(&datum, ty),
-        (None, datum) => {
-            datum_to_natural_value(&datum).ok_or_else(|| SqlError::internal("null value"))
-        }
+        (None, datum) => natural_value(&datum),
     }
 }
 
-/// The engine value a datum is written as when the column has no known type.
+/// `datum_to_natural_value` for a datum that must be stored: an array, which has no
+/// stored form, is 42804.
+pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
+    datum_to_natural_value(datum).ok_or_else(|| match datum {
+        Datum::Array(_) => SqlError::new(
+            SqlState::DatatypeMismatch,
+            "an array cannot be stored in a column: arrays are not a stored value type",
+        ),
+        _ => SqlError::internal("null value"),
+    })
+}
+
+/// The engine value a datum is written as when the column has no known type; `None`
+/// for NULL and for an array, which has no stored form.
 pub fn datum_to_natural_value(datum: &Datum) -> Option<Value> {
     Some(match datum {
-        Datum::Null => return None,
+        Datum::Null | Datum::Array(_) => return None,
         Datum::Bool(b) => Value::Boolean(*b),
         Datum::Int(i) => Value::Integer(*i),
         Datum::Float(f) => Value::Double(*f),

@@ -4,6 +4,7 @@
 
 use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
 use super::expr::Params;
+use super::queried_writes::{beyond_fast_path, QueriedWrite};
 use super::read_statements::{plan_query, SelectStatement};
 use super::session_state::SessionState;
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, StatementResult};
@@ -23,6 +24,8 @@ pub(super) enum WriteStatement {
     InsertSelect(InsertPlan, SelectStatement),
     Update(UpdatePlan),
     Delete(DeletePlan),
+    /// An UPDATE or DELETE beyond the fast path, whose rows a query computes.
+    Queried(QueriedWrite),
 }
 
 impl StatementHandler for Writes {
@@ -37,10 +40,22 @@ impl StatementHandler for Writes {
         Claim::Planned(match *statement {
             Statement::Insert(insert) => plan_insert(state, &insert, params),
             Statement::Update(update) => {
-                dml::plan_update(engine, instance, &update, params).map(WriteStatement::Update)
+                let before = params.clone();
+                match dml::plan_update(engine, instance, &update, params) {
+                    Ok(plan) => Ok(WriteStatement::Update(plan)),
+                    Err(fast) => queried(fast, params, before, |params| {
+                        QueriedWrite::plan_update(state, &update, params)
+                    }),
+                }
             }
             Statement::Delete(delete) => {
-                dml::plan_delete(engine, instance, &delete, params).map(WriteStatement::Delete)
+                let before = params.clone();
+                match dml::plan_delete(engine, instance, &delete, params) {
+                    Ok(plan) => Ok(WriteStatement::Delete(plan)),
+                    Err(fast) => queried(fast, params, before, |params| {
+                        QueriedWrite::plan_delete(state, &delete, params)
+                    }),
+                }
             }
             _ => return Claim::NotMine(statement),
         })
@@ -51,6 +66,7 @@ impl StatementHandler for Writes {
             WriteStatement::Insert(p) | WriteStatement::InsertSelect(p, _) => p.columns(),
             WriteStatement::Update(p) => p.columns(),
             WriteStatement::Delete(p) => p.columns(),
+            WriteStatement::Queried(p) => p.columns(),
         }
     }
 
@@ -90,11 +106,22 @@ impl StatementHandler for Writes {
                 }
                 Ok(())
             }
+            WriteStatement::Queried(p) => {
+                let privilege = match p.is_update() {
+                    true => Privilege::Update,
+                    false => Privilege::Delete,
+                };
+                check(p.table(), privilege)?;
+                p.authorize(state)
+            }
         }
     }
 
     fn cacheable(plan: &WriteStatement) -> bool {
-        !matches!(plan, WriteStatement::InsertSelect(..))
+        !matches!(
+            plan,
+            WriteStatement::InsertSelect(..) | WriteStatement::Queried(_)
+        )
     }
 
     async fn execute(
@@ -116,17 +143,56 @@ impl StatementHandler for Writes {
             WriteStatement::Delete(p) => {
                 dml::execute_delete(&mut state.write_target(), p, &params).await
             }
+            WriteStatement::Queried(p) => p.execute(state, params).await,
         }
     }
 }
 
-/// INSERT ... VALUES, or INSERT ... SELECT with as many columns as targets.
+/// A statement the fast path could not plan (`fast`), planned by `plan_queried` from
+/// the parameters as they were before (`before`) when only an expression was beyond
+/// the fast path. If that fails too for want of a feature, the fast path's reason is
+/// the one reported.
+fn queried(
+    fast: SqlError,
+    params: &mut Params,
+    before: Params,
+    plan_queried: impl FnOnce(&mut Params) -> SqlResult<QueriedWrite>,
+) -> SqlResult<WriteStatement> {
+    if !beyond_fast_path(&fast) {
+        return Err(fast);
+    }
+    *params = before;
+    match plan_queried(params) {
+        Ok(plan) => Ok(WriteStatement::Queried(plan)),
+        Err(SqlError::Unsupported(_)) => Err(fast),
+        Err(other) => Err(other),
+    }
+}
+
+/// INSERT ... VALUES, or INSERT ... SELECT with as many columns as targets. VALUES
+/// holding an expression beyond the fast path (`repeat('x', 3)`, `now()`) are
+/// planned as the query `SELECT * FROM (VALUES ...)`.
 fn plan_insert(
     state: &SessionState,
     insert: &ast::Insert,
     params: &mut Params,
 ) -> SqlResult<WriteStatement> {
-    let plan = dml::plan_insert(&state.engine, &state.instance, insert, params)?;
+    let before = params.clone();
+    let plan = match dml::plan_insert(&state.engine, &state.instance, insert, params) {
+        Ok(plan) => plan,
+        Err(fast) => {
+            let values_query = insert.source.as_deref().filter(|source| {
+                matches!(*source.body, ast::SetExpr::Values(_)) && beyond_fast_path(&fast)
+            });
+            let Some(values_query) = values_query else {
+                return Err(fast);
+            };
+            *params = before;
+            let mut insert = insert.clone();
+            insert.source = Some(Box::new(values_as_query(values_query)?));
+            return plan_insert(state, &insert, params);
+        }
+    };
     let Some(source) = insert.source.as_deref() else {
         return Ok(WriteStatement::Insert(plan));
     };
@@ -144,4 +210,13 @@ fn plan_insert(
         return Err(SqlError::syntax(format!("INSERT has {more}")));
     }
     Ok(WriteStatement::InsertSelect(plan, select))
+}
+
+/// `VALUES (...), (...)` as `SELECT * FROM (VALUES (...), (...)) AS "*VALUES*"`.
+fn values_as_query(values: &ast::Query) -> SqlResult<ast::Query> {
+    let sql = format!("SELECT * FROM ({values}) AS \"*VALUES*\"");
+    match super::statement_parser::parse(&sql)?.pop() {
+        Some(Statement::Query(query)) => Ok(*query),
+        _ => Err(SqlError::internal(format!("not a query: {sql}"))),
+    }
 }

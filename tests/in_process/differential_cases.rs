@@ -238,3 +238,137 @@ async fn output_columns_may_share_a_name() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// UPDATE, DELETE and INSERT whose expressions the fast path lacks (functions, scalar
+/// subqueries, IN subqueries, arrays) are computed by a query and written as the fast
+/// path writes: they were 42883 or 0A000.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_beyond_the_fast_path_are_computed() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (k BIGINT PRIMARY KEY, s TEXT, n BIGINT, d DOUBLE PRECISION)",
+        "INSERT INTO t VALUES (1, 'a', 10, 1.5), (2, 'b', 20, 2.5), (3, 'c', 30, NULL)",
+        "INSERT INTO t VALUES (4, repeat('x', 3), length('abcd'), pi()) RETURNING k, s, n",
+        "INSERT INTO t (k, s) VALUES (5, upper('y')), (6, lpad('z', 3, '-'))",
+        "UPDATE t SET s = repeat(s, 2), n = n * 2 WHERE n > (SELECT min(n) FROM t) RETURNING *",
+        "UPDATE t SET d = (SELECT max(n) FROM t) WHERE k = 1 RETURNING k, d",
+        "UPDATE t SET s = reverse(s) WHERE k = ANY('{5,6}'::bigint[])",
+        "DELETE FROM t WHERE s IN (SELECT s FROM t WHERE n = 60) RETURNING k, upper(s)",
+        "DELETE FROM t WHERE k = ANY('{4,9}'::bigint[]) RETURNING *",
+        "UPDATE t SET s = nosuchfn(s)",
+        "UPDATE t SET n = 9223372036854775807 + n WHERE k = 2",
+        "SELECT * FROM t ORDER BY k",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// ON CONFLICT DO UPDATE reads the stored row (`t.n`) beside EXCLUDED, and its WHERE
+/// decides whether a conflicting row is updated at all (Prisma's and Knex's upserts).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_conflict_reads_the_stored_row_and_obeys_where() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (k BIGINT PRIMARY KEY, s TEXT, n BIGINT, v BIGINT)",
+        "INSERT INTO t VALUES (1, 'a', 10, 100), (2, 'b', 20, 200)",
+        "INSERT INTO t VALUES (1, 'q', 1, 50) ON CONFLICT (k) DO UPDATE SET s = EXCLUDED.s \
+         WHERE t.v < EXCLUDED.v",
+        "INSERT INTO t VALUES (1, 'q', 1, 150) ON CONFLICT (k) DO UPDATE SET s = EXCLUDED.s, \
+         v = EXCLUDED.v WHERE t.v < EXCLUDED.v RETURNING *",
+        "INSERT INTO t AS x VALUES (2, 'z', 5, 0), (3, 'new', 3, 3) ON CONFLICT (k) DO UPDATE \
+         SET n = x.n + EXCLUDED.n, s = x.s || EXCLUDED.s RETURNING k, s, n",
+        "INSERT INTO t VALUES (2, 'z', 5, 0) ON CONFLICT (k) DO UPDATE SET n = n + 1",
+        "INSERT INTO t VALUES (2, 'z', 5, 0) ON CONFLICT (k) DO UPDATE SET n = t.nosuch",
+        "INSERT INTO t VALUES (2, 'z', 7, 0) ON CONFLICT (k) DO UPDATE SET n = EXCLUDED.n \
+         WHERE EXCLUDED.n > 100",
+        "SELECT * FROM t ORDER BY k",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// Array parameters, sent in binary as drivers send lists (psycopg, pgjdbc's
+/// `setArray`), in `= ANY($1)`, `unnest($1::int8[])` (Django's bulk_create) and DML,
+/// with the array types PostgreSQL reports for the parameters.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_parameters_are_arrays() {
+    let postgres = Postgres::start();
+    let pg = postgres.connect().await;
+    let server = TestServer::start().await;
+    let wide = server.connect().await;
+    let mut seen = Vec::new();
+    for client in [&pg, &wide] {
+        client
+            .batch_execute(
+                "DROP TABLE IF EXISTS t; CREATE TABLE t (k BIGINT PRIMARY KEY, s TEXT); \
+                 INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, NULL)",
+            )
+            .await
+            .expect("create t");
+        let keys: Vec<i64> = vec![1, 3, 9];
+        let names: Vec<Option<&str>> = vec![Some("b"), None, Some("c")];
+        let by_key = client
+            .prepare("SELECT k, s FROM t WHERE k = ANY($1) ORDER BY k")
+            .await
+            .expect("prepare ANY($1)");
+        let by_name = client
+            .prepare("SELECT k FROM t WHERE s = ANY($1) ORDER BY k")
+            .await
+            .expect("prepare text ANY($1)");
+        let unnest = client
+            .prepare("SELECT u FROM unnest($1::int8[]) AS u ORDER BY u DESC")
+            .await
+            .expect("prepare unnest");
+        let types: Vec<String> = [&by_key, &by_name, &unnest]
+            .iter()
+            .map(|s| s.params()[0].name().to_string())
+            .collect();
+        let rows = |rows: Vec<tokio_postgres::Row>| -> Vec<String> {
+            rows.iter()
+                .map(|r| {
+                    (0..r.len())
+                        .map(|i| match r.columns()[i].type_().name() {
+                            "int8" => r.get::<_, Option<i64>>(i).map(|v| v.to_string()),
+                            _ => r.get::<_, Option<String>>(i),
+                        })
+                        .map(|v| v.unwrap_or_else(|| "NULL".into()))
+                        .collect::<Vec<_>>()
+                        .join("|")
+                })
+                .collect()
+        };
+        let selected = rows(client.query(&by_key, &[&keys]).await.expect("ANY($1)"));
+        let named = rows(
+            client
+                .query(&by_name, &[&names])
+                .await
+                .expect("text ANY($1)"),
+        );
+        let unnested = rows(client.query(&unnest, &[&keys]).await.expect("unnest"));
+        let echoed: Vec<i64> = client
+            .query_one("SELECT $1::int8[]", &[&vec![5i64, -6]])
+            .await
+            .expect("echo an array")
+            .get(0);
+        let deleted = client
+            .execute("DELETE FROM t WHERE k = ANY($1)", &[&vec![2i64, 4]])
+            .await
+            .expect("DELETE ... ANY($1)");
+        let updated = client
+            .execute(
+                "UPDATE t SET s = s || '!' WHERE k = ANY($1)",
+                &[&vec![1i64]],
+            )
+            .await
+            .expect("UPDATE ... ANY($1)");
+        let left = rows(
+            client
+                .query("SELECT k, s FROM t ORDER BY k", &[])
+                .await
+                .expect("rows"),
+        );
+        seen.push(format!(
+            "{types:?} {selected:?} {named:?} {unnested:?} {echoed:?} {deleted} {updated} \
+             {left:?}"
+        ));
+    }
+    assert_eq!(seen[0], seen[1], "postgres, then pgwide");
+}

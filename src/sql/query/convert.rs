@@ -3,7 +3,7 @@
 //! Arrow types pgwide's `SqlType` lacks (dates, timestamps, decimals, lists) are sent
 //! as text in PostgreSQL's format where it differs from Arrow's.
 
-use crate::sql::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
+use crate::sql::sql_types::{ArrayOf, Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder,
@@ -30,8 +30,8 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Float8 => DataType::Float64,
         SqlType::Text => DataType::Utf8,
         SqlType::Bytea => DataType::Binary,
-        SqlType::TextArray => DataType::List(Arc::new(
-            datafusion::arrow::datatypes::Field::new_list_field(DataType::Utf8, true),
+        SqlType::Array(of) => DataType::List(Arc::new(
+            datafusion::arrow::datatypes::Field::new_list_field(arrow_type(of.element()), true),
         )),
     }
 }
@@ -49,16 +49,11 @@ pub fn sql_type(ty: &DataType) -> SqlType {
         | DataType::LargeBinary
         | DataType::BinaryView
         | DataType::FixedSizeBinary(_) => SqlType::Bytea,
-        // Lists of strings are `text[]` so clients parse them into arrays (SQLAlchemy's
-        // `array_agg(attname)`); other lists travel as their text form.
-        DataType::List(item)
-            if matches!(
-                item.data_type(),
-                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-            ) =>
-        {
-            SqlType::TextArray
-        }
+        // Lists are arrays of their element's type, so clients parse them into arrays
+        // (SQLAlchemy's `array_agg(attname)`); lists of lists travel as text.
+        DataType::List(item) => ArrayOf::of(sql_type(item.data_type()))
+            .map(SqlType::Array)
+            .unwrap_or(SqlType::Text),
         _ => SqlType::Text,
     }
 }
@@ -72,6 +67,20 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
         Datum::Float(f) => ScalarValue::Float64(Some(*f)),
         Datum::Text(t) => ScalarValue::Utf8(Some(t.clone())),
         Datum::Bytes(b) => ScalarValue::Binary(Some(b.clone())),
+        Datum::Array(items) => {
+            let element = match ty {
+                DataType::List(field) => field.data_type().clone(),
+                _ => items
+                    .iter()
+                    .find(|d| **d != Datum::Null)
+                    .map_or(DataType::Utf8, |d| natural_type(d)),
+            };
+            let scalars = items
+                .iter()
+                .map(|d| datum_to_scalar(d, &element))
+                .collect::<SqlResult<Vec<_>>>()?;
+            ScalarValue::List(ScalarValue::new_list_nullable(&scalars, &element))
+        }
     };
     if &natural.data_type() == ty || *ty == DataType::Null {
         return Ok(natural);
@@ -86,6 +95,27 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
             ),
         )
     })
+}
+
+/// The Arrow type a datum has by itself.
+fn natural_type(datum: &Datum) -> DataType {
+    match datum {
+        Datum::Null => DataType::Null,
+        Datum::Bool(_) => DataType::Boolean,
+        Datum::Int(_) => DataType::Int64,
+        Datum::Float(_) => DataType::Float64,
+        Datum::Text(_) => DataType::Utf8,
+        Datum::Bytes(_) => DataType::Binary,
+        Datum::Array(items) => DataType::List(Arc::new(
+            datafusion::arrow::datatypes::Field::new_list_field(
+                items
+                    .iter()
+                    .find(|d| **d != Datum::Null)
+                    .map_or(DataType::Utf8, natural_type),
+                true,
+            ),
+        )),
+    }
 }
 
 /// Builds one RecordBatch of scan rows. Every datum already has its column's type (the
@@ -242,7 +272,19 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                 })
             });
         }
-        SqlType::Text | SqlType::TextArray => match array.data_type() {
+        SqlType::Array(of) => {
+            let lists = array
+                .as_list_opt::<i32>()
+                .ok_or_else(|| SqlError::internal("array column is not a list"))?;
+            for i in 0..len {
+                out.push(if lists.is_null(i) {
+                    Datum::Null
+                } else {
+                    Datum::Array(column_datums(&lists.value(i), of.element())?)
+                });
+            }
+        }
+        SqlType::Text => match array.data_type() {
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
                 let text = cast(array, &DataType::Utf8).map_err(arrow_error)?;
                 let text = text.as_string::<i32>();
@@ -320,25 +362,11 @@ fn timestamp_text(micros: i64, zoned: bool) -> SqlResult<String> {
     Ok(text)
 }
 
-/// An array in PostgreSQL's text form, `{a,"b c",NULL}`, as clients parse it.
+/// A list of lists (which has no SQL type here) in PostgreSQL's text form.
 fn pg_array_text(values: &ArrayRef) -> SqlResult<String> {
     let text = cast(values, &DataType::Utf8).map_err(arrow_error)?;
     let text = text.as_string::<i32>();
-    let items: Vec<String> = (0..text.len())
-        .map(|i| {
-            if text.is_null(i) {
-                return "NULL".to_string();
-            }
-            let v = text.value(i);
-            let plain = !v.is_empty()
-                && !v.eq_ignore_ascii_case("null")
-                && !v.contains(|c: char| c.is_whitespace() || "{},\\\"".contains(c));
-            if plain {
-                v.to_string()
-            } else {
-                format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
-            }
-        })
-        .collect();
-    Ok(format!("{{{}}}", items.join(",")))
+    Ok(crate::sql::pg_array_text::format(
+        (0..text.len()).map(|i| (!text.is_null(i)).then(|| text.value(i))),
+    ))
 }

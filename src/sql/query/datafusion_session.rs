@@ -6,8 +6,8 @@
 
 use super::datafusion_error::{self, from_datafusion};
 use super::{
-    catalog_list, convert, empty_catalog, origin, pg_array_literals, pg_compat, pg_functions,
-    pg_integer_overflow, pg_settings, pg_syntax, pg_time,
+    catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals, pg_compat,
+    pg_functions, pg_integer_overflow, pg_settings, pg_syntax, pg_time,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -175,6 +175,19 @@ impl QueryEngine {
             pg_compat::rewrite(&mut query);
         }
         pg_array_literals::rewrite(&mut query)?;
+        let mut given = given.to_vec();
+        let mut untyped_any = Vec::new();
+        for (index, array, certain) in pg_array_literals::array_parameter_types(&query) {
+            if !certain {
+                untyped_any.push((index, array));
+                continue;
+            }
+            if given.len() <= index {
+                given.resize(index + 1, None);
+            }
+            given[index].get_or_insert(array);
+        }
+        let given = given.as_slice();
         let query = &query;
         let statement = datafusion::sql::parser::Statement::Statement(Box::new(
             ast::Statement::Query(Box::new(query.clone())),
@@ -187,9 +200,19 @@ impl QueryEngine {
             .ok_or_else(|| SqlError::internal("query planning did not complete"))?
             .map_err(|e| self.planning_error(query, &e))?;
         let logical = pg_integer_overflow::rewrite(logical).map_err(|e| from_datafusion(&e))?;
-        let inferred = logical
+        let mut inferred = logical
             .get_parameter_types()
             .map_err(|e| from_datafusion(&e))?;
+        for (id, list) in pg_any_parameters::any_parameter_types(&logical) {
+            if let Some(ty @ None) = inferred.get_mut(&id) {
+                *ty = Some(list);
+            }
+        }
+        for (index, array) in untyped_any {
+            if let Some(ty @ None) = inferred.get_mut(&format!("${}", index + 1)) {
+                *ty = Some(convert::arrow_type(array));
+            }
+        }
         // Reported types: the client's where it gave one (it encodes the value so),
         // else DataFusion's. Bound types: DataFusion's, which the plan checks.
         let mut param_types: Vec<DataType> = given

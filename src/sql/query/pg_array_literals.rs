@@ -3,7 +3,8 @@
 //! before DataFusion plans the query. DataFusion would cast the string to a one-element
 //! list, so `'a' = ANY('{a,b}'::text[])` was false.
 
-use crate::sql::sql_types::{SqlError, SqlResult};
+use crate::sql::pg_array_text;
+use crate::sql::sql_types::{self, ArrayOf, SqlResult, SqlType};
 use sqlparser::ast::{self, DataType, Expr, Query, Value};
 use std::ops::ControlFlow;
 
@@ -40,71 +41,63 @@ pub fn rewrite(query: &mut Query) -> SqlResult<()> {
     failure.map_or(Ok(()), Err)
 }
 
-fn malformed(text: &str, why: &str) -> SqlError {
-    SqlError::new(
-        crate::sqlstate::SqlState::InvalidTextRepresentation,
-        format!("malformed array literal: \"{text}\" ({why})"),
-    )
-}
-
-/// The elements of an array's text form, as string literals (NULL unquoted is NULL):
-/// `{a,"b,c",NULL," d "}`. Unquoted elements lose surrounding white space; a backslash
-/// takes the next character literally, as in PostgreSQL.
-pub fn elements(text: &str) -> SqlResult<Vec<Expr>> {
-    let inner = text
-        .trim()
-        .strip_prefix('{')
-        .and_then(|t| t.strip_suffix('}'))
-        .ok_or_else(|| malformed(text, "it must start with \"{\" and end with \"}\""))?;
-    if inner.trim().is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut out = Vec::new();
-    let mut chars = inner.chars().peekable();
-    loop {
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
-        let mut item = String::new();
-        let mut quoted = false;
-        let mut was_quoted = false;
-        let mut pending_space = String::new();
-        loop {
-            match chars.next() {
-                None if quoted => return Err(malformed(text, "an unterminated quote")),
-                None => break,
-                Some('"') => {
-                    quoted = !quoted;
-                    was_quoted = true;
-                }
-                Some('\\') => {
-                    let c = chars
-                        .next()
-                        .ok_or_else(|| malformed(text, "it ends in a backslash"))?;
-                    item.push_str(&std::mem::take(&mut pending_space));
-                    item.push(c);
-                }
-                Some(',') if !quoted => break,
-                Some('{') if !quoted => {
-                    return Err(SqlError::unsupported(
-                        "multidimensional array literals are not supported",
-                    ))
-                }
-                Some(c) if c.is_whitespace() && !quoted => pending_space.push(c),
-                Some(c) => {
-                    item.push_str(&std::mem::take(&mut pending_space));
-                    item.push(c);
+/// The array type of each parameter that can only be an array, by parameter index
+/// (0-based): `$n::T[]` is a `T[]`, as PostgreSQL infers `$1` in `unnest($1::int8[])`,
+/// and `x = ANY($n)` (of a type DataFusion cannot tell, see `pg_any_parameters`) is a
+/// `text[]`, the `bool` of each telling which. Bound as an array, the text the client
+/// sends (`{1,2}`) is parsed as an array's, where DataFusion would cast a string to a
+/// list and fail.
+pub fn array_parameter_types(query: &Query) -> Vec<(usize, SqlType, bool)> {
+    let placeholder = |expr: &Expr| match expr {
+        Expr::Value(v) => match &v.value {
+            Value::Placeholder(name) => crate::sql::expr::placeholder_index(name).ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut found = Vec::new();
+    let _ = ast::visit_expressions(query, |expr| {
+        match expr {
+            Expr::Cast {
+                expr: inner,
+                data_type: DataType::Array(element),
+                ..
+            } => {
+                let element = match element {
+                    ast::ArrayElemTypeDef::AngleBracket(t)
+                    | ast::ArrayElemTypeDef::SquareBracket(t, _)
+                    | ast::ArrayElemTypeDef::Parenthesis(t) => Some(t),
+                    ast::ArrayElemTypeDef::None => None,
+                };
+                let array = element
+                    .and_then(|t| sql_types::sql_type(t).ok())
+                    .and_then(ArrayOf::of)
+                    .map(SqlType::Array);
+                if let (Some(index), Some(array)) = (placeholder(inner), array) {
+                    found.push((index, array, true));
                 }
             }
+            Expr::AnyOp { right, .. } | Expr::AllOp { right, .. } => {
+                if let Some(index) = placeholder(right) {
+                    found.push((index, SqlType::Array(ArrayOf::Text), false));
+                }
+            }
+            _ => {}
         }
-        out.push(if !was_quoted && item.eq_ignore_ascii_case("null") {
-            Expr::value(Value::Null)
-        } else {
-            Expr::value(Value::SingleQuotedString(item))
-        });
-        if chars.peek().is_none() {
-            break;
-        }
-    }
-    Ok(out)
+        ControlFlow::<()>::Continue(())
+    });
+    found
+}
+
+/// The elements of an array's text form as string literals (an unquoted NULL is NULL).
+pub fn elements(text: &str) -> SqlResult<Vec<Expr>> {
+    Ok(pg_array_text::parse(text)?
+        .into_iter()
+        .map(|item| match item {
+            None => Expr::value(Value::Null),
+            Some(item) => Expr::value(Value::SingleQuotedString(item)),
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -233,6 +233,18 @@ fn from_function(factor: &mut TableFactor) {
     }
     match factor {
         TableFactor::Derived { subquery, .. } => from_functions(subquery),
+        // `unnest(a) AS u` has the column `u`, as a one-column function's alias names it.
+        TableFactor::UNNEST {
+            alias: Some(alias),
+            array_exprs,
+            with_offset: false,
+            with_ordinality: false,
+            ..
+        } if alias.columns.is_empty() && array_exprs.len() == 1 => {
+            alias.columns.push(ast::TableAliasColumnDef::from_name(
+                alias.name.value.clone(),
+            ));
+        }
         TableFactor::NestedJoin {
             table_with_joins, ..
         } => {
