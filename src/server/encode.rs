@@ -205,7 +205,7 @@ fn put_array_text(out: &mut BytesMut, items: &[Datum], element: SqlType) -> SqlR
 /// type, then each element's length and binary form (-1 for NULL).
 fn put_array_binary(out: &mut BytesMut, items: &[Datum], element: SqlType) -> SqlResult<()> {
     out.put_i32(if items.is_empty() { 0 } else { 1 });
-    out.put_i32(i32::from(items.iter().any(|d| *d == Datum::Null)));
+    out.put_i32(i32::from(items.contains(&Datum::Null)));
     out.put_u32(element.oid());
     if !items.is_empty() {
         out.put_i32(items.len() as i32);

@@ -336,7 +336,11 @@ fn compile_unfolded(
             {
                 return Ok(typed(cast(Datum::Int(whole), ty)?));
             }
-            match compile(expr, scope, params, Some(ty))? {
+            let (inner, source) = compile_typed(expr, scope, params, Some(ty))?;
+            if let (Scalar::Column(_), Some(source)) = (&inner, source) {
+                refuse_uncastable(source, ty)?;
+            }
+            match inner {
                 Scalar::Const(d) => typed(cast(d, ty)?),
                 Scalar::Param(i) => {
                     params.note(i, Some(ty));
@@ -559,6 +563,24 @@ fn compile_typed(
             };
             Ok((s, ty))
         }
+    }
+}
+
+/// 42846 for a cast PostgreSQL has not (bigint, smallint, floats and bytea to and from
+/// boolean; only integer and boolean cast to each other), whatever the values.
+fn refuse_uncastable(source: SqlType, target: SqlType) -> SqlResult<()> {
+    use SqlType::{Bool, Bytea, Float4, Float8, Int2, Int8};
+    let refused = matches!(
+        (source, target),
+        (Int2 | Int8 | Float4 | Float8 | Bytea, Bool)
+            | (Bool, Int2 | Int8 | Float4 | Float8 | Bytea)
+    );
+    match refused {
+        true => Err(SqlError::new(
+            SqlState::CannotCoerce,
+            format!("cannot cast type {} to {}", source.name(), target.name()),
+        )),
+        false => Ok(()),
     }
 }
 
@@ -1004,12 +1026,79 @@ fn like(value: &[u8], pattern: &[u8]) -> bool {
 
 /// The column name PostgreSQL gives an unaliased expression.
 pub fn output_name(expr: &Expr) -> String {
+    const UNNAMED: &str = "?column?";
     match expr {
         Expr::Identifier(ident) => fold(ident),
         Expr::CompoundIdentifier(parts) => parts.last().map(fold).unwrap_or_default(),
-        Expr::Cast { expr, .. } | Expr::Nested(expr) => output_name(expr),
-        Expr::Function(f) => f.name.to_string().to_lowercase(),
-        _ => "?column?".into(),
+        Expr::Nested(expr) => output_name(expr),
+        // A cast is named by what it casts, or failing that by its type (`1::int` is
+        // `int4`), as PostgreSQL names it.
+        Expr::Cast {
+            expr, data_type, ..
+        } => match output_name(expr) {
+            name if name == UNNAMED => type_column_name(data_type),
+            name => name,
+        },
+        Expr::TypedString(typed) => type_column_name(&typed.data_type),
+        Expr::Function(f) => match f.name.0.last() {
+            Some(part) => part.to_string().trim_matches('"').to_lowercase(),
+            None => UNNAMED.into(),
+        },
+        // A scalar subquery is named by its one column.
+        Expr::Subquery(query) => first_column_name(&query.body).unwrap_or_else(|| UNNAMED.into()),
+        Expr::Exists { negated: false, .. } => "exists".into(),
+        Expr::Case { .. } => "case".into(),
+        Expr::Array(_) => "array".into(),
+        Expr::Substring {
+            shorthand: true, ..
+        } => "substr".into(),
+        Expr::Substring { .. } => "substring".into(),
+        Expr::Position { .. } => "position".into(),
+        Expr::Extract { .. } => "extract".into(),
+        Expr::Ceil { .. } => "ceil".into(),
+        Expr::Floor { .. } => "floor".into(),
+        Expr::Overlay { .. } => "overlay".into(),
+        Expr::Trim { .. } => "btrim".into(),
+        _ => UNNAMED.into(),
+    }
+}
+
+/// The name of a query's first output column, as its select list gives it.
+fn first_column_name(body: &ast::SetExpr) -> Option<String> {
+    match body {
+        ast::SetExpr::Select(select) => match select.projection.first()? {
+            ast::SelectItem::UnnamedExpr(expr) => Some(output_name(expr)),
+            ast::SelectItem::ExprWithAlias { alias, .. } => Some(fold(alias)),
+            _ => None,
+        },
+        ast::SetExpr::Query(query) => first_column_name(&query.body),
+        ast::SetExpr::SetOperation { left, .. } => first_column_name(left),
+        _ => None,
+    }
+}
+
+/// The column name PostgreSQL gives a value of this declared type: its internal name.
+fn type_column_name(data_type: &ast::DataType) -> String {
+    use ast::DataType as D;
+    match data_type {
+        D::SmallInt(_) | D::Int2(_) => "int2".into(),
+        D::Int(_) | D::Integer(_) | D::Int4(_) => "int4".into(),
+        D::BigInt(_) | D::Int8(_) => "int8".into(),
+        D::Real | D::Float4 => "float4".into(),
+        D::Double(_) | D::DoublePrecision | D::Float8 | D::Float(_) => "float8".into(),
+        D::Boolean | D::Bool => "bool".into(),
+        D::Varchar(_) | D::CharacterVarying(_) => "varchar".into(),
+        D::Char(_) | D::Character(_) => "bpchar".into(),
+        D::Numeric(_) | D::Decimal(_) => "numeric".into(),
+        D::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
+            "timestamptz".into()
+        }
+        D::Array(
+            ast::ArrayElemTypeDef::SquareBracket(element, _)
+            | ast::ArrayElemTypeDef::AngleBracket(element)
+            | ast::ArrayElemTypeDef::Parenthesis(element),
+        ) => type_column_name(element),
+        other => other.to_string().to_lowercase(),
     }
 }
 

@@ -349,8 +349,125 @@ impl Generator {
         }
     }
 
+    /// A comparison operator.
+    fn op(&mut self) -> &'static str {
+        ["=", "<>", "<", "<=", ">", ">="][self.rng.gen_range(0..6)]
+    }
+
+    /// A predicate of nested NOT, AND and OR over atoms, `depth` levels deep.
+    fn nested(&mut self, q: &str, depth: u32) -> String {
+        if depth == 0 {
+            return self.atom(q);
+        }
+        let (l, r) = (self.nested(q, depth - 1), self.nested(q, depth - 1));
+        match self.rng.gen_range(0..4) {
+            0 => format!("NOT ({l} AND {r})"),
+            1 => format!("({l} OR NOT {r})"),
+            2 => format!("(({l}) = ({r}))"),
+            _ => format!("({l} AND ({r} OR {q}d IS NULL))"),
+        }
+    }
+
+    /// A subquery predicate on t1 over t2: correlated by equality or by any comparison
+    /// (EXISTS, IN), or not correlated (a scalar, ANY, ALL).
+    fn subquery_predicate(&mut self, not_in: bool) -> String {
+        let op = self.op();
+        let not = ["", "NOT "][self.rng.gen_range(0..2)];
+        let w = exact_double(&mut self.rng);
+        match self.rng.gen_range(0..7) {
+            0 => format!("{not}EXISTS (SELECT 1 FROM t2 WHERE t2.k1 = t1.k1 AND t2.w {op} {w})"),
+            1 => format!("{not}EXISTS (SELECT 1 FROM t2 WHERE t2.w {op} t1.b)"),
+            // (A correlated NOT IN is refused: DataFusion's anti join is not NULL-aware.)
+            2 => format!("t1.a IN (SELECT t2.k1 FROM t2 WHERE t2.name {op} t1.c)"),
+            // (NOT IN only AND-ed with the rest: under OR it is refused too.)
+            6 => format!(
+                "t1.a {}IN (SELECT t2.k1 FROM t2 WHERE t2.name {op} {})",
+                if not_in { not } else { "" },
+                self.word()
+            ),
+            3 => format!(
+                "t1.b {op} (SELECT avg(w) FROM t2 WHERE t2.k1 {op} {})",
+                self.k1()
+            ),
+            4 => format!(
+                "t1.b {op} {} (SELECT w FROM t2 WHERE w IS NOT NULL AND t2.k1 < {})",
+                ["ANY", "ALL"][self.rng.gen_range(0..2)],
+                self.k1()
+            ),
+            _ => format!(
+                "(SELECT count(*) FROM t2 WHERE t2.k1 = t1.k1 AND t2.w {op} {w}) {op} {}",
+                self.rng.gen_range(0..3)
+            ),
+        }
+    }
+
+    /// A cast PostgreSQL and pgwide must agree on, values and errors; the last one
+    /// fails on some rows (`'alpha'` as a bigint), so it is only shown, never a
+    /// condition: which rows a filter evaluates is not defined, and DataFusion
+    /// evaluates a whole batch where PostgreSQL stops at the first false condition.
+    fn cast(&mut self, may_fail: bool) -> &'static str {
+        [
+            "CAST(b AS BIGINT)",
+            "CAST(a AS DOUBLE PRECISION) / 4",
+            "CAST(k1 AS TEXT) || k2",
+            "CAST(b AS INTEGER)",
+            "CAST(a AS SMALLINT)",
+            "CAST(d AS TEXT)",
+            "CAST(a AS BOOLEAN)",
+            "a::text",
+            "CAST(c AS BIGINT)",
+        ][self.rng.gen_range(0..if may_fail { 9 } else { 8 })]
+    }
+
     fn query(&mut self) -> String {
-        match self.rng.gen_range(0..12) {
+        match self.rng.gen_range(0..17) {
+            // Subqueries, correlated and not, in WHERE.
+            12 | 13 => {
+                let (first, rest) = match self.rng.gen_range(0..3) {
+                    0 => (
+                        self.subquery_predicate(true),
+                        format!(" AND {}", self.atom("t1.")),
+                    ),
+                    1 => (
+                        self.subquery_predicate(false),
+                        format!(" OR {}", self.subquery_predicate(false)),
+                    ),
+                    _ => (self.subquery_predicate(true), String::new()),
+                };
+                format!(
+                    "SELECT k1, k2 FROM t1 WHERE {first}{rest} ORDER BY k1, k2{}",
+                    self.limit()
+                )
+            }
+            // Correlated subqueries in the select list, of the same name twice.
+            14 => format!(
+                "SELECT k1, k2, (SELECT count(*) FROM t2 WHERE t2.k1 = t1.k1), \
+                 (SELECT max(w) FROM t2 WHERE t2.k1 = t1.k1 AND t2.w {} {}) AS m, \
+                 EXISTS (SELECT 1 FROM t2 WHERE t2.k1 = t1.k1) AS m FROM t1{} ORDER BY k1, k2{}",
+                self.op(),
+                exact_double(&mut self.rng),
+                self.where_clause(""),
+                self.limit()
+            ),
+            // Casts, in the select list and in WHERE.
+            15 => {
+                let (shown, tested) = (self.cast(true), self.cast(false));
+                // (No OFFSET: PostgreSQL computes the rows it skips, and fails on them.)
+                format!(
+                    "SELECT k1, k2, {shown}, {shown} FROM t1 WHERE {} AND {tested} IS NOT NULL \
+                     ORDER BY k1, k2",
+                    self.atom("")
+                )
+            }
+            // Nested boolean expressions.
+            16 => {
+                let depth = self.rng.gen_range(1..4);
+                format!(
+                    "SELECT k1, k2, a FROM t1 WHERE {} ORDER BY k1, k2{}",
+                    self.nested("", depth),
+                    self.limit()
+                )
+            }
             // ORDER BY an output position or alias, or an expression, on one table; the
             // PK after it makes the order total.
             10 => {

@@ -96,3 +96,48 @@ async fn row_locks_and_isolation_levels_pgwide_does_not_give_are_refused() {
         .await
         .expect("read committed");
 }
+
+/// Subquery shapes DataFusion would answer wrongly (a NOT IN that is not NULL-aware) or
+/// cannot run are 0A000 with a message that says what to write instead; the shapes
+/// it answers right still run.
+#[tokio::test]
+async fn subqueries_pgwide_would_answer_wrongly_are_refused() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE s (id BIGINT PRIMARY KEY, a BIGINT, c TEXT); \
+             CREATE TABLE u (id BIGINT PRIMARY KEY, k BIGINT, name TEXT); \
+             INSERT INTO s VALUES (1, 1, 'x'), (2, NULL, 'y'), (3, 5, 'z'); \
+             INSERT INTO u VALUES (1, 1, 'x'), (2, NULL, 'z')",
+        )
+        .await
+        .expect("setup");
+    for sql in [
+        // Correlated NOT IN, NOT IN under OR, IN under NOT.
+        "SELECT id FROM s WHERE a NOT IN (SELECT k FROM u WHERE u.name <> s.c)",
+        "SELECT id FROM s WHERE id = 1 OR a NOT IN (SELECT k FROM u)",
+        "SELECT id FROM s WHERE NOT (id = 2 OR a IN (SELECT k FROM u WHERE u.name = s.c))",
+        // A scalar subquery correlated by something other than equality.
+        "SELECT (SELECT count(*) FROM u WHERE u.k < s.a) FROM s",
+        "SELECT ARRAY(SELECT name FROM u ORDER BY name LIMIT 1)",
+    ] {
+        let error = client.batch_execute(sql).await.expect_err(sql);
+        let message = format!("{error:?}");
+        assert_eq!(
+            error.code().map(|c| c.code()),
+            Some("0A000"),
+            "{sql}: {message}"
+        );
+        assert!(!message.contains("Physical plan"), "{sql}: {message}");
+    }
+    for (sql, ids) in [
+        ("SELECT id FROM s WHERE a NOT IN (SELECT k FROM u WHERE k IS NOT NULL) ORDER BY id", vec!["3"]),
+        ("SELECT id FROM s WHERE a NOT IN (SELECT k FROM u) ORDER BY id", vec![]),
+        ("SELECT id FROM s WHERE a IN (SELECT k FROM u WHERE u.name = s.c) OR id = 2 ORDER BY id", vec!["1", "2"]),
+        ("SELECT id FROM s WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.k < s.a) ORDER BY id", vec!["1", "2"]),
+    ] {
+        let rows: Vec<String> = simple_rows(&client, sql).await.into_iter().map(|r| r[0].clone()).collect();
+        assert_eq!(rows, ids, "{sql}");
+    }
+}

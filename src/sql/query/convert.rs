@@ -73,7 +73,7 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
                 _ => items
                     .iter()
                     .find(|d| **d != Datum::Null)
-                    .map_or(DataType::Utf8, |d| natural_type(d)),
+                    .map_or(DataType::Utf8, natural_type),
             };
             let scalars = items
                 .iter()

@@ -38,6 +38,17 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
             }
         }
         DataFusionError::SQL(e, _) => return SqlError::syntax(clean(&e.to_string())),
+        // A correlated subquery DataFusion could not turn into a join leaves its
+        // subquery expression to the physical planner, which names only the node.
+        DataFusionError::NotImplemented(m)
+            if m.contains("Physical plan does not support logical expression")
+                && (m.contains("Subquery") || m.contains("Exists")) =>
+        {
+            return SqlError::unsupported(
+                "this subquery is not supported here: a scalar subquery must be correlated by \
+                 equality (x.a = t.a), and IN (SELECT ...) must be in WHERE",
+            )
+        }
         DataFusionError::NotImplemented(m) => return SqlError::unsupported(clean(m)),
         DataFusionError::ResourcesExhausted(m) => {
             return SqlError::new(

@@ -6,8 +6,9 @@
 
 use super::datafusion_error::{self, from_datafusion};
 use super::{
-    catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals, pg_compat,
-    pg_functions, pg_integer_overflow, pg_settings, pg_syntax, pg_time,
+    catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
+    pg_array_subqueries, pg_compat, pg_functions, pg_in_subqueries, pg_integer_overflow,
+    pg_settings, pg_syntax, pg_time,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -174,7 +175,11 @@ impl QueryEngine {
         if pg_compat::is_catalog_query(&query) {
             pg_compat::rewrite(&mut query);
         }
+        // Named before the rewrites below, which replace what PostgreSQL names a
+        // column by (`'{1}'::int[]` is `int4`, not `array`).
+        let names = column_names(&query);
         pg_array_literals::rewrite(&mut query)?;
+        pg_array_subqueries::rewrite(&mut query)?;
         let mut given = given.to_vec();
         let mut untyped_any = Vec::new();
         for (index, array, certain) in pg_array_literals::array_parameter_types(&query) {
@@ -199,6 +204,7 @@ impl QueryEngine {
             .now_or_never()
             .ok_or_else(|| SqlError::internal("query planning did not complete"))?
             .map_err(|e| self.planning_error(query, &e))?;
+        pg_in_subqueries::check(&logical)?;
         let logical = pg_integer_overflow::rewrite(logical).map_err(|e| from_datafusion(&e))?;
         let mut inferred = logical
             .get_parameter_types()
@@ -239,7 +245,6 @@ impl QueryEngine {
                 bind_types[index] = ty;
             }
         }
-        let names = column_names(query);
         let origins = origin::origins(&logical);
         let columns = logical
             .schema()

@@ -101,7 +101,7 @@ fn duplicate_names(projection: &mut [ast::SelectItem]) {
             }
             ast::SelectItem::UnnamedExpr(expr) => {
                 let name = crate::sql::expr::output_name(expr);
-                (expr.to_string(), expr, name)
+                (datafusion_name(expr), expr, name)
             }
             _ => continue,
         };
@@ -114,6 +114,19 @@ fn duplicate_names(projection: &mut [ast::SelectItem]) {
             };
         }
     }
+}
+
+/// An expression's text as DataFusion names its column, which leaves out casts and
+/// parentheses (`1::int` and `1::bigint` are both `Int64(1)`).
+fn datafusion_name(expr: &Expr) -> String {
+    let mut expr = expr.clone();
+    let _ = ast::visit_expressions_mut(&mut expr, |e| {
+        while let Expr::Cast { expr: inner, .. } | Expr::Nested(inner) = e {
+            *e = (**inner).clone();
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    expr.to_string()
 }
 
 fn has_subquery(expr: &Expr) -> bool {
