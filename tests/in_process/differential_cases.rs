@@ -372,3 +372,47 @@ async fn array_parameters_are_arrays() {
     }
     assert_eq!(seen[0], seen[1], "postgres, then pgwide");
 }
+
+/// LIMIT and OFFSET parameters are bigints, as PostgreSQL reports them, so a client that
+/// binds what the server describes (Prisma, tokio-postgres) sends integers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limit_and_offset_parameters_are_bigints() {
+    let postgres = Postgres::start();
+    let pg = postgres.connect().await;
+    let server = TestServer::start().await;
+    let wide = server.connect().await;
+    let mut seen = Vec::new();
+    for client in [&pg, &wide] {
+        client
+            .batch_execute(
+                "DROP TABLE IF EXISTS t; CREATE TABLE t (k BIGINT PRIMARY KEY, s TEXT); \
+                 INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+            )
+            .await
+            .expect("create t");
+        let mut one = Vec::new();
+        for sql in [
+            "SELECT k FROM t ORDER BY k LIMIT $1 OFFSET $2",
+            "SELECT k FROM t WHERE s <> $1 ORDER BY k DESC LIMIT $2 OFFSET $3",
+            "SELECT s, count(*) FROM t GROUP BY s ORDER BY s LIMIT $1 OFFSET $2",
+        ] {
+            let statement = client.prepare(sql).await.expect(sql);
+            let types: Vec<String> = statement.params().iter().map(|t| t.name().into()).collect();
+            let rows = match statement.params().len() {
+                2 => client.query(&statement, &[&2i64, &1i64]).await,
+                _ => client.query(&statement, &[&"b", &1i64, &1i64]).await,
+            }
+            .expect(sql);
+            let first: Vec<String> = rows
+                .iter()
+                .map(|r| match r.columns()[0].type_().name() {
+                    "int8" => r.get::<_, i64>(0).to_string(),
+                    _ => r.get::<_, String>(0),
+                })
+                .collect();
+            one.push(format!("{types:?} {first:?}"));
+        }
+        seen.push(one);
+    }
+    assert_eq!(seen[0], seen[1], "postgres, then pgwide");
+}

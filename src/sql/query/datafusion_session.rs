@@ -8,7 +8,7 @@ use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
     pg_array_subqueries, pg_compat, pg_functions, pg_in_subqueries, pg_integer_overflow,
-    pg_settings, pg_syntax, pg_time,
+    pg_parameter_types, pg_settings, pg_syntax, pg_time,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -182,7 +182,10 @@ impl QueryEngine {
         pg_array_subqueries::rewrite(&mut query)?;
         let mut given = given.to_vec();
         let mut untyped_any = Vec::new();
-        for (index, array, certain) in pg_array_literals::array_parameter_types(&query) {
+        let limits = pg_parameter_types::limit_parameter_types(&query);
+        let arrays = pg_parameter_types::array_parameter_types(&query);
+        let certain_types = limits.into_iter().map(|(i, ty)| (i, ty, true));
+        for (index, array, certain) in certain_types.chain(arrays) {
             if !certain {
                 untyped_any.push((index, array));
                 continue;

@@ -4,7 +4,7 @@
 //! list, so `'a' = ANY('{a,b}'::text[])` was false.
 
 use crate::sql::pg_array_text;
-use crate::sql::sql_types::{self, ArrayOf, SqlResult, SqlType};
+use crate::sql::sql_types::SqlResult;
 use sqlparser::ast::{self, DataType, Expr, Query, Value};
 use std::ops::ControlFlow;
 
@@ -39,54 +39,6 @@ pub fn rewrite(query: &mut Query) -> SqlResult<()> {
         ControlFlow::Continue(())
     });
     failure.map_or(Ok(()), Err)
-}
-
-/// The array type of each parameter that can only be an array, by parameter index
-/// (0-based): `$n::T[]` is a `T[]`, as PostgreSQL infers `$1` in `unnest($1::int8[])`,
-/// and `x = ANY($n)` (of a type DataFusion cannot tell, see `pg_any_parameters`) is a
-/// `text[]`, the `bool` of each telling which. Bound as an array, the text the client
-/// sends (`{1,2}`) is parsed as an array's, where DataFusion would cast a string to a
-/// list and fail.
-pub fn array_parameter_types(query: &Query) -> Vec<(usize, SqlType, bool)> {
-    let placeholder = |expr: &Expr| match expr {
-        Expr::Value(v) => match &v.value {
-            Value::Placeholder(name) => crate::sql::expr::placeholder_index(name).ok(),
-            _ => None,
-        },
-        _ => None,
-    };
-    let mut found = Vec::new();
-    let _ = ast::visit_expressions(query, |expr| {
-        match expr {
-            Expr::Cast {
-                expr: inner,
-                data_type: DataType::Array(element),
-                ..
-            } => {
-                let element = match element {
-                    ast::ArrayElemTypeDef::AngleBracket(t)
-                    | ast::ArrayElemTypeDef::SquareBracket(t, _)
-                    | ast::ArrayElemTypeDef::Parenthesis(t) => Some(t),
-                    ast::ArrayElemTypeDef::None => None,
-                };
-                let array = element
-                    .and_then(|t| sql_types::sql_type(t).ok())
-                    .and_then(ArrayOf::of)
-                    .map(SqlType::Array);
-                if let (Some(index), Some(array)) = (placeholder(inner), array) {
-                    found.push((index, array, true));
-                }
-            }
-            Expr::AnyOp { right, .. } | Expr::AllOp { right, .. } => {
-                if let Some(index) = placeholder(right) {
-                    found.push((index, SqlType::Array(ArrayOf::Text), false));
-                }
-            }
-            _ => {}
-        }
-        ControlFlow::<()>::Continue(())
-    });
-    found
 }
 
 /// The elements of an array's text form as string literals (an unquoted NULL is NULL).
