@@ -54,6 +54,14 @@ async fn deeply_nested_statements_are_planned_or_refused_never_crash() {
     // Past the limit: 54001, PostgreSQL's "stack depth limit exceeded".
     let sql = format!("SELECT v FROM d WHERE {}", nested(5000, "(", "k = 2", ")"));
     assert_eq!(rows(sql).await, Err("54001".to_string()));
+    // Queries nested 16 deep plan (DataFusion's optimizer doubles its time per level
+    // past a dozen); 17 deep are refused before planning, with 54001.
+    let subqueries = |depth| {
+        let inner = nested(depth, "(SELECT ", "(SELECT v FROM d WHERE k = 1)", " + 1)");
+        format!("SELECT {inner}")
+    };
+    assert_eq!(rows(subqueries(14)).await, Ok(vec!["24".to_string()]));
+    assert_eq!(rows(subqueries(15)).await, Err("54001".to_string()));
     // The server is still there.
     assert_eq!(
         rows("SELECT v FROM d WHERE k = 3".into()).await,

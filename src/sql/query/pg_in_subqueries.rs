@@ -9,8 +9,9 @@ use crate::sql::sql_types::{SqlError, SqlResult};
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::logical_expr::{BinaryExpr, Expr, LogicalPlan, Operator};
 
-/// 0A000 if `plan` holds an IN subquery that is negated (or under NOT) and correlated
-/// or not one of a filter's AND-ed conditions, or that is not in a filter's AND/OR tree.
+/// 0A000 if `plan` holds a NOT IN subquery that is correlated or not one of a filter's
+/// AND-ed conditions, or an IN subquery under NOT, or a correlated one outside a
+/// filter's AND/OR tree.
 pub fn check(plan: &LogicalPlan) -> SqlResult<()> {
     let mut refused = false;
     let _ = plan.apply_with_subqueries(|node| {
@@ -20,7 +21,7 @@ pub fn check(plan: &LogicalPlan) -> SqlResult<()> {
                 true => Position::Conjunct,
                 false => Position::Value,
             };
-            refused |= !allowed(expr, position);
+            refused |= !allowed(expr, position, false);
             Ok(if refused {
                 TreeNodeRecursion::Stop
             } else {
@@ -54,18 +55,21 @@ enum Position {
     Value,
 }
 
-/// Whether every IN subquery of `expr`, at `position`, is one DataFusion answers right.
-fn allowed(expr: &Expr, position: Position) -> bool {
+/// Whether every IN subquery of `expr`, at `position` (`under_not`: beneath a NOT), is
+/// one DataFusion answers right. A positive IN's mark join says false where PostgreSQL
+/// says NULL (no match, a NULL in the subquery), which only a NOT above it can tell
+/// apart, or a select list, where a correlated one is not planned.
+fn allowed(expr: &Expr, position: Position, under_not: bool) -> bool {
     match expr {
         Expr::InSubquery(in_subquery) => {
             let correlated = !in_subquery.subquery.outer_ref_columns.is_empty();
-            let right = match (in_subquery.negated, position) {
-                (false, Position::Conjunct | Position::Disjunct) => true,
-                (true, Position::Conjunct) => !correlated,
-                _ => false,
+            let right = match in_subquery.negated {
+                true => position == Position::Conjunct && !correlated && !under_not,
+                false => !under_not && (position != Position::Value || !correlated),
             };
-            right && allowed(&in_subquery.expr, Position::Value)
+            right && allowed(&in_subquery.expr, Position::Value, under_not)
         }
+        Expr::Not(inner) => allowed(inner, Position::Value, true),
         Expr::BinaryExpr(BinaryExpr {
             left,
             op: op @ (Operator::And | Operator::Or),
@@ -76,12 +80,12 @@ fn allowed(expr: &Expr, position: Position) -> bool {
                 (_, Position::Value) => Position::Value,
                 _ => Position::Disjunct,
             };
-            allowed(left, inner) && allowed(right, inner)
+            allowed(left, inner, under_not) && allowed(right, inner, under_not)
         }
         other => {
             let mut ok = true;
             let _ = other.apply_children(|child| {
-                ok &= allowed(child, Position::Value);
+                ok &= allowed(child, Position::Value, under_not);
                 Ok(if ok {
                     TreeNodeRecursion::Continue
                 } else {
