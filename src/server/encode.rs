@@ -165,8 +165,13 @@ pub(crate) fn put_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlRes
 pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlResult<()> {
     match ty {
         SqlType::Bool => out.put_u8(u8::from(as_bool(datum, ty)?)),
-        SqlType::Int2 => out.put_i16(as_int(datum, ty)? as i16),
-        SqlType::Int4 => out.put_i32(as_int(datum, ty)? as i32),
+        // A value past the column's width is an error, never a truncated number.
+        SqlType::Int2 => {
+            out.put_i16(i16::try_from(as_int(datum, ty)?).map_err(|_| out_of_range(ty))?)
+        }
+        SqlType::Int4 => {
+            out.put_i32(i32::try_from(as_int(datum, ty)?).map_err(|_| out_of_range(ty))?)
+        }
         SqlType::Int8 => out.put_i64(as_int(datum, ty)?),
         SqlType::Float4 => out.put_f32(as_float(datum, ty)? as f32),
         SqlType::Float8 => out.put_f64(as_float(datum, ty)?),
@@ -288,6 +293,13 @@ fn as_int(datum: &Datum, ty: SqlType) -> SqlResult<i64> {
         ));
     }
     Ok(value)
+}
+
+fn out_of_range(ty: SqlType) -> SqlError {
+    SqlError::new(
+        SqlState::NumericValueOutOfRange,
+        format!("{} out of range", ty.name()),
+    )
 }
 
 fn as_float(datum: &Datum, ty: SqlType) -> SqlResult<f64> {
@@ -554,6 +566,9 @@ mod tests {
         .unwrap();
         assert_eq!(&out[..], b"{1e+20,0.5}");
         let mut out = BytesMut::new();
+        let mut out = BytesMut::new();
+        let too_big = put_binary(&mut out, &Datum::Int(1 << 40), SqlType::Int4);
+        assert_eq!(too_big.unwrap_err().code(), "22003");
         let bools = Datum::Array(vec![Datum::Bool(true), Datum::Bool(false)]);
         put_text(&mut out, &bools, SqlType::Array(crate::sql::ArrayOf::Bool)).unwrap();
         assert_eq!(&out[..], b"{t,f}");
