@@ -40,6 +40,7 @@ public class Client {
                 types(conn, base, mode[0]);
                 batch(conn, base, mode[0]);
                 transactions(conn, base, mode[0]);
+                arrays(conn, base, mode[0]);
             }
             base += 1000;
         }
@@ -53,6 +54,42 @@ public class Client {
         }
         System.out.println("checks " + checks);
         System.out.println("ALL JDBC CHECKS PASSED");
+    }
+
+    /** setArray and getArray: `= ANY(?)` with a java.sql.Array, and arrays in results. */
+    static void arrays(Connection conn, long base, String mode) throws SQLException {
+        try (PreparedStatement ins = conn.prepareStatement("INSERT INTO pairs (a, b, v) VALUES (?, ?, ?)")) {
+            for (long b = 1; b <= 4; b++) {
+                ins.setString(1, "arr-" + mode);
+                ins.setLong(2, base + b);
+                ins.setString(3, "v" + b);
+                ins.executeUpdate();
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement(
+                "SELECT b FROM pairs WHERE a = ? AND b = ANY(?) ORDER BY b")) {
+            for (int run = 0; run < 3; run++) {
+                ps.setString(1, "arr-" + mode);
+                ps.setArray(2, conn.createArrayOf("bigint", new Long[] {base + 1, base + 3, base + 99}));
+                List<Long> got = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) got.add(rs.getLong(1));
+                }
+                check(got.equals(List.of(base + 1, base + 3)), mode + " setArray(bigint) = ANY(?) run " + run + ": " + got);
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement(
+                "SELECT ARRAY(SELECT v FROM pairs WHERE a = ? ORDER BY b DESC), ?::text[]")) {
+            ps.setString(1, "arr-" + mode);
+            ps.setArray(2, conn.createArrayOf("text", new String[] {"x", "y z", null}));
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next(), mode + " array row");
+                Object[] values = (Object[]) rs.getArray(1).getArray();
+                check(Arrays.equals(values, new String[] {"v4", "v3", "v2", "v1"}), mode + " ARRAY(SELECT) getArray " + Arrays.toString(values));
+                Object[] echoed = (Object[]) rs.getArray(2).getArray();
+                check(Arrays.equals(echoed, new String[] {"x", "y z", null}), mode + " text[] parameter round trip " + Arrays.toString(echoed));
+            }
+        }
     }
 
     static void metadata(Connection conn) throws SQLException {

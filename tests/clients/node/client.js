@@ -92,6 +92,24 @@ async function transactions(client) {
   ok('multi-statement simple query');
 }
 
+// JavaScript arrays: pg sends them as array literals with no type, which the server types
+// from `= ANY($1)` and `$1::int8[]`; array results come back as arrays.
+async function arrays(client) {
+  const byKey = await client.query('SELECT n FROM kv WHERE k = $1 AND n = ANY($2) ORDER BY n', ['pool', [1, 3, 99]]);
+  assert.deepEqual(byKey.rows.map((r) => r.n), ['1', '3']);
+  ok('= ANY(array parameter)');
+  const byText = await client.query('SELECT n FROM kv WHERE k = $1 AND v = ANY($2) ORDER BY n', ['pool', ['v2', 'v4', 'zz']]);
+  assert.deepEqual(byText.rows.map((r) => r.n), ['2', '4']);
+  ok('= ANY(text array parameter)');
+  const back = await client.query('SELECT $1::int8[] AS a, ARRAY(SELECT n FROM kv WHERE k = $2 AND n < 3 ORDER BY n) AS b', [[5, null, -6], 'pool']);
+  assert.deepEqual(back.rows[0].a, ['5', null, '-6']);
+  assert.deepEqual(back.rows[0].b, ['0', '1', '2']);
+  ok('array results');
+  const upd = await client.query("UPDATE kv SET v = concat(v, '!') WHERE k = $1 AND n = ANY($2::int8[])", ['pool', [0, 1]]);
+  assert.equal(upd.rowCount, 2);
+  ok('UPDATE with a function and an array parameter');
+}
+
 async function pool() {
   const p = new Pool({ max: 4 });
   const results = await Promise.all(
@@ -114,6 +132,10 @@ async function main() {
   await transactions(client);
   await client.end();
   await pool();
+  const again = new Client();
+  await again.connect();
+  await arrays(again);
+  await again.end();
   console.log('checks ' + checks);
   console.log('ALL NODE CHECKS PASSED');
 }

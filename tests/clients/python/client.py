@@ -250,6 +250,58 @@ def pandas_read_sql(engine):
     check(math.isclose(users.set_index("id").loc[1, "score"], 2.5), "read_sql_table value")
 
 
+def psycopg_arrays_and_computed_writes():
+    """Lists as array parameters (`= ANY(%s)`, `%s::int8[]`), functions and subqueries in
+    UPDATE, and an upsert's WHERE, as psycopg users write them. Runs last: it changes
+    the events rows the checks before it count."""
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                cur.execute(
+                    "SELECT seq FROM events WHERE device = %s AND seq = ANY(%s) ORDER BY seq",
+                    ("dev-a", [1, 3, 99]),
+                )
+                check([r[0] for r in cur.fetchall()] == [1, 3], f"= ANY(list) binary={binary}")
+                cur.execute(
+                    "SELECT seq FROM events WHERE payload = ANY(%s) ORDER BY seq",
+                    (["p2", "p4", "nope"],),
+                )
+                check([r[0] for r in cur.fetchall()] == [2, 4], f"= ANY(text list) binary={binary}")
+                cur.execute("SELECT %s::int8[]", ([5, -6, None],))
+                check(cur.fetchone()[0] == [5, -6, None], f"int8[] round trip binary={binary}")
+                cur.execute("SELECT u FROM unnest(%s::int8[]) AS u ORDER BY u", ([3, 1, 2],))
+                check([r[0] for r in cur.fetchall()] == [1, 2, 3], f"unnest(%s::int8[]) binary={binary}")
+        cur = conn.cursor()
+        cur.execute(
+            "UPDATE events SET payload = upper(payload) || repeat('!', 2)"
+            " WHERE device = %s AND seq = ANY(%s)",
+            ("dev-a", [1, 2]),
+        )
+        check(cur.rowcount == 2, f"UPDATE with functions and = ANY: {cur.rowcount}")
+        cur.execute(
+            "SELECT payload FROM events WHERE device = 'dev-a' AND seq IN (1, 2, 3) ORDER BY seq"
+        )
+        check([r[0] for r in cur.fetchall()] == ["P1!!", "P2!!", "p3"], "computed UPDATE values")
+        cur.execute(
+            "UPDATE events SET payload = (SELECT max(payload) FROM events WHERE device = 'dev-a')"
+            " WHERE device = 'dev-b' AND seq = 0"
+        )
+        cur.execute("SELECT payload FROM events WHERE device = 'dev-b' AND seq = 0")
+        check(cur.fetchone()[0] == "p9", "UPDATE ... SET = (SELECT max(...))")
+        cur.execute(
+            "INSERT INTO events AS e (device, seq, payload) VALUES (%s, %s, %s), (%s, %s, %s)"
+            " ON CONFLICT (device, seq) DO UPDATE SET payload = EXCLUDED.payload"
+            " WHERE e.payload IS NULL RETURNING seq, payload",
+            ("dev-b", 0, "new0", "dev-b", 1, "new1"),
+        )
+        check(cur.fetchall() == [(1, "new1")], "upsert WHERE updates only the NULL payload")
+        cur.execute(
+            "SELECT ARRAY(SELECT seq FROM events WHERE device = %s AND seq < 3 ORDER BY seq DESC)",
+            ("dev-a",),
+        )
+        check(cur.fetchone()[0] == [2, 1, 0], "ARRAY(SELECT ...) as a list")
+
+
 def main():
     psycopg_binds()
     psycopg_copy()
@@ -262,6 +314,7 @@ def main():
     sqlalchemy_orm(engine)
     pandas_read_sql(engine)
     engine.dispose()
+    psycopg_arrays_and_computed_writes()
     print("ALL PYTHON CHECKS PASSED")
 
 
