@@ -216,9 +216,13 @@ fn compile_value(
     compile(expr, scope, params, expected)
 }
 
-/// The SQL type a parameter written to an attribute column takes.
-fn attr_param_type(ty: Option<ValueType>) -> Option<SqlType> {
-    ty.map(value_sql_type)
+/// The SQL type a parameter written to column `name` takes: its declared type.
+fn column_param_type(table: &TableMeta, name: &str, ty: Option<SqlType>) -> Option<SqlType> {
+    match (ty, table.integer_width(name)) {
+        (Some(SqlType::Int8), Some(crate::engine::IntegerWidth::Int16)) => Some(SqlType::Int2),
+        (Some(SqlType::Int8), Some(crate::engine::IntegerWidth::Int32)) => Some(SqlType::Int4),
+        (ty, _) => ty,
+    }
 }
 
 pub fn plan_insert(
@@ -270,8 +274,12 @@ pub fn plan_insert(
         let mut scalars = Vec::new();
         for (expr, target) in row.iter().zip(&targets) {
             let expected = match target {
-                Target::Pk(k) => Some(super::values::pk_sql_type(table.pk[*k].ty)),
-                Target::Attr(_, ty) => attr_param_type(*ty),
+                Target::Pk(k) => column_param_type(
+                    &table,
+                    &table.pk[*k].name,
+                    Some(super::values::pk_sql_type(table.pk[*k].ty)),
+                ),
+                Target::Attr(name, ty) => column_param_type(&table, name, ty.map(value_sql_type)),
                 Target::Version => Some(SqlType::Int8),
             };
             scalars.push(compile_value(expr, &mut NoColumns, params, expected)?);
@@ -412,7 +420,8 @@ fn plan_assignments(
                 }
             }
         }
-        let value = compile_value(&assignment.value, scope, params, attr_param_type(ty))?;
+        let expected = column_param_type(table, &column, ty.map(value_sql_type));
+        let value = compile_value(&assignment.value, scope, params, expected)?;
         out.push(Assignment::Put { column, ty, value });
     }
     Ok(out)

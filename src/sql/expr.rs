@@ -194,11 +194,17 @@ pub fn compile(
 /// bottom up); one that fails (`1 / 0`) is left to fail when it runs.
 fn fold_constant(scalar: Scalar) -> Scalar {
     let is_const = |s: &Scalar| matches!(s, Scalar::Const(_));
-    let foldable = match &scalar {
+    let operation_of_constants = |s: &Scalar| match s {
         Scalar::Arith(_, l, r) | Scalar::Concat(l, r) => is_const(l) && is_const(r),
         // Every function the fast path has is pure.
         Scalar::Function(_, args) => args.iter().all(is_const),
         _ => false,
+    };
+    let foldable = match &scalar {
+        // Integer arithmetic checked against its type (`1 + 2` is an integer); a cast of
+        // a constant alone stays, as it says the constant's type.
+        Scalar::Cast(inner, _) => operation_of_constants(inner),
+        other => operation_of_constants(other),
     };
     if !foldable {
         return scalar;
@@ -481,21 +487,21 @@ fn binary(
     let compile_pair = |scope: &mut dyn Scope,
                         params: &mut Params,
                         hint: Option<SqlType>|
-     -> SqlResult<(Scalar, Scalar)> {
+     -> SqlResult<((Scalar, Option<SqlType>), (Scalar, Option<SqlType>))> {
         let left_is_param =
             matches!(left, Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
         if left_is_param {
             let (r, rty) = compile_typed(right, scope, params, hint)?;
-            let (l, _) = compile_typed(left, scope, params, rty.or(hint))?;
-            Ok((l, r))
+            let (l, lty) = compile_typed(left, scope, params, rty.or(hint))?;
+            Ok(((l, lty), (r, rty)))
         } else {
             let (l, lty) = compile_typed(left, scope, params, hint)?;
-            let (r, _) = compile_typed(right, scope, params, lty.or(hint))?;
-            Ok((l, r))
+            let (r, rty) = compile_typed(right, scope, params, lty.or(hint))?;
+            Ok(((l, lty), (r, rty)))
         }
     };
     if let Some(cmp) = cmp {
-        let (l, r) = compile_pair(scope, params, None)?;
+        let ((l, _), (r, _)) = compile_pair(scope, params, None)?;
         return Ok(Scalar::Compare(cmp, Box::new(l), Box::new(r)));
     }
     Ok(match op {
@@ -508,7 +514,7 @@ fn binary(
             compile(right, scope, params, Some(SqlType::Bool))?,
         ]),
         BinaryOperator::StringConcat => {
-            let (l, r) = compile_pair(scope, params, Some(SqlType::Text))?;
+            let ((l, _), (r, _)) = compile_pair(scope, params, Some(SqlType::Text))?;
             Scalar::Concat(Box::new(l), Box::new(r))
         }
         BinaryOperator::Plus
@@ -523,8 +529,15 @@ fn binary(
                 BinaryOperator::Divide => ArithOp::Div,
                 _ => ArithOp::Mod,
             };
-            let (l, r) = compile_pair(scope, params, Some(SqlType::Int8))?;
-            Scalar::Arith(arith, Box::new(l), Box::new(r))
+            let ((l, lty), (r, rty)) = compile_pair(scope, params, Some(SqlType::Int8))?;
+            let narrow = narrow_integer_result(&l, lty, &r, rty);
+            let computed = Scalar::Arith(arith, Box::new(l), Box::new(r));
+            // Integers narrower than bigint compute in their type, as PostgreSQL's
+            // int4pl and int2mul do: the result is checked against it (22003).
+            match narrow {
+                Some(ty) => Scalar::Cast(Box::new(computed), ty),
+                None => computed,
+            }
         }
         other => {
             return Err(SqlError::unsupported(format!(
@@ -532,6 +545,28 @@ fn binary(
             )))
         }
     })
+}
+
+/// The type of integer arithmetic over operands of these types when narrower than
+/// bigint: the wider operand's, an integer literal being an `integer` when it fits.
+fn narrow_integer_result(
+    left: &Scalar,
+    left_type: Option<SqlType>,
+    right: &Scalar,
+    right_type: Option<SqlType>,
+) -> Option<SqlType> {
+    let rank = |s: &Scalar, ty: Option<SqlType>| match (s, ty) {
+        (Scalar::Const(Datum::Int(i)), _) => Some(if i32::try_from(*i).is_ok() { 2 } else { 3 }),
+        (_, Some(SqlType::Int2)) => Some(1),
+        (_, Some(SqlType::Int4)) => Some(2),
+        (_, Some(SqlType::Int8)) => Some(3),
+        _ => None,
+    };
+    match rank(left, left_type)?.max(rank(right, right_type)?) {
+        1 => Some(SqlType::Int2),
+        2 => Some(SqlType::Int4),
+        _ => None,
+    }
 }
 
 /// Compiles and reports the expression's type when it is a column (for inference).

@@ -7,7 +7,7 @@ use super::expr::{fold, Scope};
 use super::notices::Notices;
 use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
 use super::values::{coerce_for_output, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum};
-use crate::engine::{Engine, EngineError, RowView, TableMeta, ValueRef};
+use crate::engine::{Engine, EngineError, IntegerWidth, RowView, TableMeta, ValueRef};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::TableFactor;
 use std::sync::Arc;
@@ -65,6 +65,13 @@ impl Relation {
                 (value_sql_type(column.ty), Source::Attr(name.to_string()))
             } else {
                 continue;
+            };
+            // A SMALLINT or INTEGER column is shown as declared; the engine keeps its
+            // values within that width.
+            let ty = match (ty, table.integer_width(name)) {
+                (SqlType::Int8, Some(IntegerWidth::Int16)) => SqlType::Int2,
+                (SqlType::Int8, Some(IntegerWidth::Int32)) => SqlType::Int4,
+                (ty, _) => ty,
             };
             columns.push(RelationColumn {
                 name: name.to_string(),

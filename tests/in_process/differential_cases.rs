@@ -416,3 +416,36 @@ async fn limit_and_offset_parameters_are_bigints() {
     }
     assert_eq!(seen[0], seen[1], "postgres, then pgwide");
 }
+
+/// SMALLINT and INTEGER columns are `int2` and `int4` wherever they show (results, on
+/// the fast path and through DataFusion, RETURNING, the catalog), and arithmetic over
+/// them is computed in their type: past its range it is 22003, as in PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn integer_columns_keep_their_declared_types() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (k INTEGER PRIMARY KEY, s SMALLINT, i INTEGER, b BIGINT)",
+        "INSERT INTO t VALUES (1, 1, 2147483647, 5), (2, -32768, -2, NULL), (3, NULL, 7, 9) \
+         RETURNING *",
+        "SELECT * FROM t ORDER BY k",
+        "SELECT k, s, i FROM t WHERE k = 1",
+        "SELECT i + 1, s - 1, i * s FROM t WHERE k = 3",
+        "SELECT i + i FROM t ORDER BY k",
+        "SELECT s * s FROM t ORDER BY k",
+        "SELECT i * 2 FROM t WHERE k = 1",
+        "SELECT i + b, k * 3000000000 FROM t ORDER BY k",
+        "SELECT i / 2, i % 5, coalesce(s, i), coalesce(s, b) FROM t ORDER BY k",
+        "SELECT sum(i), sum(s), max(i), min(s), count(*) FROM t",
+        "SELECT k, i FROM t WHERE i > 5 ORDER BY i",
+        "SELECT k + 1 FROM t GROUP BY k ORDER BY k",
+        "SELECT i + i FROM t GROUP BY i ORDER BY i",
+        "UPDATE t SET i = i + 1 WHERE k = 1",
+        "UPDATE t SET i = i * 2 WHERE k = 3 RETURNING k, i",
+        "SELECT 1 + 2, 2000000000 + 2000000000",
+        "SELECT atttypid::int, attname::text FROM pg_attribute \
+         WHERE attrelid = 't'::regclass AND attnum > 0 ORDER BY attnum",
+        "SELECT data_type::text FROM information_schema.columns WHERE table_name = 't' \
+         ORDER BY ordinal_position",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -6,8 +6,8 @@
 use crate::sql::sql_types::{ArrayOf, Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder,
-    StringBuilder,
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int16Builder,
+    Int32Builder, Int64Builder, StringBuilder,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
@@ -125,6 +125,27 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
     for (i, field) in schema.fields().iter().enumerate() {
         let values = rows.iter().map(|row| row.get(i).unwrap_or(&Datum::Null));
         let array: ArrayRef = match field.data_type() {
+            // SMALLINT and INTEGER columns, whose values the engine keeps in range.
+            DataType::Int16 => {
+                let mut b = Int16Builder::with_capacity(rows.len());
+                values.for_each(|d| {
+                    b.append_option(match d {
+                        Datum::Int(i) => i16::try_from(*i).ok(),
+                        _ => None,
+                    })
+                });
+                Arc::new(b.finish())
+            }
+            DataType::Int32 => {
+                let mut b = Int32Builder::with_capacity(rows.len());
+                values.for_each(|d| {
+                    b.append_option(match d {
+                        Datum::Int(i) => i32::try_from(*i).ok(),
+                        _ => None,
+                    })
+                });
+                Arc::new(b.finish())
+            }
             DataType::Int64 => {
                 let mut b = Int64Builder::with_capacity(rows.len());
                 values.for_each(|d| {

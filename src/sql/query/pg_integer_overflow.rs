@@ -1,8 +1,10 @@
-//! PostgreSQL raises 22003 ("bigint out of range") where bigint arithmetic overflows;
-//! DataFusion wraps (`mul_wrapping`), so `sum(a * 4611686018427387904)` gave a number
-//! and `sum` of large bigints turned negative. Before a query is optimized, `+`, `-`
-//! and `*` over two bigints and `sum` over integers are replaced by checked versions
-//! that fail with 22003 instead. The expressions keep their names, so the plan's
+//! PostgreSQL raises 22003 ("bigint out of range", "integer out of range") where
+//! integer arithmetic overflows; DataFusion wraps (`mul_wrapping`), so `sum(a *
+//! 4611686018427387904)` gave a number and `sum` of large bigints turned negative.
+//! Before a query is optimized, `+`, `-` and `*` over two integers (smallint, integer
+//! or bigint; the narrower operand widened to the other's type, as PostgreSQL's
+//! operators are chosen) and `sum` over integers are replaced by checked versions that
+//! fail with 22003 instead. The expressions keep their names, so the plan's
 //! schema does not change. (PostgreSQL's `sum(bigint)` is `numeric`, so there it does
 //! not overflow at all: pgwide answers with an error rather than a wrong number.)
 
@@ -27,15 +29,51 @@ use datafusion::physical_expr_common::datum::apply;
 use std::sync::{Arc, LazyLock};
 
 fn out_of_range() -> DataFusionError {
+    out_of_range_for(&DataType::Int64)
+}
+
+fn out_of_range_for(ty: &DataType) -> DataFusionError {
+    let name = match ty {
+        DataType::Int16 => "smallint",
+        DataType::Int32 => "integer",
+        _ => "bigint",
+    };
     DataFusionError::External(Box::new(SqlError::new(
         SqlState::NumericValueOutOfRange,
-        "bigint out of range",
+        format!("{name} out of range"),
     )))
+}
+
+/// A bigint literal that fits an integer, as an integer literal.
+fn integer_literal_as_int4(expr: Expr, ty: DataType) -> (Expr, DataType) {
+    match expr {
+        Expr::Literal(ScalarValue::Int64(Some(value)), metadata) => match i32::try_from(value) {
+            Ok(narrow) => (
+                Expr::Literal(ScalarValue::Int32(Some(narrow)), metadata),
+                DataType::Int32,
+            ),
+            Err(_) => (Expr::Literal(ScalarValue::Int64(Some(value)), metadata), ty),
+        },
+        other => (other, ty),
+    }
+}
+
+/// An integer type's rank: wider is greater.
+fn integer_rank(ty: &DataType) -> Option<u8> {
+    match ty {
+        DataType::Int16 => Some(1),
+        DataType::Int32 => Some(2),
+        DataType::Int64 => Some(3),
+        _ => None,
+    }
 }
 
 /// Rewrites every node of `plan` that computes expressions over its input.
 pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
     plan.transform_up_with_subqueries(|node| {
+        // A checked integer function may be narrower than what it replaced (`k + 1`
+        // over an integer is an integer), so every node's schema follows its inputs'.
+        let node = node.recompute_schema()?;
         let schema = match &node {
             LogicalPlan::Projection(_)
             | LogicalPlan::Aggregate(_)
@@ -55,27 +93,52 @@ pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
                 true => Transformed::yes(saved.restore(rewritten.data)),
                 false => rewritten,
             })
-        })
+        })?
+        .map_data(|node| node.recompute_schema())
     })
     .map(|transformed| transformed.data)
 }
 
 /// The checked form of one expression, if it has one.
 fn checked(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
-    let bigint = |e: &Expr| matches!(e.get_type(schema), Ok(DataType::Int64));
+    let integer = |e: &Expr| {
+        e.get_type(schema)
+            .ok()
+            .filter(|t| integer_rank(t).is_some())
+    };
     match expr {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
-            if matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply)
-                && bigint(&left)
-                && bigint(&right) =>
+            if matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply) =>
         {
-            let function = match op {
-                Operator::Plus => &*INT8PL,
-                Operator::Minus => &*INT8MI,
-                _ => &*INT8MUL,
+            let (Some(left_type), Some(right_type)) = (integer(&left), integer(&right)) else {
+                return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
+                    left,
+                    op,
+                    right,
+                })));
             };
+            // DataFusion types every integer literal bigint; PostgreSQL types one that
+            // fits as an integer, so `int4_column + 1` stays an integer.
+            let (left, left_type) = integer_literal_as_int4(*left, left_type);
+            let (right, right_type) = integer_literal_as_int4(*right, right_type);
+            let (left, right) = (Box::new(left), Box::new(right));
+            let wider = match integer_rank(&left_type) >= integer_rank(&right_type) {
+                true => left_type.clone(),
+                false => right_type.clone(),
+            };
+            let widen = |e: Expr, ty: &DataType| match *ty == wider {
+                true => e,
+                false => Expr::Cast(datafusion::logical_expr::Cast::new(
+                    Box::new(e),
+                    wider.clone(),
+                )),
+            };
+            let function = checked_arithmetic(op, &wider);
             Ok(Transformed::yes(Expr::ScalarFunction(
-                ScalarFunction::new_udf(Arc::clone(function), vec![*left, *right]),
+                ScalarFunction::new_udf(
+                    function,
+                    vec![widen(*left, &left_type), widen(*right, &right_type)],
+                ),
             )))
         }
         Expr::AggregateFunction(aggregate)
@@ -102,30 +165,61 @@ fn checked(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     }
 }
 
-/// `+`, `-` or `*` of two bigints, failing on overflow. Named as PostgreSQL names
-/// these functions internally.
+/// `+`, `-` or `*` of two integers of one type, failing on overflow. Named as
+/// PostgreSQL names these functions internally (`int4pl`, `int8mul`).
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct CheckedArithmetic {
     name: &'static str,
     op: Operator,
+    ty: DataType,
     signature: Signature,
 }
 
-fn arithmetic(name: &'static str, op: Operator) -> Arc<ScalarUDF> {
+fn arithmetic(name: &'static str, op: Operator, ty: DataType) -> Arc<ScalarUDF> {
     Arc::new(ScalarUDF::new_from_impl(CheckedArithmetic {
         name,
         op,
-        signature: Signature::exact(
-            vec![DataType::Int64, DataType::Int64],
-            Volatility::Immutable,
-        ),
+        signature: Signature::exact(vec![ty.clone(), ty.clone()], Volatility::Immutable),
+        ty,
     }))
 }
 
-static INT8PL: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| arithmetic("int8pl", Operator::Plus));
-static INT8MI: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| arithmetic("int8mi", Operator::Minus));
-static INT8MUL: LazyLock<Arc<ScalarUDF>> =
-    LazyLock::new(|| arithmetic("int8mul", Operator::Multiply));
+/// The checked function for `op` over two integers of type `ty`.
+fn checked_arithmetic(op: Operator, ty: &DataType) -> Arc<ScalarUDF> {
+    let functions: &[Arc<ScalarUDF>; 3] = match ty {
+        DataType::Int16 => &INT2,
+        DataType::Int32 => &INT4,
+        _ => &INT8,
+    };
+    let index = match op {
+        Operator::Plus => 0,
+        Operator::Minus => 1,
+        _ => 2,
+    };
+    Arc::clone(&functions[index])
+}
+
+static INT2: LazyLock<[Arc<ScalarUDF>; 3]> = LazyLock::new(|| {
+    [
+        arithmetic("int2pl", Operator::Plus, DataType::Int16),
+        arithmetic("int2mi", Operator::Minus, DataType::Int16),
+        arithmetic("int2mul", Operator::Multiply, DataType::Int16),
+    ]
+});
+static INT4: LazyLock<[Arc<ScalarUDF>; 3]> = LazyLock::new(|| {
+    [
+        arithmetic("int4pl", Operator::Plus, DataType::Int32),
+        arithmetic("int4mi", Operator::Minus, DataType::Int32),
+        arithmetic("int4mul", Operator::Multiply, DataType::Int32),
+    ]
+});
+static INT8: LazyLock<[Arc<ScalarUDF>; 3]> = LazyLock::new(|| {
+    [
+        arithmetic("int8pl", Operator::Plus, DataType::Int64),
+        arithmetic("int8mi", Operator::Minus, DataType::Int64),
+        arithmetic("int8mul", Operator::Multiply, DataType::Int64),
+    ]
+});
 
 impl ScalarUDFImpl for CheckedArithmetic {
     fn name(&self) -> &str {
@@ -137,7 +231,7 @@ impl ScalarUDFImpl for CheckedArithmetic {
     }
 
     fn return_type(&self, _: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int64)
+        Ok(self.ty.clone())
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
@@ -155,7 +249,7 @@ impl ScalarUDFImpl for CheckedArithmetic {
             DataFusionError::ArrowError(error, _)
                 if matches!(**error, ArrowError::ArithmeticOverflow(_)) =>
             {
-                out_of_range()
+                out_of_range_for(&self.ty)
             }
             _ => e,
         })
@@ -170,7 +264,11 @@ struct CheckedSum {
 
 static CHECKED_SUM: LazyLock<Arc<AggregateUDF>> = LazyLock::new(|| {
     Arc::new(AggregateUDF::new_from_impl(CheckedSum {
-        signature: Signature::exact(vec![DataType::Int64], Volatility::Immutable),
+        signature: Signature::uniform(
+            1,
+            vec![DataType::Int16, DataType::Int32, DataType::Int64],
+            Volatility::Immutable,
+        ),
     }))
 });
 

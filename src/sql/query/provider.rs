@@ -241,8 +241,15 @@ fn column(relation: &mut Relation, name: &str, value: &ScalarValue) -> Option<(u
 /// A non-NULL literal of the column's own type as a datum.
 fn literal(value: &ScalarValue, ty: SqlType) -> Option<Datum> {
     Some(match (ty, value) {
-        (SqlType::Int8, ScalarValue::Int64(Some(i))) => Datum::Int(*i),
-        (SqlType::Int8, ScalarValue::Int32(Some(i))) => Datum::Int(i64::from(*i)),
+        (SqlType::Int2 | SqlType::Int4 | SqlType::Int8, ScalarValue::Int64(Some(i))) => {
+            Datum::Int(*i)
+        }
+        (SqlType::Int2 | SqlType::Int4 | SqlType::Int8, ScalarValue::Int32(Some(i))) => {
+            Datum::Int(i64::from(*i))
+        }
+        (SqlType::Int2 | SqlType::Int4 | SqlType::Int8, ScalarValue::Int16(Some(i))) => {
+            Datum::Int(i64::from(*i))
+        }
         (SqlType::Text, ScalarValue::Utf8(Some(s)))
         | (SqlType::Text, ScalarValue::LargeUtf8(Some(s)))
         | (SqlType::Text, ScalarValue::Utf8View(Some(s))) => Datum::Text(s.clone()),

@@ -27,9 +27,9 @@ async function roundTrip(client) {
   // pg returns int8 as a string so no precision is lost; REAL is stored as a Double.
   assert.equal(r.id, '1');
   assert.equal(r.b, true);
-  // SMALLINT and INTEGER columns are stored as Table Store Integers: they come back int8.
-  assert.equal(r.i2, '-7');
-  assert.equal(r.i4, '2147483647');
+  // SMALLINT and INTEGER columns are int2 and int4, which pg parses into numbers.
+  assert.equal(r.i2, -7);
+  assert.equal(r.i4, 2147483647);
   assert.equal(r.i8, '9007199254740993');
   assert.equal(r.f4, 1.5);
   assert.equal(r.f8, Math.PI);
@@ -38,7 +38,7 @@ async function roundTrip(client) {
   ok('types round trip');
   assert.deepEqual(
     fields.map((f) => [f.name, f.dataTypeID]),
-    [['id', 20], ['b', 16], ['i2', 20], ['i4', 20], ['i8', 20], ['f4', 701], ['f8', 701], ['t', 25], ['bin', 17]],
+    [['id', 20], ['b', 16], ['i2', 21], ['i4', 23], ['i8', 20], ['f4', 701], ['f8', 701], ['t', 25], ['bin', 17]],
   );
   ok('field type OIDs');
 

@@ -176,8 +176,8 @@ def sqlalchemy_inspect(engine):
         ("score", "DOUBLE_PRECISION", True),
         ("active", "BOOLEAN", True),
         ("avatar", "BYTEA", True),
-        # SMALLINT is stored as a Table Store Integer and REAL as a Double.
-        ("small", "BIGINT", True),
+        # SMALLINT keeps its declared type; REAL is stored as a Double.
+        ("small", "SMALLINT", True),
         ("big", "BIGINT", True),
         ("ratio", "DOUBLE_PRECISION", True),
     ]
