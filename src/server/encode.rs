@@ -566,7 +566,6 @@ mod tests {
         .unwrap();
         assert_eq!(&out[..], b"{1e+20,0.5}");
         let mut out = BytesMut::new();
-        let mut out = BytesMut::new();
         let too_big = put_binary(&mut out, &Datum::Int(1 << 40), SqlType::Int4);
         assert_eq!(too_big.unwrap_err().code(), "22003");
         let bools = Datum::Array(vec![Datum::Bool(true), Datum::Bool(false)]);

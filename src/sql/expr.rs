@@ -487,7 +487,7 @@ fn binary(
     let compile_pair = |scope: &mut dyn Scope,
                         params: &mut Params,
                         hint: Option<SqlType>|
-     -> SqlResult<((Scalar, Option<SqlType>), (Scalar, Option<SqlType>))> {
+     -> SqlResult<(Typed, Typed)> {
         let left_is_param =
             matches!(left, Expr::Value(v) if matches!(v.value, ast::Value::Placeholder(_)));
         if left_is_param {
@@ -546,6 +546,9 @@ fn binary(
         }
     })
 }
+
+/// A compiled operand and its type, where known.
+type Typed = (Scalar, Option<SqlType>);
 
 /// The type of integer arithmetic over operands of these types when narrower than
 /// bigint: the wider operand's, an integer literal being an `integer` when it fits.
