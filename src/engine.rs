@@ -166,13 +166,14 @@ impl Engine {
     }
 
     /// Adds a known attribute column (metadata only), declared `width` wide if an
-    /// integer narrower than 64 bits.
+    /// integer narrower than 64 bits, or `single_precision` if a REAL.
     pub async fn add_column(
         &self,
         instance: &str,
         name: &str,
         column: AttrColumn,
         width: Option<IntegerWidth>,
+        single_precision: bool,
     ) -> EngineResult<Arc<TableMeta>> {
         check_name(&column.name)?;
         self.catalog
@@ -185,6 +186,9 @@ impl Engine {
                 meta.column_order.push(column.name.clone());
                 if let Some(width) = width {
                     meta.integer_widths.insert(column.name.clone(), width);
+                }
+                if single_precision {
+                    meta.single_precision.insert(column.name.clone());
                 }
                 meta.columns.push(column);
                 Ok(())

@@ -10,7 +10,7 @@ use super::types::{IntegerWidth, PkType, ValueType};
 use super::validate::{check_instance_name, check_name};
 use crate::storage::{Backend, KeyRange, WriteBatch};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -64,9 +64,18 @@ pub struct TableMeta {
     /// Integer columns (key or attribute) declared narrower than 64 bits.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub integer_widths: BTreeMap<String, IntegerWidth>,
+    /// Double columns declared single precision (SQL `REAL`): written values are
+    /// rounded to the nearest `f32`.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub single_precision: BTreeSet<String>,
 }
 
 impl TableMeta {
+    /// Whether `column` was declared single precision.
+    pub fn is_single_precision(&self, column: &str) -> bool {
+        !self.single_precision.is_empty() && self.single_precision.contains(column)
+    }
+
     /// The narrower integer type `column` was declared with, if any.
     pub fn integer_width(&self, column: &str) -> Option<IntegerWidth> {
         if self.integer_widths.is_empty() {
@@ -116,6 +125,8 @@ pub struct TableSpec {
     pub column_order: Vec<String>,
     /// Integer columns declared narrower than 64 bits.
     pub integer_widths: BTreeMap<String, IntegerWidth>,
+    /// Double columns declared single precision.
+    pub single_precision: BTreeSet<String>,
 }
 
 #[derive(Default)]
@@ -411,6 +422,7 @@ impl Catalog {
             created_ms: now_ms,
             column_order,
             integer_widths: spec.integer_widths,
+            single_precision: spec.single_precision,
         };
         self.store_table(meta, batch).await
     }

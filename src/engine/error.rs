@@ -95,6 +95,10 @@ pub enum EngineError {
     /// PostgreSQL's wording; the column is kept for the log.
     #[error("{} out of range", width.sql_name())]
     IntegerOutOfRange { column: String, width: IntegerWidth },
+    /// A double past single precision's range written to a REAL column (PostgreSQL's
+    /// wording).
+    #[error("value out of range: {}", if *overflow { "overflow" } else { "underflow" })]
+    RealOutOfRange { column: String, overflow: bool },
     #[error("bad continuation key for this range")]
     BadContinuation,
     #[error("the row was changed concurrently too many times; retry")]

@@ -514,8 +514,10 @@ impl Engine {
             }
             if let ColumnOp::Put { value, version, .. } = op {
                 check_value(column, value, &self.limits)?;
-                if let Value::Integer(i) = value {
-                    check_width(table, column, *i)?;
+                match value {
+                    Value::Integer(i) => check_width(table, column, *i)?,
+                    Value::Double(f) => check_single_precision(table, column, *f)?,
+                    _ => {}
                 }
                 if let Some(version) = version {
                     self.check_version(table, column, *version, now)?;
@@ -661,16 +663,18 @@ pub(crate) fn apply_write(
 /// path copies every column name and value into a row before encoding it, which was
 /// half of a COPY's work on its connection's thread. `None` when the write is not the
 /// plain case this covers: only server-versioned puts of distinct columns, no row
-/// returned, every cell visible (so no version is left for GC).
+/// returned, every cell visible (so no version is left for GC), no value to round.
 fn new_row_value(table: &TableMeta, write: &RowWrite, now: i64) -> Option<(Vec<u8>, Capacity)> {
     let RowChange::Put(ops) = &write.change else {
         return None;
     };
+    // (A table with REAL columns takes `apply_write`, which rounds their values.)
     if write.return_row
         || write.condition.row != RowExistence::ExpectNotExist
         || write.condition.column.is_some()
         || table.options.max_versions < 1
         || !table.options.alive(now, now)
+        || !table.single_precision.is_empty()
     {
         return None;
     }
@@ -777,7 +781,7 @@ fn apply_change(
                 } = op
                 {
                     let version = version.or(server).unwrap_or(now);
-                    put_cell(row, column, version, value.clone());
+                    put_cell(row, column, version, as_stored(table, column, value));
                 }
             }
         }
@@ -790,7 +794,7 @@ fn apply_change(
                         version,
                     } => {
                         let version = version.unwrap_or_else(|| server_version(row, column, now));
-                        put_cell(row, column, version, value.clone());
+                        put_cell(row, column, version, as_stored(table, column, value));
                     }
                     ColumnOp::DeleteVersion { column, version } => {
                         if let Some(at) = row
@@ -859,6 +863,33 @@ fn put_cell(row: &mut StoredRow, column: &str, version: i64, value: Value) {
     }
 }
 
+/// `RealOutOfRange` if `column` was declared single precision and `value` is finite but
+/// past its range, or not zero but nearer zero than its smallest value.
+fn check_single_precision(table: &TableMeta, column: &str, value: f64) -> EngineResult<()> {
+    if !table.is_single_precision(column) || !value.is_finite() || value == 0.0 {
+        return Ok(());
+    }
+    let single = value as f32;
+    match (single.is_infinite(), single == 0.0) {
+        (false, false) => Ok(()),
+        (overflow, _) => Err(EngineError::RealOutOfRange {
+            column: column.into(),
+            overflow,
+        }),
+    }
+}
+
+/// A value as a column stores it: a double rounded to the nearest `f32` in a column
+/// declared single precision.
+fn as_stored(table: &TableMeta, column: &str, value: &Value) -> Value {
+    match value {
+        Value::Double(f) if table.is_single_precision(column) => {
+            Value::Double(f64::from(*f as f32))
+        }
+        other => other.clone(),
+    }
+}
+
 /// `IntegerOutOfRange` if `column` was declared narrower than 64 bits and `value` does
 /// not fit (PostgreSQL refuses 40000 in a `smallint` column).
 fn check_width(table: &TableMeta, column: &str, value: i64) -> EngineResult<()> {
@@ -894,6 +925,7 @@ mod tests {
             created_ms: 0,
             column_order: Vec::new(),
             integer_widths: Default::default(),
+            single_precision: Default::default(),
         }
     }
 

@@ -181,6 +181,9 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
         if let Some(width) = integer_width(sql_type(&column.data_type)?) {
             spec.integer_widths.insert(column_name.clone(), width);
         }
+        if sql_type(&column.data_type)? == SqlType::Float4 {
+            spec.single_precision.insert(column_name.clone());
+        }
         if pk_names.contains(&column_name) {
             continue;
         }
@@ -277,6 +280,9 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
         if let Some(width) = integer_width(column.ty) {
             spec.integer_widths.insert(column.name.clone(), width);
         }
+        if column.ty == SqlType::Float4 {
+            spec.single_precision.insert(column.name.clone());
+        }
         if !pk_names.contains(&column.name) {
             spec.columns.push(AttrColumn {
                 name: column.name.clone(),
@@ -319,7 +325,13 @@ pub async fn alter_table(
                     ty: sql_value_type(declared),
                 };
                 match engine
-                    .add_column(instance, &name, column, integer_width(declared))
+                    .add_column(
+                        instance,
+                        &name,
+                        column,
+                        integer_width(declared),
+                        declared == SqlType::Float4,
+                    )
                     .await
                 {
                     Err(EngineError::ColumnExists { .. }) if *if_not_exists => {}

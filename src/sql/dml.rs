@@ -221,6 +221,7 @@ fn column_param_type(table: &TableMeta, name: &str, ty: Option<SqlType>) -> Opti
     match (ty, table.integer_width(name)) {
         (Some(SqlType::Int8), Some(crate::engine::IntegerWidth::Int16)) => Some(SqlType::Int2),
         (Some(SqlType::Int8), Some(crate::engine::IntegerWidth::Int32)) => Some(SqlType::Int4),
+        (Some(SqlType::Float8), _) if table.is_single_precision(name) => Some(SqlType::Float4),
         (ty, _) => ty,
     }
 }

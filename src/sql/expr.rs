@@ -89,6 +89,8 @@ pub enum Function {
     Lower,
     Upper,
     Length,
+    /// A `real`'s text form (`0.1`, not the double it is held in, `0.10000000149011612`).
+    RealText,
 }
 
 /// What expressions are compiled against: the relation's columns and the statement's
@@ -334,7 +336,9 @@ fn compile_unfolded(
             // A constant is cast now; kept under its Cast when its own type would
             // otherwise say something else (5::bigint is a bigint, not an integer).
             let typed = |d: Datum| match ty {
-                SqlType::Int2 | SqlType::Int8 => Scalar::Cast(Box::new(Scalar::Const(d)), ty),
+                SqlType::Int2 | SqlType::Int8 | SqlType::Float4 => {
+                    Scalar::Cast(Box::new(Scalar::Const(d)), ty)
+                }
                 _ => Scalar::Const(d),
             };
             if let (Some(whole), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) =
@@ -345,6 +349,10 @@ fn compile_unfolded(
             let (inner, source) = compile_typed(expr, scope, params, Some(ty))?;
             if let (Scalar::Column(_), Some(source)) = (&inner, source) {
                 refuse_uncastable(source, ty)?;
+            }
+            if let (Scalar::Column(_), Some(SqlType::Float4), SqlType::Text) = (&inner, source, ty)
+            {
+                return Ok(Scalar::Function(Function::RealText, vec![inner]));
             }
             match inner {
                 Scalar::Const(d) => typed(cast(d, ty)?),
@@ -893,6 +901,9 @@ fn int_arg(d: &Datum) -> SqlResult<i64> {
 }
 
 fn call(f: Function, mut args: Vec<Datum>) -> SqlResult<Datum> {
+    if let (Function::RealText, Some(Datum::Float(value))) = (f, args.first()) {
+        return Ok(Datum::Text((*value as f32).to_string()));
+    }
     let text = |d: Datum| match d {
         Datum::Bytes(b) if f == Function::Md5 => b,
         other => as_text(other).into_bytes(),
@@ -903,6 +914,8 @@ fn call(f: Function, mut args: Vec<Datum>) -> SqlResult<Datum> {
         Function::Lower => Datum::Text(String::from_utf8_lossy(&first).to_lowercase()),
         Function::Upper => Datum::Text(String::from_utf8_lossy(&first).to_uppercase()),
         Function::Length => Datum::Int(String::from_utf8_lossy(&first).chars().count() as i64),
+        // A value that is not a double (NULL is handled before `call`).
+        Function::RealText => Datum::Text(String::from_utf8_lossy(&first).into_owned()),
         Function::Lpad => {
             let s: Vec<char> = String::from_utf8_lossy(&first).chars().collect();
             let width = int_arg(&args[0])?.max(0) as usize;

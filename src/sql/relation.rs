@@ -66,11 +66,12 @@ impl Relation {
             } else {
                 continue;
             };
-            // A SMALLINT or INTEGER column is shown as declared; the engine keeps its
-            // values within that width.
+            // A SMALLINT, INTEGER or REAL column is shown as declared; the engine keeps
+            // its values within that width or precision.
             let ty = match (ty, table.integer_width(name)) {
                 (SqlType::Int8, Some(IntegerWidth::Int16)) => SqlType::Int2,
                 (SqlType::Int8, Some(IntegerWidth::Int32)) => SqlType::Int4,
+                (SqlType::Float8, _) if table.is_single_precision(name) => SqlType::Float4,
                 (ty, _) => ty,
             };
             columns.push(RelationColumn {

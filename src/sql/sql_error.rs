@@ -333,6 +333,13 @@ mod tests {
                 },
                 "22003",
             ),
+            (
+                RealOutOfRange {
+                    column: s(),
+                    overflow: true,
+                },
+                "22003",
+            ),
             (BadContinuation, "22023"),
             (WriteConflict, "40001"),
             (Storage(s()), "58030"),

@@ -348,6 +348,9 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
         return Ok(Datum::Null);
     }
     let cast = value_to_datum(datum_to_value(&datum, sql_value_type(ty))?.as_ref());
+    if let (Datum::Float(f), SqlType::Float4) = (&cast, ty) {
+        return single_precision(*f).map(Datum::Float);
+    }
     if let (Datum::Int(i), Some(width)) = (&cast, integer_width(ty)) {
         if !width.holds(*i) {
             return Err(SqlError::new(
@@ -357,6 +360,25 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
         }
     }
     Ok(cast)
+}
+
+/// A double rounded to the nearest `real`, or 22003 past a real's range, as PostgreSQL's
+/// float8 to float4 conversion.
+pub fn single_precision(value: f64) -> SqlResult<f64> {
+    let single = value as f32;
+    let out_of_range = |why: &str| {
+        SqlError::new(
+            SqlState::NumericValueOutOfRange,
+            format!("value out of range: {why}"),
+        )
+    };
+    if value.is_finite() && single.is_infinite() {
+        return Err(out_of_range("overflow"));
+    }
+    if value != 0.0 && single == 0.0 {
+        return Err(out_of_range("underflow"));
+    }
+    Ok(f64::from(single))
 }
 
 /// The range a `SMALLINT` or `INTEGER` keeps: stored as Table Store's 64-bit Integer,

@@ -47,7 +47,9 @@ impl From<&EngineError> for SqlState {
             BadOption { .. } | VersionOutOfRange { .. } | ExpiredWrite { .. } | BadContinuation => {
                 SqlState::InvalidParameterValue
             }
-            IncrementOverflow { .. } | IntegerOutOfRange { .. } => SqlState::NumericValueOutOfRange,
+            IncrementOverflow { .. } | IntegerOutOfRange { .. } | RealOutOfRange { .. } => {
+                SqlState::NumericValueOutOfRange
+            }
             WriteConflict => SqlState::SerializationFailure,
             // The engine keeps the storage layer's failures as text; whatever their
             // cause, the client sees an I/O failure and the log has the details.

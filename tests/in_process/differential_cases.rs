@@ -449,3 +449,29 @@ async fn integer_columns_keep_their_declared_types() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// REAL columns are `float4`: values are rounded to single precision when written (so
+/// `r = 0.1::real` finds the row and `r * 2` computes on the rounded value), shown
+/// as a float4 is, and a value past its range is 22003.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_columns_are_single_precision() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (k BIGINT PRIMARY KEY, r REAL, d DOUBLE PRECISION)",
+        "INSERT INTO t VALUES (1, 0.1, 0.1), (2, 3.14159265358979, 3.14159265358979), \
+         (3, 1e30, 1e30), (4, NULL, 2) RETURNING r",
+        "INSERT INTO t VALUES (5, 1e300, 1)",
+        "INSERT INTO t VALUES (6, 1e-300, 1)",
+        "SELECT * FROM t ORDER BY k",
+        "SELECT k, r FROM t WHERE k = 2",
+        "SELECT r * 2, r + d FROM t ORDER BY k",
+        "SELECT r::text FROM t WHERE k = 1",
+        "SELECT k FROM t WHERE r = 0.1",
+        "SELECT k FROM t WHERE r = 0.1::real",
+        "SELECT 0.1::real, CAST(3.14159265358979 AS real)",
+        "UPDATE t SET r = r * 3 WHERE k = 1 RETURNING r",
+        "SELECT max(r), min(r) FROM t",
+        "SELECT atttypid::int FROM pg_attribute WHERE attrelid = 't'::regclass AND attnum = 2",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -6,8 +6,8 @@
 use crate::sql::sql_types::{ArrayOf, Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float64Builder, Int16Builder,
-    Int32Builder, Int64Builder, StringBuilder,
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float32Builder, Float64Builder,
+    Int16Builder, Int32Builder, Int64Builder, StringBuilder,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
@@ -153,6 +153,18 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
                         Some(*i)
                     } else {
                         None
+                    })
+                });
+                Arc::new(b.finish())
+            }
+            // REAL columns, whose values the engine keeps in single precision.
+            DataType::Float32 => {
+                let mut b = Float32Builder::with_capacity(rows.len());
+                values.for_each(|d| {
+                    b.append_option(match d {
+                        Datum::Float(f) => Some(*f as f32),
+                        Datum::Int(i) => Some(*i as f32),
+                        _ => None,
                     })
                 });
                 Arc::new(b.finish())

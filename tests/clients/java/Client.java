@@ -122,11 +122,11 @@ public class Client {
         List<String> want = List.of(
                 "id:int8:" + Types.BIGINT + ":1:NO",
                 "b:bool:" + Types.BIT + ":2:YES",
-                // SMALLINT/INTEGER keep their declared types; REAL is stored as a Double.
+                // SMALLINT, INTEGER and REAL keep their declared types.
                 "i2:int2:" + Types.SMALLINT + ":3:YES",
                 "i4:int4:" + Types.INTEGER + ":4:YES",
                 "i8:int8:" + Types.BIGINT + ":5:YES",
-                "f4:float8:" + Types.DOUBLE + ":6:YES",
+                "f4:float4:" + Types.REAL + ":6:YES",
                 "f8:float8:" + Types.DOUBLE + ":7:YES",
                 "t:text:" + Types.VARCHAR + ":8:YES",
                 "bin:bytea:" + Types.BINARY + ":9:YES");
@@ -310,8 +310,8 @@ public class Client {
                     if (k == 0 && base == 0) {
                         ResultSetMetaData m = rs.getMetaData();
                         int[] want = {Types.BIGINT, Types.BIT, Types.SMALLINT, Types.INTEGER, Types.BIGINT,
-                            Types.DOUBLE, Types.DOUBLE, Types.VARCHAR, Types.BINARY};
-                        String[] names = {"int8", "bool", "int2", "int4", "int8", "float8", "float8", "text", "bytea"};
+                            Types.REAL, Types.DOUBLE, Types.VARCHAR, Types.BINARY};
+                        String[] names = {"int8", "bool", "int2", "int4", "int8", "float4", "float8", "text", "bytea"};
                         check(m.getColumnCount() == 9, "column count");
                         for (int c = 1; c <= 9; c++) {
                             check(m.getColumnType(c) == want[c - 1], "ResultSetMetaData type of column " + c + " " + m.getColumnType(c));

@@ -176,10 +176,9 @@ def sqlalchemy_inspect(engine):
         ("score", "DOUBLE_PRECISION", True),
         ("active", "BOOLEAN", True),
         ("avatar", "BYTEA", True),
-        # SMALLINT keeps its declared type; REAL is stored as a Double.
         ("small", "SMALLINT", True),
         ("big", "BIGINT", True),
-        ("ratio", "DOUBLE_PRECISION", True),
+        ("ratio", "REAL", True),
     ]
     check(got == want, f"get_columns users {got}")
     pk = insp.get_pk_constraint("users")
