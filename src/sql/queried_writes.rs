@@ -206,7 +206,12 @@ impl QueriedWrite {
         for attempt in 0..dml::MAX_REEVALUATIONS {
             let rows = self.query.read_all(state, params.clone()).await?;
             let mut matched = Vec::with_capacity(rows.len());
+            let computed_from = keys + guards.len();
             for row in rows {
+                // Every row has the query's columns: keys, guarded columns, then items.
+                if row.len() < computed_from {
+                    return Err(SqlError::internal("a queried write's row lacks its key"));
+                }
                 let pk = row[..keys]
                     .iter()
                     .zip(&self.table.pk)
@@ -225,7 +230,7 @@ impl QueriedWrite {
                 };
                 let (change, return_row) = match &self.change {
                     Change::Update { columns, returning } => (
-                        RowChange::Update(new_values(columns, &row[keys + guards.len()..])?),
+                        RowChange::Update(new_values(columns, &row[computed_from..])?),
                         returning.is_some(),
                     ),
                     Change::Delete { .. } => (RowChange::Delete, false),
@@ -252,7 +257,7 @@ impl QueriedWrite {
                         count += 1;
                         written_rows.extend(written);
                         if let Change::Delete { returning: Some(_) } = &self.change {
-                            returned.push(row[keys + guards.len()..].to_vec());
+                            returned.push(row[computed_from..].to_vec());
                         }
                     }
                     WriteOutcome::ConditionFailed(_) if !in_block && !guards.is_empty() => {
