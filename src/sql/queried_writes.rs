@@ -304,6 +304,11 @@ fn new_values(
     columns: &[(String, Option<ValueType>)],
     values: &[Datum],
 ) -> SqlResult<Vec<ColumnOp>> {
+    if values.len() != columns.len() {
+        return Err(SqlError::internal(
+            "a queried UPDATE's row lacks a new value",
+        ));
+    }
     columns
         .iter()
         .zip(values)
