@@ -47,3 +47,30 @@ fn table_oids_survive_a_restart() {
     assert_eq!(before.lines().count(), 4, "b, b_pkey, c, c_pkey: {before}");
     assert_eq!(before, String::from_utf8_lossy(&after));
 }
+
+/// Declared SMALLINT, INTEGER and REAL columns keep their types across a restart (the
+/// catalog records them), and so does the rounding of REAL values.
+#[test]
+fn declared_column_types_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let query = "SELECT string_agg(atttypid::text, ' ' ORDER BY attnum) FROM pg_attribute \
+                 WHERE attrelid = 't'::regclass AND attnum > 1 \
+                 UNION ALL SELECT (r = 0.1::real)::text || ' ' || r::text FROM t";
+    let before = {
+        let server = Pgwide::start(&data, &[], &[]);
+        server.setup(&[
+            "CREATE TABLE t (k BIGINT PRIMARY KEY, s SMALLINT, i INTEGER)",
+            "ALTER TABLE t ADD COLUMN r REAL",
+            "INSERT INTO t VALUES (1, 2, 3, 0.1)",
+        ]);
+        server.psql_args(&["-A", "-t", "-c", query]).stdout
+    };
+    let after = Pgwide::start(&data, &[], &[])
+        .psql_args(&["-A", "-t", "-c", query])
+        .stdout;
+    let before = String::from_utf8_lossy(&before).into_owned();
+    // int2, int4 and float4; the REAL value is the real nearest 0.1.
+    assert_eq!(before.trim(), "21 23 700\ntrue 0.1");
+    assert_eq!(before, String::from_utf8_lossy(&after));
+}
