@@ -166,7 +166,8 @@ impl Engine {
     }
 
     /// Adds a known attribute column (metadata only), declared `width` wide if an
-    /// integer narrower than 64 bits, or `single_precision` if a REAL.
+    /// integer narrower than 64 bits, `single_precision` if a REAL, at most `max_chars`
+    /// long if a `VARCHAR(n)`.
     pub async fn add_column(
         &self,
         instance: &str,
@@ -174,6 +175,7 @@ impl Engine {
         column: AttrColumn,
         width: Option<IntegerWidth>,
         single_precision: bool,
+        max_chars: Option<u32>,
     ) -> EngineResult<Arc<TableMeta>> {
         check_name(&column.name)?;
         self.catalog
@@ -189,6 +191,9 @@ impl Engine {
                 }
                 if single_precision {
                     meta.single_precision.insert(column.name.clone());
+                }
+                if let Some(limit) = max_chars {
+                    meta.max_chars.insert(column.name.clone(), limit);
                 }
                 meta.columns.push(column);
                 Ok(())

@@ -66,6 +66,7 @@ sqlstates! {
     InsufficientPrivilege => "42501",
     InvalidName => "42602",
     DatatypeMismatch => "42804",
+    StringDataRightTruncation => "22001",
     CannotCoerce => "42846",
     GeneratedAlways => "428C9",
     UndefinedColumn => "42703",

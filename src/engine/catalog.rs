@@ -68,9 +68,20 @@ pub struct TableMeta {
     /// rounded to the nearest `f32`.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub single_precision: BTreeSet<String>,
+    /// String columns declared with a length limit (SQL `VARCHAR(n)`), in characters.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub max_chars: BTreeMap<String, u32>,
 }
 
 impl TableMeta {
+    /// The length limit `column` was declared with, in characters, if any.
+    pub fn max_chars(&self, column: &str) -> Option<u32> {
+        if self.max_chars.is_empty() {
+            return None;
+        }
+        self.max_chars.get(column).copied()
+    }
+
     /// Whether `column` was declared single precision.
     pub fn is_single_precision(&self, column: &str) -> bool {
         !self.single_precision.is_empty() && self.single_precision.contains(column)
@@ -127,6 +138,8 @@ pub struct TableSpec {
     pub integer_widths: BTreeMap<String, IntegerWidth>,
     /// Double columns declared single precision.
     pub single_precision: BTreeSet<String>,
+    /// String columns declared with a length limit, in characters.
+    pub max_chars: BTreeMap<String, u32>,
 }
 
 #[derive(Default)]
@@ -423,6 +436,7 @@ impl Catalog {
             column_order,
             integer_widths: spec.integer_widths,
             single_precision: spec.single_precision,
+            max_chars: spec.max_chars,
         };
         self.store_table(meta, batch).await
     }

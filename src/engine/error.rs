@@ -99,6 +99,9 @@ pub enum EngineError {
     /// wording).
     #[error("value out of range: {}", if *overflow { "overflow" } else { "underflow" })]
     RealOutOfRange { column: String, overflow: bool },
+    /// A string longer than a `VARCHAR(n)` column's limit (PostgreSQL's wording).
+    #[error("value too long for type character varying({limit})")]
+    ValueTooLong { column: String, limit: u32 },
     #[error("bad continuation key for this range")]
     BadContinuation,
     #[error("the row was changed concurrently too many times; retry")]

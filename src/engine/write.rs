@@ -490,8 +490,12 @@ impl Engine {
     ) -> EngineResult<()> {
         self.check_pk(table, &write.pk)?;
         for (column, value) in table.pk.iter().zip(&write.pk) {
-            if let PkValue::Integer(i) = value {
-                check_width(table, &column.name, *i)?;
+            match value {
+                PkValue::Integer(i) => check_width(table, &column.name, *i)?,
+                // A key is never truncated: a longer one is refused even if the rest is
+                // blanks.
+                PkValue::String(s) => check_length(table, &column.name, s, false)?,
+                _ => {}
             }
         }
         let ops = match &write.change {
@@ -517,6 +521,7 @@ impl Engine {
                 match value {
                     Value::Integer(i) => check_width(table, column, *i)?,
                     Value::Double(f) => check_single_precision(table, column, *f)?,
+                    Value::String(s) => check_length(table, column, s, true)?,
                     _ => {}
                 }
                 if let Some(version) = version {
@@ -663,7 +668,8 @@ pub(crate) fn apply_write(
 /// path copies every column name and value into a row before encoding it, which was
 /// half of a COPY's work on its connection's thread. `None` when the write is not the
 /// plain case this covers: only server-versioned puts of distinct columns, no row
-/// returned, every cell visible (so no version is left for GC), no value to round.
+/// returned, every cell visible (so no version is left for GC), no value to round or
+/// cut to a length limit.
 fn new_row_value(table: &TableMeta, write: &RowWrite, now: i64) -> Option<(Vec<u8>, Capacity)> {
     let RowChange::Put(ops) = &write.change else {
         return None;
@@ -685,7 +691,7 @@ fn new_row_value(table: &TableMeta, write: &RowWrite, now: i64) -> Option<(Vec<u
                 column,
                 value,
                 version: None,
-            } => cells.push((column.as_str(), now, value)),
+            } if !over_length(table, column, value) => cells.push((column.as_str(), now, value)),
             _ => return None,
         }
     }
@@ -879,12 +885,51 @@ fn check_single_precision(table: &TableMeta, column: &str, value: f64) -> Engine
     }
 }
 
+/// `ValueTooLong` if `column` was declared `VARCHAR(n)` and `value` is longer, unless
+/// (when `blanks_truncate`) only blanks are past the limit: PostgreSQL stores those
+/// truncated (`as_stored`).
+fn check_length(
+    table: &TableMeta,
+    column: &str,
+    value: &str,
+    blanks_truncate: bool,
+) -> EngineResult<()> {
+    let Some(limit) = table.max_chars(column) else {
+        return Ok(());
+    };
+    let mut rest = value.chars().skip(limit as usize);
+    let fits = match blanks_truncate {
+        true => rest.all(|c| c == ' '),
+        false => rest.next().is_none(),
+    };
+    match fits {
+        true => Ok(()),
+        false => Err(EngineError::ValueTooLong {
+            column: column.into(),
+            limit,
+        }),
+    }
+}
+
+/// Whether `value` is longer than `column`'s declared limit (and so must be truncated).
+fn over_length(table: &TableMeta, column: &str, value: &Value) -> bool {
+    match (value, table.max_chars(column)) {
+        (Value::String(s), Some(limit)) => s.chars().nth(limit as usize).is_some(),
+        _ => false,
+    }
+}
+
 /// A value as a column stores it: a double rounded to the nearest `f32` in a column
-/// declared single precision.
+/// declared single precision; a string cut to a `VARCHAR(n)` column's limit (what
+/// `check_length` let past it is blanks).
 fn as_stored(table: &TableMeta, column: &str, value: &Value) -> Value {
     match value {
         Value::Double(f) if table.is_single_precision(column) => {
             Value::Double(f64::from(*f as f32))
+        }
+        Value::String(s) if over_length(table, column, value) => {
+            let limit = table.max_chars(column).unwrap_or(u32::MAX) as usize;
+            Value::String(s.chars().take(limit).collect())
         }
         other => other.clone(),
     }
@@ -926,6 +971,7 @@ mod tests {
             column_order: Vec::new(),
             integer_widths: Default::default(),
             single_precision: Default::default(),
+            max_chars: Default::default(),
         }
     }
 

@@ -184,6 +184,9 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
         if sql_type(&column.data_type)? == SqlType::Float4 {
             spec.single_precision.insert(column_name.clone());
         }
+        if let Some(limit) = max_chars(&column.data_type)? {
+            spec.max_chars.insert(column_name.clone(), limit);
+        }
         if pk_names.contains(&column_name) {
             continue;
         }
@@ -293,6 +296,30 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
     Ok(spec)
 }
 
+/// The length limit of a `VARCHAR(n)` (`CHARACTER VARYING(n)`), in characters; 0 is
+/// 22023 as in PostgreSQL.
+fn max_chars(data_type: &ast::DataType) -> SqlResult<Option<u32>> {
+    let (ast::DataType::Varchar(Some(length)) | ast::DataType::CharacterVarying(Some(length))) =
+        data_type
+    else {
+        return Ok(None);
+    };
+    let ast::CharacterLength::IntegerLength { length, .. } = length else {
+        return Ok(None);
+    };
+    let refused = |why: &str| {
+        Err(SqlError::new(
+            SqlState::InvalidParameterValue,
+            format!("length for type varchar {why}"),
+        ))
+    };
+    match u32::try_from(*length) {
+        Ok(0) => refused("must be at least 1"),
+        Ok(limit) if limit <= 10_485_760 => Ok(Some(limit)),
+        _ => refused("cannot exceed 10485760"),
+    }
+}
+
 /// ALTER TABLE ... SET (...) / ADD COLUMN.
 pub async fn alter_table(
     engine: &Engine,
@@ -331,6 +358,7 @@ pub async fn alter_table(
                         column,
                         integer_width(declared),
                         declared == SqlType::Float4,
+                        max_chars(&column_def.data_type)?,
                     )
                     .await
                 {

@@ -174,7 +174,7 @@ pub(super) fn plan_returning(
                     (_, Expr::CompoundIdentifier(parts)) => {
                         parts.last().map(fold).unwrap_or_default()
                     }
-                    _ => "?column?".into(),
+                    _ => super::expr::output_name(expr),
                 };
                 columns.push(OutputColumn {
                     name,

@@ -340,6 +340,13 @@ mod tests {
                 },
                 "22003",
             ),
+            (
+                ValueTooLong {
+                    column: s(),
+                    limit: 3,
+                },
+                "22001",
+            ),
             (BadContinuation, "22023"),
             (WriteConflict, "40001"),
             (Storage(s()), "58030"),

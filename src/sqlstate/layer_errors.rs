@@ -50,6 +50,7 @@ impl From<&EngineError> for SqlState {
             IncrementOverflow { .. } | IntegerOutOfRange { .. } | RealOutOfRange { .. } => {
                 SqlState::NumericValueOutOfRange
             }
+            ValueTooLong { .. } => SqlState::StringDataRightTruncation,
             WriteConflict => SqlState::SerializationFailure,
             // The engine keeps the storage layer's failures as text; whatever their
             // cause, the client sees an I/O failure and the log has the details.

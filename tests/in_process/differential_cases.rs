@@ -475,3 +475,29 @@ async fn real_columns_are_single_precision() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// VARCHAR(n) limits are enforced on every write form (22001), blanks past the limit are
+/// cut as PostgreSQL cuts them, and the limit counts characters, not bytes. (Values are
+/// compared as text: pgwide shows VARCHAR columns as `text`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn varchar_lengths_are_enforced() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (k VARCHAR(4) PRIMARY KEY, v VARCHAR(3), w CHARACTER VARYING(2))",
+        "INSERT INTO t VALUES ('a', 'abc', 'xy')",
+        "INSERT INTO t VALUES ('b', 'abcd', 'x')",
+        "INSERT INTO t VALUES ('c', 'ab   ', 'x  ')",
+        "INSERT INTO t VALUES ('toolong', 'a', 'b')",
+        "INSERT INTO t VALUES ('d', 'éèê', 'ñ'), ('e', 'éèêë', 'ñ')",
+        "INSERT INTO t VALUES ('d', 'éèê', 'ñ')",
+        "UPDATE t SET v = 'wxyz' WHERE k = 'a'",
+        "UPDATE t SET v = v || 'q' WHERE k = 'd'",
+        "UPDATE t SET v = upper(v) || '  ' WHERE k = 'c' RETURNING v::text, length(v)",
+        "INSERT INTO t VALUES ('a', 'z', 'z') ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v || 'zz'",
+        "SELECT k::text, v::text, length(v), w::text FROM t ORDER BY k",
+        "ALTER TABLE t ADD COLUMN n VARCHAR(2)",
+        "INSERT INTO t (k, v, w, n) VALUES ('f', 'a', 'b', 'abc')",
+        "SELECT count(*) FROM t WHERE k = 'f'",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -5,7 +5,7 @@
 
 use crate::sql::expr::fold;
 use crate::sql::sql_types::{SqlError, SqlResult};
-use sqlparser::ast::{ColumnDef, ColumnOption, CreateTable, DataType, TableConstraint};
+use sqlparser::ast::{self, ColumnDef, ColumnOption, CreateTable, DataType, TableConstraint};
 
 fn refused(what: impl std::fmt::Display) -> SqlError {
     SqlError::unsupported(format!(
@@ -67,12 +67,14 @@ pub fn check_column(column: &ColumnDef) -> SqlResult<()> {
 }
 
 /// Refuses a declared type whose modifier or semantics pgwide would not keep: a length
-/// limit (`VARCHAR(3)` would store longer strings) or blank-padded `CHAR`.
+/// limit it does not enforce (`NVARCHAR(3)`, `VARCHAR(MAX)`; `VARCHAR(n)` it does, see
+/// `ddl::max_chars`) or blank-padded `CHAR`.
 fn check_type(column: &str, data_type: &DataType) -> SqlResult<()> {
     let limited = match data_type {
-        DataType::Varchar(Some(_))
-        | DataType::CharacterVarying(Some(_))
-        | DataType::Nvarchar(Some(_)) => true,
+        DataType::Varchar(Some(length)) | DataType::CharacterVarying(Some(length)) => {
+            !matches!(length, ast::CharacterLength::IntegerLength { .. })
+        }
+        DataType::Nvarchar(Some(_)) => true,
         DataType::Char(_) | DataType::Character(_) => {
             return Err(refused(format!(
                 "the blank-padded type {data_type} of column \"{column}\" (TEXT or VARCHAR \
