@@ -441,6 +441,9 @@ async fn integer_columns_keep_their_declared_types() {
         "UPDATE t SET i = i + 1 WHERE k = 1",
         "UPDATE t SET i = i * 2 WHERE k = 3 RETURNING k, i",
         "SELECT 1 + 2, 2000000000 + 2000000000",
+        "SELECT pg_typeof(k)::text, pg_typeof(s)::text, pg_typeof(i + 1)::text, \
+         pg_typeof(b)::text, pg_typeof(NULL)::text, pg_typeof(array_agg(k))::text \
+         FROM t WHERE k = 1 GROUP BY k, s, i, b",
         "SELECT atttypid::int, attname::text FROM pg_attribute \
          WHERE attrelid = 't'::regclass AND attnum > 0 ORDER BY attnum",
         "SELECT data_type::text FROM information_schema.columns WHERE table_name = 't' \

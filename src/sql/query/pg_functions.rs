@@ -60,6 +60,19 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
     ] {
         add(name, DataType::Boolean, Arc::clone(&yes))?;
     }
+    // The type of the argument as PostgreSQL names it (`integer`, `text[]`); an untyped
+    // NULL is `unknown`, as in PostgreSQL.
+    add(
+        "pg_typeof",
+        DataType::Utf8,
+        Arc::new(|args| {
+            let name = match args.first().map(ScalarValue::data_type) {
+                Some(DataType::Null) | None => "unknown",
+                Some(ty) => super::convert::sql_type(&ty).name(),
+            };
+            text(Some(name.to_string()))
+        }),
+    )?;
     let null: Arc<Body> = Arc::new(|_| text(None));
     for name in [
         "pg_get_expr",
