@@ -38,8 +38,8 @@ pub use size::TableSize;
 pub use staging::{StagedMark, StagedView, StagedWrites};
 pub use stored::ReadOptions;
 pub use types::{
-    Cell, IntegerWidth, PkBound, PkRef, PkType, PkValue, PrimaryKey, Row, Value, ValueRef,
-    ValueType,
+    single_precision, Cell, IntegerWidth, PkBound, PkRef, PkType, PkValue, PrimaryKey, Row, Value,
+    ValueRef, ValueType,
 };
 pub use validate::{check_instance_name, check_name};
 pub use view::{CellRef, RowView};

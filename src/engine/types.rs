@@ -295,6 +295,20 @@ impl Row {
     }
 }
 
+/// A double rounded to the nearest `f32` (SQL `real`) and widened back. `Err(true)` when
+/// a finite value is past a real's range (overflow), `Err(false)` when a non-zero value
+/// is nearer zero than any real (underflow); infinities and NaN pass.
+pub fn single_precision(value: f64) -> Result<f64, bool> {
+    let single = value as f32;
+    if value.is_finite() && single.is_infinite() {
+        return Err(true);
+    }
+    if value != 0.0 && single == 0.0 {
+        return Err(false);
+    }
+    Ok(f64::from(single))
+}
+
 /// A narrower integer type than Table Store's 64-bit Integer that a column was declared
 /// with (SQL `SMALLINT` or `INTEGER`): a write of a value outside its range is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

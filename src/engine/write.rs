@@ -872,13 +872,12 @@ fn put_cell(row: &mut StoredRow, column: &str, version: i64, value: Value) {
 /// `RealOutOfRange` if `column` was declared single precision and `value` is finite but
 /// past its range, or not zero but nearer zero than its smallest value.
 fn check_single_precision(table: &TableMeta, column: &str, value: f64) -> EngineResult<()> {
-    if !table.is_single_precision(column) || !value.is_finite() || value == 0.0 {
+    if !table.is_single_precision(column) {
         return Ok(());
     }
-    let single = value as f32;
-    match (single.is_infinite(), single == 0.0) {
-        (false, false) => Ok(()),
-        (overflow, _) => Err(EngineError::RealOutOfRange {
+    match super::types::single_precision(value) {
+        Ok(_) => Ok(()),
+        Err(overflow) => Err(EngineError::RealOutOfRange {
             column: column.into(),
             overflow,
         }),

@@ -428,21 +428,48 @@ fn plan_assignments(
     Ok(out)
 }
 
+/// The table an UPDATE changes; UPDATE ... FROM, a join or a versions relation is 0A000.
+pub(super) fn update_target(
+    engine: &Engine,
+    instance: &str,
+    update: &ast::Update,
+) -> SqlResult<Relation> {
+    if update.from.is_some() || !update.table.joins.is_empty() {
+        return Err(SqlError::unsupported("UPDATE ... FROM is not supported"));
+    }
+    let relation = super::relation::resolve_relation(engine, instance, &update.table.relation)?;
+    if relation.kind != RelationKind::Table {
+        return Err(SqlError::unsupported(
+            "versions relations cannot be updated",
+        ));
+    }
+    Ok(relation)
+}
+
+/// The one table a DELETE deletes from; several tables, a join or USING is 0A000
+/// (USING was once parsed and ignored).
+pub(super) fn delete_target(delete: &ast::Delete) -> SqlResult<&ast::TableFactor> {
+    let from = match &delete.from {
+        ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
+    };
+    let [target] = from.as_slice() else {
+        return Err(SqlError::unsupported(
+            "DELETE from several tables is not supported",
+        ));
+    };
+    if delete.using.is_some() || !target.joins.is_empty() {
+        return Err(SqlError::unsupported("DELETE ... USING is not supported"));
+    }
+    Ok(&target.relation)
+}
+
 pub fn plan_update(
     engine: &Engine,
     instance: &str,
     update: &ast::Update,
     params: &mut Params,
 ) -> SqlResult<UpdatePlan> {
-    if update.from.is_some() || !update.table.joins.is_empty() {
-        return Err(SqlError::unsupported("UPDATE ... FROM is not supported"));
-    }
-    let mut relation = super::relation::resolve_relation(engine, instance, &update.table.relation)?;
-    if relation.kind != RelationKind::Table {
-        return Err(SqlError::unsupported(
-            "versions relations cannot be updated",
-        ));
-    }
+    let mut relation = update_target(engine, instance, update)?;
     let table = Arc::clone(&relation.table);
     let assignments = plan_assignments(&table, &update.assignments, false, &mut relation, params)?;
     let read = plan_read(
@@ -465,15 +492,7 @@ pub fn plan_delete(
     delete: &ast::Delete,
     params: &mut Params,
 ) -> SqlResult<DeletePlan> {
-    let from = match &delete.from {
-        ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
-    };
-    let [target] = from.as_slice() else {
-        return Err(SqlError::unsupported(
-            "DELETE from several tables is not supported",
-        ));
-    };
-    let relation = super::relation::resolve_relation(engine, instance, &target.relation)?;
+    let relation = super::relation::resolve_relation(engine, instance, delete_target(delete)?)?;
     // DELETE RETURNING evaluates its items on the rows the read finds before deleting
     // them, so the read must fetch the columns they use: they are compiled first, and
     // the read planned over the relation with their slots.

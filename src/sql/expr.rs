@@ -566,18 +566,17 @@ fn narrow_integer_result(
     right: &Scalar,
     right_type: Option<SqlType>,
 ) -> Option<SqlType> {
-    let rank = |s: &Scalar, ty: Option<SqlType>| match (s, ty) {
-        (Scalar::Const(Datum::Int(i)), _) => Some(if i32::try_from(*i).is_ok() { 2 } else { 3 }),
-        (_, Some(SqlType::Int2)) => Some(1),
-        (_, Some(SqlType::Int4)) => Some(2),
-        (_, Some(SqlType::Int8)) => Some(3),
-        _ => None,
+    let type_of = |s: &Scalar, ty: Option<SqlType>| match s {
+        Scalar::Const(Datum::Int(i)) if i32::try_from(*i).is_ok() => Some(SqlType::Int4),
+        Scalar::Const(Datum::Int(_)) => Some(SqlType::Int8),
+        _ => ty.filter(|ty| ty.integer_rank().is_some()),
     };
-    match rank(left, left_type)?.max(rank(right, right_type)?) {
-        1 => Some(SqlType::Int2),
-        2 => Some(SqlType::Int4),
-        _ => None,
-    }
+    let (left, right) = (type_of(left, left_type)?, type_of(right, right_type)?);
+    let wider = match left.integer_rank() >= right.integer_rank() {
+        true => left,
+        false => right,
+    };
+    (wider != SqlType::Int8).then_some(wider)
 }
 
 /// Compiles and reports the expression's type when it is a column (for inference).

@@ -65,15 +65,7 @@ impl QueriedWrite {
         update: &ast::Update,
         params: &mut Params,
     ) -> SqlResult<QueriedWrite> {
-        if update.from.is_some() || !update.table.joins.is_empty() {
-            return Err(SqlError::unsupported("UPDATE ... FROM is not supported"));
-        }
-        let relation = resolve_relation(&state.engine, &state.instance, &update.table.relation)?;
-        if relation.kind != RelationKind::Table {
-            return Err(SqlError::unsupported(
-                "versions relations cannot be updated",
-            ));
-        }
+        let relation = dml::update_target(&state.engine, &state.instance, update)?;
         let table = Arc::clone(&relation.table);
         let mut columns = Vec::new();
         let mut values = Vec::new();
@@ -117,18 +109,8 @@ impl QueriedWrite {
         delete: &ast::Delete,
         params: &mut Params,
     ) -> SqlResult<QueriedWrite> {
-        let from = match &delete.from {
-            ast::FromTable::WithFromKeyword(t) | ast::FromTable::WithoutKeyword(t) => t,
-        };
-        let [target] = from.as_slice() else {
-            return Err(SqlError::unsupported(
-                "DELETE from several tables is not supported",
-            ));
-        };
-        if delete.using.is_some() || !target.joins.is_empty() {
-            return Err(SqlError::unsupported("DELETE ... USING is not supported"));
-        }
-        let relation = resolve_relation(&state.engine, &state.instance, &target.relation)?;
+        let target = dml::delete_target(delete)?;
+        let relation = resolve_relation(&state.engine, &state.instance, target)?;
         if relation.kind != RelationKind::Table {
             return Err(SqlError::unsupported(
                 "this DELETE from a versions relation is not supported",
@@ -147,7 +129,7 @@ impl QueriedWrite {
             &table,
             &guarded,
             &returned,
-            &target.relation,
+            target,
             delete.selection.as_ref(),
             params,
         )?;

@@ -251,19 +251,15 @@ pub fn output_type(s: &Scalar, rel: Option<&Relation>, params: &Params) -> SqlTy
             let first =
                 first_typed(operands).map_or(SqlType::Text, |o| output_type(o, rel, params));
             // Integers of several widths resolve to the widest, as PostgreSQL resolves them.
-            let rank = |ty: SqlType| match ty {
-                SqlType::Int2 => Some(1),
-                SqlType::Int4 => Some(2),
-                SqlType::Int8 => Some(3),
-                _ => None,
-            };
             operands
                 .iter()
                 .filter(|o| !matches!(o, Scalar::Const(Datum::Null)))
                 .map(|o| output_type(o, rel, params))
-                .try_fold(first, |widest, ty| match (rank(widest), rank(ty)) {
-                    (Some(a), Some(b)) => Some(if b > a { ty } else { widest }),
-                    _ => None,
+                .try_fold(first, |widest, ty| {
+                    match (widest.integer_rank(), ty.integer_rank()) {
+                        (Some(a), Some(b)) => Some(if b > a { ty } else { widest }),
+                        _ => None,
+                    }
                 })
                 .unwrap_or(first)
         }

@@ -115,6 +115,17 @@ impl SqlType {
         })
     }
 
+    /// An integer type's width rank (smallint 1, integer 2, bigint 3): where integers of
+    /// two types meet, the wider one is the result's, as PostgreSQL resolves them.
+    pub fn integer_rank(self) -> Option<u8> {
+        match self {
+            SqlType::Int2 => Some(1),
+            SqlType::Int4 => Some(2),
+            SqlType::Int8 => Some(3),
+            _ => None,
+        }
+    }
+
     /// The name PostgreSQL prints for the type.
     pub fn name(self) -> &'static str {
         match self {

@@ -365,20 +365,15 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
 /// A double rounded to the nearest `real`, or 22003 past a real's range, as PostgreSQL's
 /// float8 to float4 conversion.
 pub fn single_precision(value: f64) -> SqlResult<f64> {
-    let single = value as f32;
-    let out_of_range = |why: &str| {
+    crate::engine::single_precision(value).map_err(|overflow| {
         SqlError::new(
             SqlState::NumericValueOutOfRange,
-            format!("value out of range: {why}"),
+            format!(
+                "value out of range: {}",
+                if overflow { "overflow" } else { "underflow" }
+            ),
         )
-    };
-    if value.is_finite() && single.is_infinite() {
-        return Err(out_of_range("overflow"));
-    }
-    if value != 0.0 && single == 0.0 {
-        return Err(out_of_range("underflow"));
-    }
-    Ok(f64::from(single))
+    })
 }
 
 /// The range a `SMALLINT` or `INTEGER` keeps: stored as Table Store's 64-bit Integer,

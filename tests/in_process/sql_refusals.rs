@@ -24,6 +24,7 @@ async fn unenforced_declarations_are_refused_and_create_nothing() {
         "CREATE TABLE r (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, a TEXT)",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a CHAR(3))",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a NVARCHAR(3))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a VARCHAR(3 OCTETS))",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT COLLATE \"C\")",
         "CREATE TEMP TABLE r (id BIGINT PRIMARY KEY)",
         "CREATE OR REPLACE TABLE r (id BIGINT PRIMARY KEY)",
@@ -48,6 +49,8 @@ async fn unenforced_declarations_are_refused_and_create_nothing() {
         "ALTER TABLE r ADD COLUMN d TEXT NOT NULL",
         "ALTER TABLE r ADD COLUMN d TEXT DEFAULT 'x'",
         "ALTER TABLE r ADD COLUMN d CHAR(10)",
+        // USING would join another table into a DELETE; it was once ignored.
+        "DELETE FROM r USING r AS s WHERE r.id = 1",
     ] {
         assert_eq!(code(client.batch_execute(sql).await), "0A000", "{sql}");
     }

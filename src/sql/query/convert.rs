@@ -6,8 +6,8 @@
 use crate::sql::sql_types::{ArrayOf, Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float32Builder, Float64Builder,
-    Int16Builder, Int32Builder, Int64Builder, StringBuilder,
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float32Array, Float64Builder,
+    Int16Array, Int32Array, Int64Builder, StringBuilder,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
@@ -126,26 +126,14 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
         let values = rows.iter().map(|row| row.get(i).unwrap_or(&Datum::Null));
         let array: ArrayRef = match field.data_type() {
             // SMALLINT and INTEGER columns, whose values the engine keeps in range.
-            DataType::Int16 => {
-                let mut b = Int16Builder::with_capacity(rows.len());
-                values.for_each(|d| {
-                    b.append_option(match d {
-                        Datum::Int(i) => i16::try_from(*i).ok(),
-                        _ => None,
-                    })
-                });
-                Arc::new(b.finish())
-            }
-            DataType::Int32 => {
-                let mut b = Int32Builder::with_capacity(rows.len());
-                values.for_each(|d| {
-                    b.append_option(match d {
-                        Datum::Int(i) => i32::try_from(*i).ok(),
-                        _ => None,
-                    })
-                });
-                Arc::new(b.finish())
-            }
+            DataType::Int16 => Arc::new(Int16Array::from_iter(values.map(|d| match d {
+                Datum::Int(i) => i16::try_from(*i).ok(),
+                _ => None,
+            }))),
+            DataType::Int32 => Arc::new(Int32Array::from_iter(values.map(|d| match d {
+                Datum::Int(i) => i32::try_from(*i).ok(),
+                _ => None,
+            }))),
             DataType::Int64 => {
                 let mut b = Int64Builder::with_capacity(rows.len());
                 values.for_each(|d| {
@@ -158,17 +146,11 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
                 Arc::new(b.finish())
             }
             // REAL columns, whose values the engine keeps in single precision.
-            DataType::Float32 => {
-                let mut b = Float32Builder::with_capacity(rows.len());
-                values.for_each(|d| {
-                    b.append_option(match d {
-                        Datum::Float(f) => Some(*f as f32),
-                        Datum::Int(i) => Some(*i as f32),
-                        _ => None,
-                    })
-                });
-                Arc::new(b.finish())
-            }
+            DataType::Float32 => Arc::new(Float32Array::from_iter(values.map(|d| match d {
+                Datum::Float(f) => Some(*f as f32),
+                Datum::Int(i) => Some(*i as f32),
+                _ => None,
+            }))),
             DataType::Float64 => {
                 let mut b = Float64Builder::with_capacity(rows.len());
                 values.for_each(|d| {

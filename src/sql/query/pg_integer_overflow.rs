@@ -72,18 +72,18 @@ fn integer_rank(ty: &DataType) -> Option<u8> {
 pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
     plan.transform_up_with_subqueries(|node| {
         // A checked integer function may be narrower than what it replaced (`k + 1`
-        // over an integer is an integer), so every node's schema follows its inputs'.
-        let node = node.recompute_schema()?;
-        let schema = match &node {
+        // over an integer is an integer), so every node's schema is recomputed from
+        // its inputs': once, after its own expressions changed, if it has any here.
+        let input = match &node {
             LogicalPlan::Projection(_)
             | LogicalPlan::Aggregate(_)
             | LogicalPlan::Filter(_)
             | LogicalPlan::Sort(_)
-            | LogicalPlan::Window(_) => match node.inputs().first() {
-                Some(input) => Arc::clone(input.schema()),
-                None => return Ok(Transformed::no(node)),
-            },
-            _ => return Ok(Transformed::no(node)),
+            | LogicalPlan::Window(_) => node.inputs().first().map(|i| Arc::clone(i.schema())),
+            _ => None,
+        };
+        let Some(schema) = input else {
+            return Ok(Transformed::no(node.recompute_schema()?));
         };
         let names = NamePreserver::new(&node);
         node.map_expressions(|expr| {
