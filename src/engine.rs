@@ -38,8 +38,8 @@ pub use size::TableSize;
 pub use staging::{StagedMark, StagedView, StagedWrites};
 pub use stored::ReadOptions;
 pub use types::{
-    single_precision, Cell, IntegerWidth, PkBound, PkRef, PkType, PkValue, PrimaryKey, Row, Value,
-    ValueRef, ValueType,
+    single_precision, Cell, Declared, IntegerWidth, PkBound, PkRef, PkType, PkValue, PrimaryKey,
+    Row, Temporal, Value, ValueRef, ValueType,
 };
 pub use validate::{check_instance_name, check_name};
 pub use view::{CellRef, RowView};
@@ -165,17 +165,14 @@ impl Engine {
         Ok(meta)
     }
 
-    /// Adds a known attribute column (metadata only), declared `width` wide if an
-    /// integer narrower than 64 bits, `single_precision` if a REAL, at most `max_chars`
-    /// long if a `VARCHAR(n)`.
+    /// Adds a known attribute column (metadata only), with what its declared SQL type
+    /// says beyond its value type.
     pub async fn add_column(
         &self,
         instance: &str,
         name: &str,
         column: AttrColumn,
-        width: Option<IntegerWidth>,
-        single_precision: bool,
-        max_chars: Option<u32>,
+        declared: Declared,
     ) -> EngineResult<Arc<TableMeta>> {
         check_name(&column.name)?;
         self.catalog
@@ -186,15 +183,7 @@ impl Engine {
                     });
                 }
                 meta.column_order.push(column.name.clone());
-                if let Some(width) = width {
-                    meta.integer_widths.insert(column.name.clone(), width);
-                }
-                if single_precision {
-                    meta.single_precision.insert(column.name.clone());
-                }
-                if let Some(limit) = max_chars {
-                    meta.max_chars.insert(column.name.clone(), limit);
-                }
+                meta.declare(&column.name, declared);
                 meta.columns.push(column);
                 Ok(())
             })

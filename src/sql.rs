@@ -4,6 +4,7 @@
 
 mod access;
 mod copy_statement;
+pub mod datetime;
 mod ddl;
 mod dml;
 mod explain;
@@ -142,6 +143,11 @@ pub trait SqlSession: Send + 'static {
     /// the server enforces.
     fn timeouts(&self) -> SessionTimeouts {
         SessionTimeouts::default()
+    }
+
+    /// The session's `TimeZone`, in which `timestamptz` values are read and shown.
+    fn time_zone(&self) -> datetime::TimeZone {
+        datetime::TimeZone::default()
     }
 
     /// A statement was interrupted (cancel or `statement_timeout`) before it finished:

@@ -42,6 +42,7 @@ sqlstates! {
     CharacterNotInRepertoire => "22021",
     DivisionByZero => "22012",
     DatetimeFieldOverflow => "22008",
+    InvalidDatetimeFormat => "22007",
     InvalidParameterValue => "22023",
     InvalidRowCountInLimitClause => "2201W",
     InvalidTextRepresentation => "22P02",

@@ -6,7 +6,7 @@ use super::codec::CATALOG_PREFIX;
 use super::error::{EngineError, EngineResult};
 use super::limits::Limits;
 use super::options::{OptionValue, TableOptions};
-use super::types::{IntegerWidth, PkType, ValueType};
+use super::types::{Declared, IntegerWidth, PkType, Temporal, ValueType};
 use super::validate::{check_instance_name, check_name};
 use crate::storage::{Backend, KeyRange, WriteBatch};
 use serde::{Deserialize, Serialize};
@@ -71,9 +71,36 @@ pub struct TableMeta {
     /// String columns declared with a length limit (SQL `VARCHAR(n)`), in characters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub max_chars: BTreeMap<String, u32>,
+    /// Integer columns (key or attribute) declared as a date or time.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub temporal: BTreeMap<String, Temporal>,
 }
 
 impl TableMeta {
+    /// The date or time type `column` was declared with, if any.
+    pub fn temporal(&self, column: &str) -> Option<Temporal> {
+        if self.temporal.is_empty() {
+            return None;
+        }
+        self.temporal.get(column).copied()
+    }
+
+    /// Records what `column`'s declared type says beyond its value type.
+    pub fn declare(&mut self, column: &str, declared: Declared) {
+        if let Some(width) = declared.width {
+            self.integer_widths.insert(column.to_string(), width);
+        }
+        if declared.single_precision {
+            self.single_precision.insert(column.to_string());
+        }
+        if let Some(limit) = declared.max_chars {
+            self.max_chars.insert(column.to_string(), limit);
+        }
+        if let Some(temporal) = declared.temporal {
+            self.temporal.insert(column.to_string(), temporal);
+        }
+    }
+
     /// The length limit `column` was declared with, in characters, if any.
     pub fn max_chars(&self, column: &str) -> Option<u32> {
         if self.max_chars.is_empty() {
@@ -140,6 +167,26 @@ pub struct TableSpec {
     pub single_precision: BTreeSet<String>,
     /// String columns declared with a length limit, in characters.
     pub max_chars: BTreeMap<String, u32>,
+    /// Integer columns declared as a date or time.
+    pub temporal: BTreeMap<String, Temporal>,
+}
+
+impl TableSpec {
+    /// Records what `column`'s declared type says beyond its value type.
+    pub fn declare(&mut self, column: &str, declared: Declared) {
+        if let Some(width) = declared.width {
+            self.integer_widths.insert(column.to_string(), width);
+        }
+        if declared.single_precision {
+            self.single_precision.insert(column.to_string());
+        }
+        if let Some(limit) = declared.max_chars {
+            self.max_chars.insert(column.to_string(), limit);
+        }
+        if let Some(temporal) = declared.temporal {
+            self.temporal.insert(column.to_string(), temporal);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -437,6 +484,7 @@ impl Catalog {
             integer_widths: spec.integer_widths,
             single_precision: spec.single_precision,
             max_chars: spec.max_chars,
+            temporal: spec.temporal,
         };
         self.store_table(meta, batch).await
     }

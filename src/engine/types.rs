@@ -309,6 +309,29 @@ pub fn single_precision(value: f64) -> Result<f64, bool> {
     Ok(f64::from(single))
 }
 
+/// A date or time type an Integer column was declared with (SQL `TIMESTAMP`,
+/// `TIMESTAMPTZ`, `DATE`): the engine stores the Integer (microseconds or days since
+/// 1970-01-01, so stored keys sort as the values do); the SQL layer reads and writes it
+/// as that type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Temporal {
+    Timestamp,
+    TimestampTz,
+    Date,
+}
+
+/// What a column's declared SQL type says beyond its stored value type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// An integer narrower than 64 bits.
+    pub width: Option<IntegerWidth>,
+    /// A REAL: values rounded to the nearest `f32`.
+    pub single_precision: bool,
+    /// A `VARCHAR(n)`'s limit, in characters.
+    pub max_chars: Option<u32>,
+    pub temporal: Option<Temporal>,
+}
+
 /// A narrower integer type than Table Store's 64-bit Integer that a column was declared
 /// with (SQL `SMALLINT` or `INTEGER`): a write of a value outside its range is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -971,6 +971,7 @@ mod tests {
             integer_widths: Default::default(),
             single_precision: Default::default(),
             max_chars: Default::default(),
+            temporal: Default::default(),
         }
     }
 

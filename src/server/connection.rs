@@ -480,7 +480,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
                 self.put_notices();
                 return Ok((sent, true));
             };
-            put_data_row(self.wire.out(), &row?, columns, formats)?;
+            let zone = self.session.time_zone();
+            put_data_row(self.wire.out(), &row?, columns, formats, &zone)?;
             sent += 1;
             self.wire.flush_if_full().await?;
         }

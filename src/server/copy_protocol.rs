@@ -95,6 +95,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
         self.wire
             .put(&CopyOutResponse::new(0, columns16, vec![0; columns.len()]));
         let mut chunk = BytesMut::new();
+        let zone = self.session.time_zone();
         if format.header {
             let names: Vec<Datum> = columns
                 .iter()
@@ -108,13 +109,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
                     origin: None,
                 })
                 .collect();
-            put_line(&mut chunk, &names, &text_columns, format)?;
+            put_line(&mut chunk, &names, &text_columns, format, &zone)?;
         }
         let mut count = 0u64;
         loop {
             let next = scope.run(async { Ok(rows.next().await) }).await?;
             let Some(row) = next else { break };
-            put_line(&mut chunk, &row?, columns, format)?;
+            put_line(&mut chunk, &row?, columns, format, &zone)?;
             count += 1;
             if chunk.len() >= COPY_CHUNK {
                 self.wire.put(&CopyData::new(chunk.split().freeze()));
@@ -135,6 +136,7 @@ fn put_line(
     row: &[Datum],
     columns: &[OutputColumn],
     format: &CopyFormat,
+    zone: &crate::sql::datetime::TimeZone,
 ) -> Result<(), SqlError> {
     let mut field = BytesMut::new();
     for (i, (datum, column)) in row.iter().zip(columns).enumerate() {
@@ -146,7 +148,7 @@ fn put_line(
             continue;
         }
         field.clear();
-        put_text(&mut field, datum, column.ty)?;
+        put_text(&mut field, datum, column.ty, zone)?;
         if format.csv {
             let needs_quotes = field.is_empty() && format.null.is_empty()
                 || field.iter().any(|&b| {

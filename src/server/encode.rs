@@ -8,6 +8,7 @@
 //! value the client would misread.
 
 use super::wire::patch_length;
+use crate::sql::datetime::{self, TimeZone};
 use crate::sql::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use bytes::{BufMut, BytesMut};
@@ -68,7 +69,8 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
         SqlType::Bool => 1,
         SqlType::Int2 => 2,
         SqlType::Int4 | SqlType::Float4 => 4,
-        SqlType::Int8 | SqlType::Float8 => 8,
+        SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
+        SqlType::Date => 4,
         SqlType::Text | SqlType::Bytea | SqlType::Array(_) => -1,
     }
 }
@@ -101,6 +103,7 @@ pub(crate) fn put_data_row(
     row: &[Datum],
     columns: &[OutputColumn],
     formats: &Formats,
+    zone: &TimeZone,
 ) -> SqlResult<()> {
     if row.len() != columns.len() {
         tracing::error!(
@@ -124,7 +127,7 @@ pub(crate) fn put_data_row(
         let written = if formats.is_binary(i) {
             put_binary(out, datum, column.ty)
         } else {
-            put_text(out, datum, column.ty)
+            put_text(out, datum, column.ty, zone)
         };
         if let Err(e) = written {
             out.truncate(start);
@@ -137,8 +140,14 @@ pub(crate) fn put_data_row(
     Ok(())
 }
 
-/// Appends the text form PostgreSQL's output functions produce.
-pub(crate) fn put_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlResult<()> {
+/// Appends the text form PostgreSQL's output functions produce; a `timestamptz` is
+/// shown in the session's time zone `zone`.
+pub(crate) fn put_text(
+    out: &mut BytesMut,
+    datum: &Datum,
+    ty: SqlType,
+    zone: &TimeZone,
+) -> SqlResult<()> {
     match ty {
         SqlType::Bool => out.put_u8(if as_bool(datum, ty)? { b't' } else { b'f' }),
         SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
@@ -147,9 +156,14 @@ pub(crate) fn put_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlRes
         SqlType::Float4 | SqlType::Float8 => {
             put_float_text(out, as_float(datum, ty)?, ty == SqlType::Float4)
         }
-        SqlType::Text => put_natural_text(out, datum),
+        SqlType::Text => put_natural_text(out, datum, ty)?,
+        SqlType::Timestamp | SqlType::TimestampTz => {
+            let zone = (ty == SqlType::TimestampTz).then_some(zone);
+            out.put_slice(datetime::format_timestamp(as_timestamp(datum, ty)?, zone)?.as_bytes())
+        }
+        SqlType::Date => out.put_slice(datetime::format_date(as_date(datum, ty)?)?.as_bytes()),
         SqlType::Array(of) => match datum {
-            Datum::Array(items) => put_array_text(out, items, of.element())?,
+            Datum::Array(items) => put_array_text(out, items, of.element(), zone)?,
             other => return Err(mismatch(other, ty)),
         },
         SqlType::Bytea => match datum {
@@ -175,7 +189,18 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
         SqlType::Int8 => out.put_i64(as_int(datum, ty)?),
         SqlType::Float4 => out.put_f32(as_float(datum, ty)? as f32),
         SqlType::Float8 => out.put_f64(as_float(datum, ty)?),
-        SqlType::Text => put_natural_text(out, datum),
+        SqlType::Text => put_natural_text(out, datum, ty)?,
+        // `timestamp_send`, `date_send`: from 2000-01-01; ±infinity stay the extremes.
+        SqlType::Timestamp | SqlType::TimestampTz => out.put_i64(match as_timestamp(datum, ty)? {
+            infinite @ (datetime::TIMESTAMP_INFINITY | datetime::TIMESTAMP_MINUS_INFINITY) => {
+                infinite
+            }
+            micros => micros - datetime::PG_EPOCH_MICROS,
+        }),
+        SqlType::Date => out.put_i32(match as_date(datum, ty)? {
+            infinite @ (datetime::DATE_INFINITY | datetime::DATE_MINUS_INFINITY) => infinite,
+            days => days - datetime::PG_EPOCH_DAYS as i32,
+        }),
         SqlType::Array(of) => match datum {
             Datum::Array(items) => put_array_binary(out, items, of.element())?,
             other => return Err(mismatch(other, ty)),
@@ -190,14 +215,19 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
 }
 
 /// `array_out`: each element's text form, quoted where it must be.
-fn put_array_text(out: &mut BytesMut, items: &[Datum], element: SqlType) -> SqlResult<()> {
+fn put_array_text(
+    out: &mut BytesMut,
+    items: &[Datum],
+    element: SqlType,
+    zone: &TimeZone,
+) -> SqlResult<()> {
     let mut texts = Vec::with_capacity(items.len());
     for item in items {
         texts.push(match item {
             Datum::Null => None,
             item => {
                 let mut text = BytesMut::new();
-                put_text(&mut text, item, element)?;
+                put_text(&mut text, item, element, zone)?;
                 Some(String::from_utf8_lossy(&text).into_owned())
             }
         });
@@ -230,9 +260,11 @@ fn put_array_binary(out: &mut BytesMut, items: &[Datum], element: SqlType) -> Sq
     Ok(())
 }
 
-/// A value shown in a TEXT column: each variant in its own PostgreSQL text form.
-fn put_natural_text(out: &mut BytesMut, datum: &Datum) {
+/// A value shown in a TEXT column: each variant in its own PostgreSQL text form. A
+/// date or time must have been made text by then: its text depends on its type.
+fn put_natural_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlResult<()> {
     match datum {
+        Datum::Timestamp(_) | Datum::Date(_) => return Err(mismatch(datum, ty)),
         Datum::Null => {}
         Datum::Bool(b) => out.put_slice(if *b { b"true" } else { b"false" }),
         Datum::Int(i) => out.put_slice(itoa::Buffer::new().format(*i).as_bytes()),
@@ -243,18 +275,20 @@ fn put_natural_text(out: &mut BytesMut, datum: &Datum) {
             let texts: Vec<Option<String>> = items
                 .iter()
                 .map(|item| {
-                    (*item != Datum::Null).then(|| {
-                        let mut text = BytesMut::new();
-                        put_natural_text(&mut text, item);
-                        String::from_utf8_lossy(&text).into_owned()
-                    })
+                    if *item == Datum::Null {
+                        return Ok(None);
+                    }
+                    let mut text = BytesMut::new();
+                    put_natural_text(&mut text, item, ty)?;
+                    Ok(Some(String::from_utf8_lossy(&text).into_owned()))
                 })
-                .collect();
+                .collect::<SqlResult<_>>()?;
             out.put_slice(
                 crate::sql::pg_array_text::format(texts.iter().map(Option::as_deref)).as_bytes(),
             );
         }
     }
+    Ok(())
 }
 
 fn put_hex(out: &mut BytesMut, bytes: &[u8]) {
@@ -310,6 +344,20 @@ fn as_float(datum: &Datum, ty: SqlType) -> SqlResult<f64> {
     }
 }
 
+fn as_timestamp(datum: &Datum, ty: SqlType) -> SqlResult<i64> {
+    match datum {
+        Datum::Timestamp(micros) => Ok(*micros),
+        other => Err(mismatch(other, ty)),
+    }
+}
+
+fn as_date(datum: &Datum, ty: SqlType) -> SqlResult<i32> {
+    match datum {
+        Datum::Date(days) => Ok(*days),
+        other => Err(mismatch(other, ty)),
+    }
+}
+
 fn as_bool(datum: &Datum, ty: SqlType) -> SqlResult<bool> {
     match datum {
         Datum::Bool(b) => Ok(*b),
@@ -326,6 +374,8 @@ fn mismatch(datum: &Datum, ty: SqlType) -> SqlError {
         Datum::Text(_) => "text",
         Datum::Bytes(_) => "binary",
         Datum::Array(_) => "array",
+        Datum::Timestamp(_) => "timestamp",
+        Datum::Date(_) => "date",
     };
     tracing::warn!(
         ?datum,
@@ -539,6 +589,7 @@ mod tests {
             &mut out,
             &Datum::Array(items.clone()),
             SqlType::Array(crate::sql::ArrayOf::Text),
+            &TimeZone::default(),
         )
         .unwrap();
         assert_eq!(&out[..], br#"{ab,NULL,"c d"}"#);
@@ -562,6 +613,7 @@ mod tests {
             &mut out,
             &floats,
             SqlType::Array(crate::sql::ArrayOf::Float8),
+            &TimeZone::default(),
         )
         .unwrap();
         assert_eq!(&out[..], b"{1e+20,0.5}");
@@ -569,7 +621,13 @@ mod tests {
         let too_big = put_binary(&mut out, &Datum::Int(1 << 40), SqlType::Int4);
         assert_eq!(too_big.unwrap_err().code(), "22003");
         let bools = Datum::Array(vec![Datum::Bool(true), Datum::Bool(false)]);
-        put_text(&mut out, &bools, SqlType::Array(crate::sql::ArrayOf::Bool)).unwrap();
+        put_text(
+            &mut out,
+            &bools,
+            SqlType::Array(crate::sql::ArrayOf::Bool),
+            &TimeZone::default(),
+        )
+        .unwrap();
         assert_eq!(&out[..], b"{t,f}");
     }
 
@@ -686,15 +744,70 @@ mod tests {
     }
 
     #[test]
+    fn dates_and_times_encode_as_postgres_does() {
+        let utc = TimeZone::default();
+        let micros =
+            crate::sql::datetime::parse_timestamp("2000-01-02 00:00:01", Some(&utc)).unwrap();
+        let mut out = BytesMut::new();
+        put_text(
+            &mut out,
+            &Datum::Timestamp(micros),
+            SqlType::TimestampTz,
+            &utc,
+        )
+        .unwrap();
+        assert_eq!(&out[..], b"2000-01-02 00:00:01+00");
+        out.clear();
+        put_text(
+            &mut out,
+            &Datum::Timestamp(micros),
+            SqlType::Timestamp,
+            &utc,
+        )
+        .unwrap();
+        assert_eq!(&out[..], b"2000-01-02 00:00:01");
+        out.clear();
+        // Binary: microseconds and days since 2000-01-01.
+        put_binary(&mut out, &Datum::Timestamp(micros), SqlType::TimestampTz).unwrap();
+        assert_eq!(out.to_vec(), 86_401_000_000i64.to_be_bytes().to_vec());
+        out.clear();
+        put_binary(&mut out, &Datum::Date(10_958), SqlType::Date).unwrap();
+        assert_eq!(out.to_vec(), 1i32.to_be_bytes().to_vec());
+        out.clear();
+        put_binary(&mut out, &Datum::Timestamp(i64::MAX), SqlType::Timestamp).unwrap();
+        assert_eq!(out.to_vec(), i64::MAX.to_be_bytes().to_vec());
+        let text_time = put_text(&mut out, &Datum::Timestamp(0), SqlType::Text, &utc);
+        assert_eq!(text_time.unwrap_err().code(), "42804");
+    }
+
+    #[test]
     fn text_values() {
         let mut out = BytesMut::new();
-        put_text(&mut out, &Datum::Bytes(vec![0xde, 0xad, 1]), SqlType::Bytea).unwrap();
+        put_text(
+            &mut out,
+            &Datum::Bytes(vec![0xde, 0xad, 1]),
+            SqlType::Bytea,
+            &TimeZone::default(),
+        )
+        .unwrap();
         assert_eq!(&out[..], b"\\xdead01");
         out.clear();
-        put_text(&mut out, &Datum::Bool(true), SqlType::Bool).unwrap();
+        put_text(
+            &mut out,
+            &Datum::Bool(true),
+            SqlType::Bool,
+            &TimeZone::default(),
+        )
+        .unwrap();
         assert_eq!(&out[..], b"t");
         out.clear();
-        put_text(&mut out, &Datum::Float(3.0), SqlType::Int8).unwrap();
+        put_text(
+            &mut out,
+            &Datum::Float(3.0),
+            SqlType::Int8,
+            &TimeZone::default(),
+        )
+        .unwrap();
         assert_eq!(&out[..], b"3");
     }
 
@@ -705,7 +818,13 @@ mod tests {
         assert_eq!(err.code(), "22003");
         let err = put_binary(&mut out, &Datum::Float(1.5), SqlType::Int8).unwrap_err();
         assert_eq!(err.code(), "42804");
-        let err = put_text(&mut out, &Datum::Text("x".into()), SqlType::Bool).unwrap_err();
+        let err = put_text(
+            &mut out,
+            &Datum::Text("x".into()),
+            SqlType::Bool,
+            &TimeZone::default(),
+        )
+        .unwrap_err();
         assert_eq!(err.code(), "42804");
         let columns = vec![OutputColumn {
             name: "a".into(),
@@ -718,6 +837,7 @@ mod tests {
             &[Datum::Float(f64::NAN)],
             &columns,
             &Formats::Binary,
+            &TimeZone::default(),
         )
         .unwrap_err();
         assert_eq!(err.code(), "42804");

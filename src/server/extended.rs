@@ -261,8 +261,15 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
             }
         };
         let mut params = Vec::with_capacity(types.len());
+        let zone = self.session.time_zone();
         for (i, (raw, ty)) in bind.params.iter().zip(types).enumerate() {
-            params.push(decode_param(raw.as_deref(), *ty, binary_param(i)?, i + 1)?);
+            params.push(decode_param(
+                raw.as_deref(),
+                *ty,
+                binary_param(i)?,
+                i + 1,
+                &zone,
+            )?);
         }
         let formats = Formats::from_codes(&bind.result_formats, prepared.columns.len())?;
         if !bind.portal.is_empty() && self.portals.contains(&bind.portal) {

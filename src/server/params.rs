@@ -3,6 +3,7 @@
 //! `ERROR` with SQLSTATE 22P02 (out-of-range integers 22003), never a panic and never a
 //! dropped connection.
 
+use crate::sql::datetime::{self, TimeZone};
 use crate::sql::{Datum, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 
@@ -12,6 +13,7 @@ pub(crate) fn decode_param(
     ty: SqlType,
     binary: bool,
     position: usize,
+    zone: &TimeZone,
 ) -> SqlResult<Datum> {
     let Some(raw) = raw else {
         return Ok(Datum::Null);
@@ -27,7 +29,7 @@ pub(crate) fn decode_param(
             )
         })
     } else {
-        decode_text(raw, ty)
+        decode_text(raw, ty, zone)
     }
 }
 
@@ -44,6 +46,19 @@ fn decode_binary(raw: &[u8], ty: SqlType) -> Option<Datum> {
         SqlType::Float8 => Datum::Float(f64::from_be_bytes(raw.try_into().ok()?)),
         SqlType::Text => Datum::Text(String::from_utf8(raw.to_vec()).ok()?),
         SqlType::Bytea => Datum::Bytes(raw.to_vec()),
+        // `timestamp_recv`, `date_recv`: from 2000-01-01; ±infinity are the extremes.
+        SqlType::Timestamp | SqlType::TimestampTz => {
+            Datum::Timestamp(match i64::from_be_bytes(raw.try_into().ok()?) {
+                infinite @ (datetime::TIMESTAMP_INFINITY | datetime::TIMESTAMP_MINUS_INFINITY) => {
+                    infinite
+                }
+                micros => micros.checked_add(datetime::PG_EPOCH_MICROS)?,
+            })
+        }
+        SqlType::Date => Datum::Date(match i32::from_be_bytes(raw.try_into().ok()?) {
+            infinite @ (datetime::DATE_INFINITY | datetime::DATE_MINUS_INFINITY) => infinite,
+            days => days.checked_add(datetime::PG_EPOCH_DAYS as i32)?,
+        }),
         SqlType::Array(of) => Datum::Array(decode_binary_array(raw, of.element())?),
     })
 }
@@ -104,7 +119,7 @@ fn invalid(ty: SqlType, raw: &[u8]) -> SqlError {
     )
 }
 
-fn decode_text(raw: &[u8], ty: SqlType) -> SqlResult<Datum> {
+fn decode_text(raw: &[u8], ty: SqlType, zone: &TimeZone) -> SqlResult<Datum> {
     if ty == SqlType::Bytea {
         return decode_bytea_text(raw).map(Datum::Bytes);
     }
@@ -153,12 +168,15 @@ fn decode_text(raw: &[u8], ty: SqlType) -> SqlResult<Datum> {
             Datum::Float(value)
         }
         SqlType::Text => Datum::Text(text.to_owned()),
+        SqlType::Timestamp => Datum::Timestamp(datetime::parse_timestamp(text, None)?),
+        SqlType::TimestampTz => Datum::Timestamp(datetime::parse_timestamp(text, Some(zone))?),
+        SqlType::Date => Datum::Date(datetime::parse_date(text)?),
         SqlType::Array(of) => {
             let mut items = Vec::new();
             for item in crate::sql::pg_array_text::parse(text)? {
                 items.push(match item {
                     None => Datum::Null,
-                    Some(item) => decode_text(item.as_bytes(), of.element())?,
+                    Some(item) => decode_text(item.as_bytes(), of.element(), zone)?,
                 });
             }
             Datum::Array(items)
@@ -224,7 +242,7 @@ mod tests {
     use super::*;
 
     fn text(raw: &str, ty: SqlType) -> SqlResult<Datum> {
-        decode_param(Some(raw.as_bytes()), ty, false, 1)
+        decode_param(Some(raw.as_bytes()), ty, false, 1, &TimeZone::default())
     }
 
     #[test]
@@ -262,13 +280,19 @@ mod tests {
         );
         assert_eq!(text("\\x0", SqlType::Bytea).unwrap_err().code(), "22P02");
         assert_eq!(text("\\9", SqlType::Bytea).unwrap_err().code(), "22P02");
-        let bad_utf8 = decode_param(Some(&[0xff, 0xfe]), SqlType::Text, false, 1);
+        let bad_utf8 = decode_param(
+            Some(&[0xff, 0xfe]),
+            SqlType::Text,
+            false,
+            1,
+            &TimeZone::default(),
+        );
         assert_eq!(bad_utf8.unwrap_err().code(), "22P02");
     }
 
     #[test]
     fn binary_params() {
-        let b = |raw: &[u8], ty| decode_param(Some(raw), ty, true, 2);
+        let b = |raw: &[u8], ty| decode_param(Some(raw), ty, true, 2, &TimeZone::default());
         assert_eq!(b(&7i16.to_be_bytes(), SqlType::Int2), Ok(Datum::Int(7)));
         assert_eq!(b(&(-7i64).to_be_bytes(), SqlType::Int8), Ok(Datum::Int(-7)));
         assert_eq!(
@@ -278,7 +302,10 @@ mod tests {
         assert_eq!(b(&[1], SqlType::Bool), Ok(Datum::Bool(true)));
         assert_eq!(b(&[0, 0, 1], SqlType::Int4).unwrap_err().code(), "22P02");
         assert_eq!(b(&[0xc3, 0x28], SqlType::Text).unwrap_err().code(), "22P02");
-        assert_eq!(decode_param(None, SqlType::Int4, true, 1), Ok(Datum::Null));
+        assert_eq!(
+            decode_param(None, SqlType::Int4, true, 1, &TimeZone::default()),
+            Ok(Datum::Null)
+        );
     }
 
     #[test]
@@ -315,18 +342,18 @@ mod tests {
             .collect();
         let int4s = SqlType::Array(ArrayOf::Int4);
         assert_eq!(
-            decode_param(Some(&raw), int4s, true, 1),
+            decode_param(Some(&raw), int4s, true, 1, &TimeZone::default()),
             Ok(Datum::Array(vec![Datum::Int(7), Datum::Null]))
         );
         assert_eq!(
-            decode_param(Some(&raw[..30]), int4s, true, 1)
+            decode_param(Some(&raw[..30]), int4s, true, 1, &TimeZone::default())
                 .unwrap_err()
                 .code(),
             "22P02"
         );
         let empty: Vec<u8> = [0i32, 0, 23].iter().flat_map(|v| v.to_be_bytes()).collect();
         assert_eq!(
-            decode_param(Some(&empty), int4s, true, 1),
+            decode_param(Some(&empty), int4s, true, 1, &TimeZone::default()),
             Ok(Datum::Array(vec![]))
         );
         // An int8[] sent where int4[] was declared is not silently read.
@@ -337,7 +364,7 @@ mod tests {
             .chain(5i64.to_be_bytes())
             .collect();
         assert_eq!(
-            decode_param(Some(&int8s), int4s, true, 1)
+            decode_param(Some(&int8s), int4s, true, 1, &TimeZone::default())
                 .unwrap_err()
                 .code(),
             "22P02"

@@ -13,10 +13,14 @@ use super::ddl::{object_name, table_name, ROWID};
 use super::expr::{fold, Params};
 use super::read_statements::{plan_query, SelectStatement};
 use super::session_state::SessionState;
-use super::sql_types::{CopyFormat, CopySink, Datum, SqlError, SqlResult, StatementResult};
+use super::sql_types::{
+    CopyFormat, CopySink, Datum, SqlError, SqlResult, SqlType, StatementResult,
+};
 use super::statement_aftermath::Aftermath;
 use super::statement_handler::{Claim, StatementHandler};
-use super::values::{null_in_key, text_into_pk, text_into_value};
+use super::values::{
+    cast, column_value, declared_type, key_value, null_in_key, text_into_pk, text_into_value,
+};
 use crate::auth::Privilege;
 use crate::engine::{
     BatchMode, ColumnOp, Condition, ConditionFailure, Engine, EngineResult, PkValue, PrimaryKey,
@@ -280,8 +284,16 @@ fn format(options: &[CopyOption], legacy: &[CopyLegacyOption]) -> SqlResult<Copy
 /// Where each field of a COPY line goes.
 #[derive(Debug, Clone)]
 enum Field {
-    Pk(usize),
-    Attr(String, Option<ValueType>),
+    /// Key column `k`, when declared a date or time that type.
+    Pk(usize, Option<SqlType>),
+    /// An attribute, its value type (`None`: not yet known) and, when declared a date
+    /// or time, that type.
+    Attr(String, Option<ValueType>, Option<SqlType>),
+}
+
+/// A column's declared type when it is a date or time, whose text COPY reads as one.
+fn temporal_type(table: &TableMeta, column: &str) -> Option<SqlType> {
+    declared_type(table, column).filter(|ty| ty.is_temporal())
 }
 
 /// The column list of a COPY FROM: the given one, or every visible column in order.
@@ -303,11 +315,12 @@ fn fields(table: &TableMeta, columns: &[Ident]) -> SqlResult<Vec<Field>> {
                 SqlState::GeneratedAlways,
                 format!("cannot copy into the hidden column \"{name}\""),
             )),
-            Some(k) => Ok(Field::Pk(k)),
+            Some(k) => Ok(Field::Pk(k, temporal_type(table, &name))),
             None => {
                 crate::engine::check_name(&name)?;
                 let ty = table.column(&name).map(|c| c.ty);
-                Ok(Field::Attr(name, ty))
+                let temporal = temporal_type(table, &name);
+                Ok(Field::Attr(name, ty, temporal))
             }
         })
         .collect()
@@ -525,12 +538,24 @@ impl CopyFrom {
         let mut ops = Vec::with_capacity(self.fields.len());
         for (field, value) in self.fields.iter().zip(values) {
             match (field, value) {
-                (Field::Pk(k), Some(text)) => pk[*k] = Some(text_into_pk(text, table.pk[*k].ty)?),
-                (Field::Pk(k), None) => return Err(null_in_key(&table.pk[*k].name)),
+                (Field::Pk(k, None), Some(text)) => {
+                    pk[*k] = Some(text_into_pk(text, table.pk[*k].ty)?)
+                }
+                (Field::Pk(k, Some(temporal)), Some(text)) => {
+                    let datum = cast(Datum::Text(text.into_owned()), *temporal)?;
+                    pk[*k] = Some(key_value(&datum, *temporal, table, *k)?)
+                }
+                (Field::Pk(k, _), None) => return Err(null_in_key(&table.pk[*k].name)),
                 (Field::Attr(..), None) => continue,
-                (Field::Attr(column, ty), Some(text)) => ops.push(ColumnOp::Put {
+                (Field::Attr(column, ty, temporal), Some(text)) => ops.push(ColumnOp::Put {
                     column: column.clone(),
-                    value: text_into_value(text, *ty)?,
+                    value: match temporal {
+                        None => text_into_value(text, *ty)?,
+                        Some(temporal) => column_value(
+                            cast(Datum::Text(text.into_owned()), *temporal)?,
+                            Some(*temporal),
+                        )?,
+                    },
                     version: None,
                 }),
             }

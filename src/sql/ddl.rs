@@ -5,8 +5,10 @@ mod unenforced;
 
 use super::expr::fold;
 use super::sql_types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
-use super::values::{integer_width, sql_value_type};
-use crate::engine::{AttrColumn, Engine, EngineError, OptionValue, PkColumn, PkType, TableSpec};
+use super::values::{integer_width, sql_pk_type, sql_value_type};
+use crate::engine::{
+    AttrColumn, Declared, Engine, EngineError, OptionValue, PkColumn, PkType, TableSpec, Temporal,
+};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{
     self, AlterTableOperation, ColumnOption, CreateTable, DataType, Expr, ObjectName, SqlOption,
@@ -24,12 +26,7 @@ fn pk_type(column: &str, data_type: &DataType) -> SqlResult<PkType> {
         }
         .into()
     };
-    match sql_type(data_type).map_err(|_| bad())? {
-        SqlType::Text => Ok(PkType::String),
-        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => Ok(PkType::Integer),
-        SqlType::Bytea => Ok(PkType::Binary),
-        _ => Err(bad()),
-    }
+    sql_pk_type(sql_type(data_type).map_err(|_| bad())?).ok_or_else(bad)
 }
 
 /// The last part of an object name, folded (`public.t` and `t` are the same table).
@@ -178,15 +175,10 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
     for column in &create.columns {
         let column_name = fold(&column.name);
         spec.column_order.push(column_name.clone());
-        if let Some(width) = integer_width(sql_type(&column.data_type)?) {
-            spec.integer_widths.insert(column_name.clone(), width);
-        }
-        if sql_type(&column.data_type)? == SqlType::Float4 {
-            spec.single_precision.insert(column_name.clone());
-        }
-        if let Some(limit) = max_chars(&column.data_type)? {
-            spec.max_chars.insert(column_name.clone(), limit);
-        }
+        spec.declare(
+            &column_name,
+            declared(sql_type(&column.data_type)?, max_chars(&column.data_type)?),
+        );
         if pk_names.contains(&column_name) {
             continue;
         }
@@ -253,18 +245,10 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
                 format!("column \"{pk_name}\" named in key does not exist"),
             )
         })?;
-        let ty = match column.ty {
-            SqlType::Text => PkType::String,
-            SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => PkType::Integer,
-            SqlType::Bytea => PkType::Binary,
-            other => {
-                return Err(EngineError::BadPkType {
-                    column: pk_name.clone(),
-                    given: format!("{other:?}"),
-                }
-                .into())
-            }
-        };
+        let ty = sql_pk_type(column.ty).ok_or_else(|| EngineError::BadPkType {
+            column: pk_name.clone(),
+            given: column.ty.name().to_string(),
+        })?;
         spec.pk.push(PkColumn {
             name: pk_name.clone(),
             ty,
@@ -280,12 +264,7 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
     }
     for column in columns {
         spec.column_order.push(column.name.clone());
-        if let Some(width) = integer_width(column.ty) {
-            spec.integer_widths.insert(column.name.clone(), width);
-        }
-        if column.ty == SqlType::Float4 {
-            spec.single_precision.insert(column.name.clone());
-        }
+        spec.declare(&column.name, declared(column.ty, None));
         if !pk_names.contains(&column.name) {
             spec.columns.push(AttrColumn {
                 name: column.name.clone(),
@@ -294,6 +273,22 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
         }
     }
     Ok(spec)
+}
+
+/// What a column declared `ty` (with `max_chars`, a `VARCHAR(n)`'s limit) keeps
+/// beyond its stored value type.
+fn declared(ty: SqlType, max_chars: Option<u32>) -> Declared {
+    Declared {
+        width: integer_width(ty),
+        single_precision: ty == SqlType::Float4,
+        max_chars,
+        temporal: match ty {
+            SqlType::Timestamp => Some(Temporal::Timestamp),
+            SqlType::TimestampTz => Some(Temporal::TimestampTz),
+            SqlType::Date => Some(Temporal::Date),
+            _ => None,
+        },
+    }
 }
 
 /// The length limit of a `VARCHAR(n)` (`CHARACTER VARYING(n)`), in characters; 0 is
@@ -346,19 +341,17 @@ pub async fn alter_table(
                 ..
             } => {
                 unenforced::check_column(column_def)?;
-                let declared = sql_type(&column_def.data_type)?;
+                let ty = sql_type(&column_def.data_type)?;
                 let column = AttrColumn {
                     name: fold(&column_def.name),
-                    ty: sql_value_type(declared),
+                    ty: sql_value_type(ty),
                 };
                 match engine
                     .add_column(
                         instance,
                         &name,
                         column,
-                        integer_width(declared),
-                        declared == SqlType::Float4,
-                        max_chars(&column_def.data_type)?,
+                        declared(ty, max_chars(&column_def.data_type)?),
                     )
                     .await
                 {

@@ -11,13 +11,12 @@ use super::row_reader::{read_rows, ReadContext};
 use super::select::{output_type, static_type};
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{
-    datum_into_value, datum_to_natural_value, datum_to_pk, datum_to_value, natural_value,
-    null_in_key, value_sql_type,
+    column_value, datum_to_natural_value, datum_to_pk, datum_to_value, declared_type, key_value,
+    natural_value, null_in_key, sql_value_type,
 };
 use crate::engine::{
     BatchMode, ColumnCondition, ColumnOp, Condition, ConditionFailure, Direction, Engine, PkValue,
-    PrimaryKey, RowChange, RowExistence, RowView, RowWrite, StagedWrites, TableMeta, ValueType,
-    WriteOutcome,
+    PrimaryKey, RowChange, RowExistence, RowView, RowWrite, StagedWrites, TableMeta, WriteOutcome,
 };
 use crate::sqlstate::SqlState;
 use futures::{stream, StreamExt};
@@ -33,7 +32,8 @@ pub const VERSION_COLUMN: &str = "_version";
 #[derive(Debug, Clone)]
 enum Target {
     Pk(usize),
-    Attr(String, Option<ValueType>),
+    /// An attribute and its declared SQL type (`None`: not yet known).
+    Attr(String, Option<SqlType>),
     Version,
 }
 
@@ -49,7 +49,7 @@ enum Conflict {
 enum Assignment {
     Put {
         column: String,
-        ty: Option<ValueType>,
+        ty: Option<SqlType>,
         value: Scalar,
     },
     Delete {
@@ -216,16 +216,6 @@ fn compile_value(
     compile(expr, scope, params, expected)
 }
 
-/// The SQL type a parameter written to column `name` takes: its declared type.
-fn column_param_type(table: &TableMeta, name: &str, ty: Option<SqlType>) -> Option<SqlType> {
-    match (ty, table.integer_width(name)) {
-        (Some(SqlType::Int8), Some(crate::engine::IntegerWidth::Int16)) => Some(SqlType::Int2),
-        (Some(SqlType::Int8), Some(crate::engine::IntegerWidth::Int32)) => Some(SqlType::Int4),
-        (Some(SqlType::Float8), _) if table.is_single_precision(name) => Some(SqlType::Float4),
-        (ty, _) => ty,
-    }
-}
-
 pub fn plan_insert(
     engine: &Engine,
     instance: &str,
@@ -252,7 +242,6 @@ pub fn plan_insert(
             .map(|c| super::ddl::object_name(c).map(|(_, n)| n))
             .collect::<SqlResult<Vec<_>>>()?
     };
-    let targets = insert_targets(&table, &column_names)?;
     let source = insert
         .source
         .as_ref()
@@ -264,23 +253,29 @@ pub fn plan_insert(
         SetExpr::Values(values) => values.rows.as_slice(),
         _ => &[],
     };
+    let width = values.first().map_or(column_names.len(), |row| row.len());
+    if values.iter().any(|row| row.len() != width) {
+        return Err(SqlError::syntax("VALUES lists must all be the same length"));
+    }
+    // Without a column list, shorter rows fill the first columns; the rest are left
+    // unset (NULL), as PostgreSQL leaves them to their defaults.
+    let mut column_names = column_names;
+    if insert.columns.is_empty() && width < column_names.len() {
+        column_names.truncate(width);
+    }
+    let targets = insert_targets(&table, &column_names)?;
     for row in values {
         if row.len() != targets.len() {
-            return Err(SqlError::syntax(format!(
-                "INSERT has {} target columns but {} expressions",
-                targets.len(),
-                row.len()
-            )));
+            return Err(SqlError::syntax(match row.len() > targets.len() {
+                true => "INSERT has more expressions than target columns",
+                false => "INSERT has more target columns than expressions",
+            }));
         }
         let mut scalars = Vec::new();
         for (expr, target) in row.iter().zip(&targets) {
             let expected = match target {
-                Target::Pk(k) => column_param_type(
-                    &table,
-                    &table.pk[*k].name,
-                    Some(super::values::pk_sql_type(table.pk[*k].ty)),
-                ),
-                Target::Attr(name, ty) => column_param_type(&table, name, ty.map(value_sql_type)),
+                Target::Pk(k) => declared_type(&table, &table.pk[*k].name),
+                Target::Attr(_, ty) => *ty,
                 Target::Version => Some(SqlType::Int8),
             };
             scalars.push(compile_value(expr, &mut NoColumns, params, expected)?);
@@ -342,7 +337,7 @@ fn insert_targets(table: &TableMeta, column_names: &[String]) -> SqlResult<Vec<T
             Target::Pk(k)
         } else {
             crate::engine::check_name(column)?;
-            Target::Attr(column.clone(), table.column(column).map(|c| c.ty))
+            Target::Attr(column.clone(), declared_type(table, column))
         });
     }
     Ok(targets)
@@ -393,7 +388,7 @@ fn plan_assignments(
             )));
         }
         crate::engine::check_name(&column)?;
-        let ty = table.column(&column).map(|c| c.ty);
+        let ty = declared_type(table, &column);
         if matches!(&assignment.value, Expr::Value(v) if v.value == ast::Value::Null) {
             out.push(Assignment::Delete { column });
             continue;
@@ -409,7 +404,10 @@ fn plan_assignments(
                 ast::BinaryOperator::Minus => Some(true),
                 _ => None,
             };
-            let integer_column = matches!(ty, None | Some(ValueType::Integer));
+            let integer_column = matches!(
+                ty,
+                None | Some(SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+            );
             if let (true, Some(negate), true) = (same, sign, integer_column) {
                 let mut by_params = params.clone();
                 let by = compile(right, &mut NoColumns, &mut by_params, Some(SqlType::Int8));
@@ -421,8 +419,7 @@ fn plan_assignments(
                 }
             }
         }
-        let expected = column_param_type(table, &column, ty.map(value_sql_type));
-        let value = compile_value(&assignment.value, scope, params, expected)?;
+        let value = compile_value(&assignment.value, scope, params, ty)?;
         out.push(Assignment::Put { column, ty, value });
     }
     Ok(out)
@@ -667,7 +664,7 @@ fn assignment_ops(
                     column: column.clone(),
                 }),
                 d => {
-                    let value = datum_into_value(d, *ty)?;
+                    let value = column_value(d, *ty)?;
                     ops.push(ColumnOp::Put {
                         column: column.clone(),
                         value,
@@ -692,6 +689,9 @@ async fn insert_rows(
     } else {
         0
     };
+    let key_types: Vec<SqlType> = (0..table.pk.len())
+        .map(|k| declared_type(table, &table.pk[k].name).unwrap_or(SqlType::Int8))
+        .collect();
     let mut out = Vec::with_capacity(rows.len());
     for (n, values) in rows.into_iter().enumerate() {
         let mut pk: Vec<Option<PkValue>> = vec![None; table.pk.len()];
@@ -709,9 +709,7 @@ async fn insert_rows(
         let mut ops = Vec::new();
         for (target, value) in plan.targets.iter().zip(&values) {
             match target {
-                Target::Pk(k) => {
-                    pk[*k] = Some(datum_to_pk(value, table.pk[*k].ty, &table.pk[*k].name)?)
-                }
+                Target::Pk(k) => pk[*k] = Some(key_value(value, key_types[*k], table, *k)?),
                 Target::Version => {
                     if !matches!(value, Datum::Int(_) | Datum::Null) {
                         return Err(SqlError::new(
@@ -727,8 +725,13 @@ async fn insert_rows(
                     if *value == Datum::Null {
                         continue;
                     }
+                    let temporal = matches!(value, Datum::Timestamp(_) | Datum::Date(_));
                     let value = match ty {
-                        Some(ty) => datum_to_value(value, *ty)?,
+                        // Converted in place: only a date or time needs its copy.
+                        Some(ty) if !(ty.is_temporal() || temporal) => {
+                            datum_to_value(value, sql_value_type(*ty))?
+                        }
+                        Some(ty) => column_value(value.clone(), Some(*ty))?,
                         None => natural_value(value)?,
                     };
                     ops.push(ColumnOp::Put {

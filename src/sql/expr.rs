@@ -249,15 +249,18 @@ fn compile_unfolded(
             {
                 Scalar::Const(Datum::Int(i64::MIN))
             }
-            UnaryOperator::Minus => match compile(expr, scope, params, expected)? {
+            UnaryOperator::Minus => match compile_operand(expr, scope, params, expected)? {
                 Scalar::Const(Datum::Int(i)) => Scalar::Const(Datum::Int(-i)),
                 Scalar::Const(Datum::Float(f)) => Scalar::Const(Datum::Float(-f)),
                 other => Scalar::Neg(Box::new(other)),
             },
             UnaryOperator::Plus => compile(expr, scope, params, expected)?,
-            UnaryOperator::Not => {
-                Scalar::Not(Box::new(compile(expr, scope, params, Some(SqlType::Bool))?))
-            }
+            UnaryOperator::Not => Scalar::Not(Box::new(compile_operand(
+                expr,
+                scope,
+                params,
+                Some(SqlType::Bool),
+            )?)),
             other => {
                 return Err(SqlError::unsupported(format!(
                     "operator {other} is not supported"
@@ -269,12 +272,12 @@ fn compile_unfolded(
         Expr::IsNotNull(e) => Scalar::IsNull(Box::new(compile(e, scope, params, None)?), true),
         Expr::IsTrue(e) => Scalar::Compare(
             CmpOp::Eq,
-            Box::new(compile(e, scope, params, Some(SqlType::Bool))?),
+            Box::new(compile_operand(e, scope, params, Some(SqlType::Bool))?),
             Box::new(Scalar::Const(Datum::Bool(true))),
         ),
         Expr::IsFalse(e) => Scalar::Compare(
             CmpOp::Eq,
-            Box::new(compile(e, scope, params, Some(SqlType::Bool))?),
+            Box::new(compile_operand(e, scope, params, Some(SqlType::Bool))?),
             Box::new(Scalar::Const(Datum::Bool(false))),
         ),
         Expr::InList {
@@ -285,7 +288,7 @@ fn compile_unfolded(
             let (target, ty) = compile_typed(expr, scope, params, None)?;
             let items = list
                 .iter()
-                .map(|e| compile(e, scope, params, ty))
+                .map(|e| compile_comparable(e, scope, params, ty))
                 .collect::<SqlResult<Vec<_>>>()?;
             Scalar::InList(Box::new(target), items, *negated)
         }
@@ -296,8 +299,8 @@ fn compile_unfolded(
             high,
         } => {
             let (target, ty) = compile_typed(expr, scope, params, None)?;
-            let low = compile(low, scope, params, ty)?;
-            let high = compile(high, scope, params, ty)?;
+            let low = compile_comparable(low, scope, params, ty)?;
+            let high = compile_comparable(high, scope, params, ty)?;
             let within = Scalar::And(vec![
                 Scalar::Compare(CmpOp::Ge, Box::new(target.clone()), Box::new(low)),
                 Scalar::Compare(CmpOp::Le, Box::new(target), Box::new(high)),
@@ -320,8 +323,13 @@ fn compile_unfolded(
             pattern,
             ..
         } => Scalar::Like(
-            Box::new(compile(target, scope, params, Some(SqlType::Text))?),
-            Box::new(compile(pattern, scope, params, Some(SqlType::Text))?),
+            Box::new(compile_operand(target, scope, params, Some(SqlType::Text))?),
+            Box::new(compile_operand(
+                pattern,
+                scope,
+                params,
+                Some(SqlType::Text),
+            )?),
             *negated,
             matches!(expr, Expr::ILike { .. }),
         ),
@@ -335,12 +343,7 @@ fn compile_unfolded(
             let ty = super::sql_types::sql_type(data_type)?;
             // A constant is cast now; kept under its Cast when its own type would
             // otherwise say something else (5::bigint is a bigint, not an integer).
-            let typed = |d: Datum| match ty {
-                SqlType::Int2 | SqlType::Int8 | SqlType::Float4 => {
-                    Scalar::Cast(Box::new(Scalar::Const(d)), ty)
-                }
-                _ => Scalar::Const(d),
-            };
+            let typed = |d: Datum| typed_constant(d, ty);
             if let (Some(whole), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) =
                 (numeric_literal_rounded(expr)?, ty)
             {
@@ -349,6 +352,12 @@ fn compile_unfolded(
             let (inner, source) = compile_typed(expr, scope, params, Some(ty))?;
             if let (Scalar::Column(_), Some(source)) = (&inner, source) {
                 refuse_uncastable(source, ty)?;
+            }
+            // A date or time cast computed per row is DataFusion's: its text depends on
+            // whether it is a timestamptz, which the value alone does not say.
+            let per_row = !matches!(inner, Scalar::Const(_) | Scalar::Param(_));
+            if (per_row && ty.is_temporal()) || is_temporal(&inner, source) {
+                return Err(temporal_operand());
             }
             if let (Scalar::Column(_), Some(SqlType::Float4), SqlType::Text) = (&inner, source, ty)
             {
@@ -366,7 +375,7 @@ fn compile_unfolded(
         Expr::TypedString(typed) => {
             let ty = super::sql_types::sql_type(&typed.data_type)?;
             match literal(&typed.value.value, params, Some(ty))? {
-                Scalar::Const(d) => Scalar::Const(cast(d, ty)?),
+                Scalar::Const(d) => typed_constant(cast(d, ty)?, ty),
                 other => other,
             }
         }
@@ -377,13 +386,13 @@ fn compile_unfolded(
             substring_for,
             ..
         } => {
-            let mut args = vec![compile(expr, scope, params, Some(SqlType::Text))?];
+            let mut args = vec![compile_operand(expr, scope, params, Some(SqlType::Text))?];
             args.push(match substring_from {
-                Some(from) => compile(from, scope, params, Some(SqlType::Int8))?,
+                Some(from) => compile_operand(from, scope, params, Some(SqlType::Int8))?,
                 None => Scalar::Const(Datum::Int(1)),
             });
             if let Some(len) = substring_for {
-                args.push(compile(len, scope, params, Some(SqlType::Int8))?);
+                args.push(compile_operand(len, scope, params, Some(SqlType::Int8))?);
             }
             Scalar::Function(Function::Substr, args)
         }
@@ -438,7 +447,7 @@ fn session_function(
             } else {
                 SqlType::Int8
             };
-            args.push(compile(expr, scope, params, Some(ty))?);
+            args.push(compile_operand(expr, scope, params, Some(ty))?);
         }
         return Ok(Scalar::Function(f, args));
     }
@@ -448,7 +457,7 @@ fn session_function(
             let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(expr)) = arg else {
                 return Err(SqlError::unsupported(format!("argument {arg} of coalesce")));
             };
-            operands.push(compile(expr, scope, params, None)?);
+            operands.push(compile_operand(expr, scope, params, None)?);
         }
         if operands.is_empty() {
             return Err(SqlError::syntax("syntax error at or near \")\""));
@@ -509,20 +518,24 @@ fn binary(
         }
     };
     if let Some(cmp) = cmp {
-        let ((l, _), (r, _)) = compile_pair(scope, params, None)?;
+        let ((l, lty), (r, rty)) = compile_pair(scope, params, None)?;
+        let (l, r) = comparable(l, lty, r, rty)?;
         return Ok(Scalar::Compare(cmp, Box::new(l), Box::new(r)));
     }
     Ok(match op {
         BinaryOperator::And => Scalar::And(vec![
-            compile(left, scope, params, Some(SqlType::Bool))?,
-            compile(right, scope, params, Some(SqlType::Bool))?,
+            compile_operand(left, scope, params, Some(SqlType::Bool))?,
+            compile_operand(right, scope, params, Some(SqlType::Bool))?,
         ]),
         BinaryOperator::Or => Scalar::Or(vec![
-            compile(left, scope, params, Some(SqlType::Bool))?,
-            compile(right, scope, params, Some(SqlType::Bool))?,
+            compile_operand(left, scope, params, Some(SqlType::Bool))?,
+            compile_operand(right, scope, params, Some(SqlType::Bool))?,
         ]),
         BinaryOperator::StringConcat => {
-            let ((l, _), (r, _)) = compile_pair(scope, params, Some(SqlType::Text))?;
+            let ((l, lty), (r, rty)) = compile_pair(scope, params, Some(SqlType::Text))?;
+            if is_temporal(&l, lty) || is_temporal(&r, rty) {
+                return Err(temporal_operand());
+            }
             Scalar::Concat(Box::new(l), Box::new(r))
         }
         BinaryOperator::Plus
@@ -538,6 +551,9 @@ fn binary(
                 _ => ArithOp::Mod,
             };
             let ((l, lty), (r, rty)) = compile_pair(scope, params, Some(SqlType::Int8))?;
+            if is_temporal(&l, lty) || is_temporal(&r, rty) {
+                return Err(temporal_operand());
+            }
             let narrow = narrow_integer_result(&l, lty, &r, rty);
             let computed = Scalar::Arith(arith, Box::new(l), Box::new(r));
             // Integers narrower than bigint compute in their type, as PostgreSQL's
@@ -555,8 +571,107 @@ fn binary(
     })
 }
 
+/// A constant of type `ty`, kept under its Cast when its own type would otherwise say
+/// something else (5::bigint is a bigint, not an integer; a timestamp's value does not
+/// say whether it is a timestamptz).
+fn typed_constant(d: Datum, ty: SqlType) -> Scalar {
+    match ty {
+        SqlType::Int2
+        | SqlType::Int8
+        | SqlType::Float4
+        | SqlType::Timestamp
+        | SqlType::TimestampTz
+        | SqlType::Date => Scalar::Cast(Box::new(Scalar::Const(d)), ty),
+        _ => Scalar::Const(d),
+    }
+}
+
 /// A compiled operand and its type, where known.
 type Typed = (Scalar, Option<SqlType>);
+
+/// Whether a compiled operand is a date or time.
+fn is_temporal(scalar: &Scalar, ty: Option<SqlType>) -> bool {
+    ty.is_some_and(SqlType::is_temporal)
+        || matches!(scalar, Scalar::Const(Datum::Timestamp(_) | Datum::Date(_)))
+}
+
+/// The fast path leaves date and time arithmetic, functions and text forms to
+/// DataFusion, whose are PostgreSQL's (`date + 1`, `ts - interval '1 day'`, `ts::text`):
+/// it only compares, stores and returns dates and times.
+fn temporal_operand() -> SqlError {
+    SqlError::unsupported("date and time operations are planned by the query engine")
+}
+
+/// Compiles an operand of an operator or function the fast path computes itself, which
+/// must not be a date or time (`temporal_operand`).
+fn compile_operand(
+    expr: &Expr,
+    scope: &mut dyn Scope,
+    params: &mut Params,
+    hint: Option<SqlType>,
+) -> SqlResult<Scalar> {
+    let (scalar, ty) = compile_typed(expr, scope, params, hint)?;
+    if is_temporal(&scalar, ty) {
+        return Err(temporal_operand());
+    }
+    Ok(scalar)
+}
+
+/// Compiles a value compared with an operand of type `ty` (an IN list's item, a
+/// BETWEEN bound), checked as `comparable` checks the two sides of a comparison.
+fn compile_comparable(
+    expr: &Expr,
+    scope: &mut dyn Scope,
+    params: &mut Params,
+    ty: Option<SqlType>,
+) -> SqlResult<Scalar> {
+    let (scalar, item_type) = compile_typed(expr, scope, params, ty)?;
+    let target_time = ty.filter(|ty| ty.is_temporal());
+    if target_time.is_none() && is_temporal(&scalar, item_type) && ty.is_some() {
+        return Err(temporal_operand());
+    }
+    facing(target_time, scalar, item_type)
+}
+
+/// The two sides of a comparison, when the fast path compares them as PostgreSQL
+/// would. A date or time compares only with a date or time: a quoted literal on the
+/// other side is read as one, anything else (`ts = 5`, a text column) goes to
+/// DataFusion, which coerces or refuses as PostgreSQL does.
+fn comparable(
+    left: Scalar,
+    left_type: Option<SqlType>,
+    right: Scalar,
+    right_type: Option<SqlType>,
+) -> SqlResult<(Scalar, Scalar)> {
+    // A constant timestamp's kind is its context's; in a UTC session, pgwide's only,
+    // timestamp and timestamptz compare as one.
+    let time_of = |s: &Scalar, ty: Option<SqlType>| {
+        is_temporal(s, ty).then(|| ty.unwrap_or(SqlType::TimestampTz))
+    };
+    let (left_time, right_time) = (time_of(&left, left_type), time_of(&right, right_type));
+    let right = facing(left_time, right, right_type)?;
+    let left = facing(right_time, left, left_type)?;
+    Ok((left, right))
+}
+
+/// One side of a comparison whose other side is a date or time of type `other` (if
+/// it is one): a quoted literal is read as that type; a side neither a date or time,
+/// nor a parameter (typed from the other side), nor NULL is refused.
+fn facing(other: Option<SqlType>, side: Scalar, side_type: Option<SqlType>) -> SqlResult<Scalar> {
+    let Some(other) = other else {
+        return Ok(side);
+    };
+    let side = match side {
+        Scalar::Const(Datum::Text(text)) => Scalar::Const(cast(Datum::Text(text), other)?),
+        side => side,
+    };
+    if is_temporal(&side, side_type)
+        || matches!(side, Scalar::Param(_) | Scalar::Const(Datum::Null))
+    {
+        return Ok(side);
+    }
+    Err(temporal_operand())
+}
 
 /// The type of integer arithmetic over operands of these types when narrower than
 /// bigint: the wider operand's, an integer literal being an `integer` when it fits.
@@ -637,6 +752,9 @@ fn datum_type(d: &Datum) -> Option<SqlType> {
         Datum::Float(_) => Some(SqlType::Float8),
         Datum::Text(_) => Some(SqlType::Text),
         Datum::Bytes(_) => Some(SqlType::Bytea),
+        // Which of timestamp and timestamptz a value is, the context says.
+        Datum::Timestamp(_) => None,
+        Datum::Date(_) => Some(SqlType::Date),
         Datum::Array(items) => items
             .iter()
             .find_map(datum_type)
@@ -700,6 +818,8 @@ fn literal(
         | V::EscapedStringLiteral(s)
         | V::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => match expected {
             Some(SqlType::Bytea) => Datum::Bytes(super::values::parse_bytea(s)?),
+            // A quoted literal compared with or written to a date or time is read as one.
+            Some(ty) if ty.is_temporal() => cast(Datum::Text(s.clone()), ty)?,
             _ => Datum::Text(s.clone()),
         },
         V::Boolean(b) => Datum::Bool(*b),
@@ -995,6 +1115,12 @@ fn as_text(d: Datum) -> String {
         Datum::Bool(b) => if b { "true" } else { "false" }.into(),
         Datum::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
         Datum::Null => String::new(),
+        // Compilation sends dates and times to DataFusion wherever they would be text
+        // (`compile_operand`); these are only for completeness.
+        Datum::Timestamp(micros) => {
+            super::datetime::format_timestamp(micros, None).unwrap_or_default()
+        }
+        Datum::Date(days) => super::datetime::format_date(days).unwrap_or_default(),
         Datum::Array(items) => super::pg_array_text::format(
             items
                 .into_iter()

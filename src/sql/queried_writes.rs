@@ -14,11 +14,11 @@ use super::expr::{fold, Params};
 use super::read_statements::{plan_query, SelectStatement};
 use super::relation::{resolve_relation, RelationKind};
 use super::session_state::SessionState;
-use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, StatementResult};
-use super::values::{datum_into_value, datum_to_pk};
+use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
+use super::values::{column_value, datum_to_pk, declared_type};
 use crate::engine::{
     BatchMode, ColumnOp, Condition, PkValue, RowChange, RowExistence, RowWrite, TableMeta,
-    ValueType, WriteOutcome,
+    WriteOutcome,
 };
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, Expr};
@@ -41,7 +41,7 @@ enum Change {
     /// The columns SET assigns, in the query's output after the guarded columns;
     /// RETURNING, if any, is evaluated over the rows as written.
     Update {
-        columns: Vec<(String, Option<ValueType>)>,
+        columns: Vec<(String, Option<SqlType>)>,
         returning: Option<Returning>,
     },
     /// RETURNING's items, if any, are the query's last columns.
@@ -80,7 +80,7 @@ impl QueriedWrite {
                 )));
             }
             crate::engine::check_name(&column)?;
-            columns.push((column.clone(), table.column(&column).map(|c| c.ty)));
+            columns.push((column.clone(), declared_type(&table, &column)));
             values.push(assignment.value.to_string());
         }
         let mut read: Vec<&Expr> = update.assignments.iter().map(|a| &a.value).collect();
@@ -282,10 +282,7 @@ impl QueriedWrite {
 }
 
 /// The cell operations that write `values` to `columns`: NULL deletes the column.
-fn new_values(
-    columns: &[(String, Option<ValueType>)],
-    values: &[Datum],
-) -> SqlResult<Vec<ColumnOp>> {
+fn new_values(columns: &[(String, Option<SqlType>)], values: &[Datum]) -> SqlResult<Vec<ColumnOp>> {
     if values.len() != columns.len() {
         return Err(SqlError::internal(
             "a queried UPDATE's row lacks a new value",
@@ -301,7 +298,7 @@ fn new_values(
                 },
                 value => ColumnOp::Put {
                     column: column.clone(),
-                    value: datum_into_value(value.clone(), *ty)?,
+                    value: column_value(value.clone(), *ty)?,
                     version: None,
                 },
             })

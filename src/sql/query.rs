@@ -27,6 +27,7 @@ mod pg_settings;
 mod pg_subqueries;
 mod pg_syntax;
 mod pg_time;
+mod pg_time_text;
 mod provider;
 mod sql_ast;
 #[cfg(test)]

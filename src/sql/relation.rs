@@ -6,8 +6,10 @@ use super::ddl::{object_name, table_name, ROWID};
 use super::expr::{fold, Scope};
 use super::notices::Notices;
 use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
-use super::values::{coerce_for_output, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum};
-use crate::engine::{Engine, EngineError, IntegerWidth, RowView, TableMeta, ValueRef};
+use super::values::{
+    coerce_for_output, declared_type, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum,
+};
+use crate::engine::{Engine, EngineError, RowView, TableMeta, ValueRef};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::TableFactor;
 use std::sync::Arc;
@@ -66,14 +68,9 @@ impl Relation {
             } else {
                 continue;
             };
-            // A SMALLINT, INTEGER or REAL column is shown as declared; the engine keeps
-            // its values within that width or precision.
-            let ty = match (ty, table.integer_width(name)) {
-                (SqlType::Int8, Some(IntegerWidth::Int16)) => SqlType::Int2,
-                (SqlType::Int8, Some(IntegerWidth::Int32)) => SqlType::Int4,
-                (SqlType::Float8, _) if table.is_single_precision(name) => SqlType::Float4,
-                (ty, _) => ty,
-            };
+            // A SMALLINT, INTEGER, REAL, DATE or TIMESTAMP column is shown as declared;
+            // the engine keeps its values within that width or precision.
+            let ty = declared_type(&table, name).unwrap_or(ty);
             columns.push(RelationColumn {
                 name: name.to_string(),
                 ty,
@@ -177,7 +174,7 @@ impl Relation {
                         Source::Attr(name) => {
                             self.attribute(row, name, self.columns[i].ty, notices)
                         }
-                        Source::Pk(k) => row.pk().get(*k).map_or(Datum::Null, pk_to_datum),
+                        Source::Pk(k) => self.key(row, *k, self.columns[i].ty),
                         _ => Datum::Null,
                     })
                     .collect();
@@ -189,7 +186,7 @@ impl Relation {
                         .needed
                         .iter()
                         .map(|&i| match &self.columns[i].source {
-                            Source::Pk(k) => row.pk().get(*k).map_or(Datum::Null, pk_to_datum),
+                            Source::Pk(k) => self.key(row, *k, self.columns[i].ty),
                             Source::ColumnName => Datum::Text(cell.column.to_owned()),
                             Source::Version => Datum::Int(cell.version),
                             Source::ValueType => Datum::Text(cell.value.value_type().name().into()),
@@ -200,6 +197,16 @@ impl Relation {
                     emit(values);
                 }
             }
+        }
+    }
+
+    /// Key column `k` of `row` as a `ty` datum: a date or time key is stored as its
+    /// Integer.
+    fn key(&self, row: &RowView<'_>, k: usize, ty: SqlType) -> Datum {
+        let datum = row.pk().get(k).map_or(Datum::Null, pk_to_datum);
+        match ty.is_temporal() {
+            true => coerce_for_output(datum, ty),
+            false => datum,
         }
     }
 

@@ -392,6 +392,10 @@ impl SqlSession for Session {
         self.state.settings.timeouts()
     }
 
+    fn time_zone(&self) -> super::datetime::TimeZone {
+        self.state.settings.time_zone()
+    }
+
     fn statement_interrupted(&mut self) {
         self.state.fail_transaction();
     }

@@ -175,9 +175,15 @@ fn set_statement(state: &mut SessionState, set: &ast::Set) -> SqlResult<()> {
                 }
             }
         }
-        ast::Set::SetTimeZone { value, .. } => state
-            .settings
-            .set("timezone", &setting_value(std::slice::from_ref(value)))?,
+        ast::Set::SetTimeZone { value, .. } => {
+            let zone = setting_value(std::slice::from_ref(value));
+            // `SET TIME ZONE LOCAL` and `DEFAULT` return to the default zone.
+            if zone.eq_ignore_ascii_case("local") || zone.eq_ignore_ascii_case("default") {
+                state.settings.reset("timezone")?
+            } else {
+                state.settings.set("timezone", &zone)?
+            }
+        }
         ast::Set::SetNames { charset_name, .. } => {
             state.settings.set("client_encoding", &charset_name.value)?
         }

@@ -3,6 +3,7 @@
 //! Time settings (`statement_timeout`, the idle timeouts) are checked and stored as
 //! PostgreSQL shows them, and read back as durations for the server to enforce.
 
+use super::datetime::TimeZone;
 use super::sql_types::{SqlError, SqlResult};
 use super::SessionTimeouts;
 use crate::sqlstate::SqlState;
@@ -53,6 +54,8 @@ pub struct Settings {
     /// The timeouts as parsed from `values`, kept current by `value_changed`: the
     /// connection asks for them before every message it reads.
     timeouts: SessionTimeouts,
+    /// `TimeZone` as parsed from `values`, kept current by `value_changed`.
+    time_zone: TimeZone,
 }
 
 impl Settings {
@@ -101,6 +104,7 @@ impl Settings {
             from_startup: BTreeSet::new(),
             saved: BTreeMap::new(),
             timeouts: SessionTimeouts::default(),
+            time_zone: TimeZone::default(),
         }
     }
 
@@ -114,6 +118,13 @@ impl Settings {
                     Ok(ms) => show_ms(ms),
                     Err(_) => return,
                 }
+            } else if name == "timezone" && !TimeZone::parse(value).is_some_and(|z| z.is_utc()) {
+                // Reported back as UTC, the zone the session's values are shown in.
+                tracing::warn!(
+                    value,
+                    "TimeZone in the startup packet is not UTC; keeping UTC"
+                );
+                return;
             } else {
                 value.to_string()
             };
@@ -142,6 +153,11 @@ impl Settings {
         Ok(())
     }
 
+    /// The zone `timestamptz` values are read and shown in.
+    pub fn time_zone(&self) -> TimeZone {
+        self.time_zone
+    }
+
     /// The timeouts the server enforces for this session.
     pub fn timeouts(&self) -> SessionTimeouts {
         self.timeouts
@@ -152,6 +168,14 @@ impl Settings {
     /// (`set`, `set_local`, `reset`, `end_transaction`). The rest only add or remove
     /// custom names, which are never timeouts.
     fn value_changed(&mut self, name: &str) {
+        if name == "timezone" {
+            self.time_zone = self
+                .values
+                .get(name)
+                .and_then(|v| TimeZone::parse(v))
+                .unwrap_or_default();
+            return;
+        }
         if !TIMEOUTS.contains(&name) {
             return;
         }
@@ -331,6 +355,26 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
         ));
     }
     check_transaction_mode(name, value)?;
+    if name == "timezone" {
+        match TimeZone::parse(value) {
+            None => {
+                return Err(SqlError::new(
+                    SqlState::InvalidParameterValue,
+                    format!("invalid value for parameter \"TimeZone\": \"{value}\""),
+                ))
+            }
+            // Reading and showing timestamptz values in another zone, and converting
+            // between timestamp and timestamptz in it, is not done yet: refused rather
+            // than accepted and ignored.
+            Some(zone) if !zone.is_utc() => {
+                return Err(SqlError::unsupported(format!(
+                    "time zone \"{value}\" is not supported yet: pgwide reads and shows \
+                     timestamptz values in UTC only"
+                )))
+            }
+            Some(_) => {}
+        }
+    }
     if name == "client_encoding"
         && !matches!(
             value.to_uppercase().replace(['-', '_'], "").as_str(),

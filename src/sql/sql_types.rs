@@ -4,7 +4,7 @@
 pub use super::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
 use futures::stream::BoxStream;
-use sqlparser::ast::DataType;
+use sqlparser::ast::{self, DataType};
 use std::sync::Arc;
 
 /// The PostgreSQL types pgwide speaks on the wire.
@@ -18,6 +18,12 @@ pub enum SqlType {
     Float8,
     Text,
     Bytea,
+    /// `timestamp` (without time zone), a `Datum::Timestamp`.
+    Timestamp,
+    /// `timestamptz`, a `Datum::Timestamp` holding a UTC instant.
+    TimestampTz,
+    /// `date`, a `Datum::Date`.
+    Date,
     /// A one-dimensional array (`bigint[]`, `text[]`), a `Datum::Array`.
     Array(ArrayOf),
 }
@@ -61,7 +67,9 @@ impl ArrayOf {
             SqlType::Float8 => ArrayOf::Float8,
             SqlType::Text => ArrayOf::Text,
             SqlType::Bytea => ArrayOf::Bytea,
-            SqlType::Array(_) => return None,
+            SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date | SqlType::Array(_) => {
+                return None
+            }
         })
     }
 }
@@ -78,6 +86,9 @@ impl SqlType {
             SqlType::Text => 25,
             SqlType::Float4 => 700,
             SqlType::Float8 => 701,
+            SqlType::Date => 1082,
+            SqlType::Timestamp => 1114,
+            SqlType::TimestampTz => 1184,
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => 1000,
                 ArrayOf::Bytea => 1001,
@@ -103,6 +114,9 @@ impl SqlType {
             25 | 1043 | 705 | 19 | 1042 => SqlType::Text,
             700 => SqlType::Float4,
             701 => SqlType::Float8,
+            1082 => SqlType::Date,
+            1114 => SqlType::Timestamp,
+            1184 => SqlType::TimestampTz,
             1000 => SqlType::Array(ArrayOf::Bool),
             1001 => SqlType::Array(ArrayOf::Bytea),
             1005 => SqlType::Array(ArrayOf::Int2),
@@ -137,6 +151,9 @@ impl SqlType {
             SqlType::Text => "text",
             SqlType::Float4 => "real",
             SqlType::Float8 => "double precision",
+            SqlType::Date => "date",
+            SqlType::Timestamp => "timestamp without time zone",
+            SqlType::TimestampTz => "timestamp with time zone",
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => "boolean[]",
                 ArrayOf::Bytea => "bytea[]",
@@ -148,6 +165,14 @@ impl SqlType {
                 ArrayOf::Float8 => "double precision[]",
             },
         }
+    }
+
+    /// Whether the type is a date or time, whose values only compare with their own kind.
+    pub fn is_temporal(self) -> bool {
+        matches!(
+            self,
+            SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date
+        )
     }
 }
 
@@ -164,11 +189,18 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
         D::Float(_) => SqlType::Float8,
         D::Boolean | D::Bool => SqlType::Bool,
         D::Bytea => SqlType::Bytea,
+        D::Date => SqlType::Date,
+        D::Timestamp(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
+            SqlType::Timestamp
+        }
+        D::Timestamp(None, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
+            SqlType::TimestampTz
+        }
         D::Custom(name, _) if name.to_string().eq_ignore_ascii_case("name") => SqlType::Text,
         other => {
             return Err(SqlError::new(
                 SqlState::UndefinedObject,
-                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN or BYTEA"),
+                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN, BYTEA, TIMESTAMP, TIMESTAMPTZ or DATE"),
             ))
         }
     })
@@ -185,6 +217,11 @@ pub enum Datum {
     Float(f64),
     Text(String),
     Bytes(Vec<u8>),
+    /// A `timestamp` or `timestamptz`: microseconds since 1970-01-01 00:00 (UTC for a
+    /// `timestamptz`), `i64::MAX`/`MIN` for ±infinity (see `datetime`).
+    Timestamp(i64),
+    /// A `date`: days since 1970-01-01, `i32::MAX`/`MIN` for ±infinity.
+    Date(i32),
     /// A one-dimensional array's elements, each a datum of its element type.
     Array(Vec<Datum>),
 }

@@ -1,8 +1,11 @@
 //! Conversions between SQL values (`Datum`, `SqlType`) and engine values (`Value`,
 //! `PkValue`), and the SQL type each engine type is shown as.
 
+use super::datetime;
 use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
-use crate::engine::{IntegerWidth, PkRef, PkType, PkValue, Value, ValueRef, ValueType};
+use crate::engine::{
+    IntegerWidth, PkRef, PkType, PkValue, TableMeta, Temporal, Value, ValueRef, ValueType,
+};
 use crate::sqlstate::SqlState;
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -13,6 +16,44 @@ pub fn pk_sql_type(ty: PkType) -> SqlType {
         PkType::String => SqlType::Text,
         PkType::Binary => SqlType::Bytea,
     }
+}
+
+/// The key type a column declared `ty` is stored as: a type whose stored form sorts as
+/// its values do (integers, dates and times as Integers, text, bytea); `None` for the
+/// others (floats, booleans, arrays).
+pub fn sql_pk_type(ty: SqlType) -> Option<PkType> {
+    match ty {
+        SqlType::Text => Some(PkType::String),
+        SqlType::Bytea => Some(PkType::Binary),
+        SqlType::Int2
+        | SqlType::Int4
+        | SqlType::Int8
+        | SqlType::Timestamp
+        | SqlType::TimestampTz
+        | SqlType::Date => Some(PkType::Integer),
+        SqlType::Bool | SqlType::Float4 | SqlType::Float8 | SqlType::Array(_) => None,
+    }
+}
+
+/// The SQL type a column of `table` was declared with: its stored type's, narrowed by
+/// what the declaration kept (`SMALLINT`, `REAL`, `TIMESTAMPTZ`, ...). `None` for a
+/// column the table does not have.
+pub fn declared_type(table: &TableMeta, column: &str) -> Option<SqlType> {
+    let stored = match table.pk_index(column) {
+        Some(k) => pk_sql_type(table.pk[k].ty),
+        None => value_sql_type(table.column(column)?.ty),
+    };
+    Some(
+        match (stored, table.integer_width(column), table.temporal(column)) {
+            (SqlType::Int8, _, Some(Temporal::Timestamp)) => SqlType::Timestamp,
+            (SqlType::Int8, _, Some(Temporal::TimestampTz)) => SqlType::TimestampTz,
+            (SqlType::Int8, _, Some(Temporal::Date)) => SqlType::Date,
+            (SqlType::Int8, Some(IntegerWidth::Int16), _) => SqlType::Int2,
+            (SqlType::Int8, Some(IntegerWidth::Int32), _) => SqlType::Int4,
+            (SqlType::Float8, _, _) if table.is_single_precision(column) => SqlType::Float4,
+            (ty, _, _) => ty,
+        },
+    )
 }
 
 pub fn value_sql_type(ty: ValueType) -> SqlType {
@@ -27,7 +68,13 @@ pub fn value_sql_type(ty: ValueType) -> SqlType {
 
 pub fn sql_value_type(ty: SqlType) -> ValueType {
     match ty {
-        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => ValueType::Integer,
+        // Dates and times are Integers: microseconds or days since 1970-01-01.
+        SqlType::Int2
+        | SqlType::Int4
+        | SqlType::Int8
+        | SqlType::Timestamp
+        | SqlType::TimestampTz
+        | SqlType::Date => ValueType::Integer,
         SqlType::Float4 | SqlType::Float8 => ValueType::Double,
         SqlType::Bool => ValueType::Boolean,
         SqlType::Text | SqlType::Array(_) => ValueType::String,
@@ -77,6 +124,14 @@ pub fn render(datum: &Datum) -> String {
         Datum::Int(i) => i.to_string(),
         Datum::Float(f) => f.to_string(),
         Datum::Text(t) => format!("'{}'", t.chars().take(64).collect::<String>()),
+        Datum::Timestamp(micros) => format!(
+            "'{}'",
+            datetime::format_timestamp(*micros, None).unwrap_or_else(|_| micros.to_string())
+        ),
+        Datum::Date(days) => format!(
+            "'{}'",
+            datetime::format_date(*days).unwrap_or_else(|_| days.to_string())
+        ),
         Datum::Array(items) => format!(
             "ARRAY[{}]",
             items.iter().map(render).collect::<Vec<_>>().join(",")
@@ -133,6 +188,9 @@ pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
             ))
         }
         (ValueType::Integer, Datum::Int(i)) => Value::Integer(*i),
+        // A date or time is stored as its Integer; `assignment` checked the column's type.
+        (ValueType::Integer, Datum::Timestamp(micros)) => Value::Integer(*micros),
+        (ValueType::Integer, Datum::Date(days)) => Value::Integer(i64::from(*days)),
         (ValueType::Integer, Datum::Float(f)) => {
             Value::Integer(float_to_bigint(f.round_ties_even())?)
         }
@@ -212,20 +270,33 @@ pub fn datum_into_value(datum: Datum, ty: Option<ValueType>) -> SqlResult<Value>
 /// `datum_to_natural_value` for a datum that must be stored: an array, which has no
 /// stored form, is 42804.
 pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
-    datum_to_natural_value(datum).ok_or_else(|| match datum {
+    let stored = match datum {
+        Datum::Timestamp(_) | Datum::Date(_) => None,
+        datum => datum_to_natural_value(datum),
+    };
+    stored.ok_or_else(|| match datum {
         Datum::Array(_) => SqlError::new(
             SqlState::DatatypeMismatch,
             "an array cannot be stored in a column: arrays are not a stored value type",
+        ),
+        Datum::Timestamp(_) | Datum::Date(_) => SqlError::new(
+            SqlState::DatatypeMismatch,
+            "a date or time can only be stored in a column declared DATE, TIMESTAMP or \
+             TIMESTAMPTZ (an undeclared column has no type to keep it as)",
         ),
         _ => SqlError::internal("null value"),
     })
 }
 
-/// The engine value a datum is written as when the column has no known type; `None`
-/// for NULL and for an array, which has no stored form.
+/// The engine value a datum is stored as when the column has no known type; `None`
+/// for NULL and for an array, which has no stored form. A date or time is its stored
+/// Integer (to compare with a stored cell); only a declared column may be written one
+/// (`natural_value`).
 pub fn datum_to_natural_value(datum: &Datum) -> Option<Value> {
     Some(match datum {
         Datum::Null | Datum::Array(_) => return None,
+        Datum::Timestamp(micros) => Value::Integer(*micros),
+        Datum::Date(days) => Value::Integer(i64::from(*days)),
         Datum::Bool(b) => Value::Boolean(*b),
         Datum::Int(i) => Value::Integer(*i),
         Datum::Float(f) => Value::Double(*f),
@@ -294,6 +365,13 @@ pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
         (SqlType::Float4 | SqlType::Float8, Datum::Int(i)) => Datum::Float(i as f64),
         (SqlType::Float4 | SqlType::Float8, d @ Datum::Float(_)) => d,
         (SqlType::Bool, d @ Datum::Bool(_)) => d,
+        (SqlType::Timestamp | SqlType::TimestampTz, Datum::Int(micros)) => Datum::Timestamp(micros),
+        (SqlType::Timestamp | SqlType::TimestampTz, d @ Datum::Timestamp(_)) => d,
+        (SqlType::Date, Datum::Int(days)) => match i32::try_from(days) {
+            Ok(days) => Datum::Date(days),
+            Err(_) => Datum::Null,
+        },
+        (SqlType::Date, d @ Datum::Date(_)) => d,
         (SqlType::Bytea, d @ Datum::Bytes(_)) => d,
         (SqlType::Bytea, Datum::Text(t)) => Datum::Bytes(t.into_bytes()),
         (SqlType::Text, d @ Datum::Text(_)) => d,
@@ -318,6 +396,15 @@ pub fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
         (Datum::Text(x), Datum::Text(y)) => Some(x.cmp(y)),
         (Datum::Bool(x), Datum::Bool(y)) => Some(x.cmp(y)),
         (Datum::Bytes(x), Datum::Bytes(y)) => Some(x.cmp(y)),
+        (Datum::Timestamp(x), Datum::Timestamp(y)) => Some(x.cmp(y)),
+        (Datum::Date(x), Datum::Date(y)) => Some(x.cmp(y)),
+        // A date compares as its midnight.
+        (Datum::Date(x), Datum::Timestamp(_)) => {
+            compare(&Datum::Timestamp(datetime::timestamp_of_date(*x).ok()?), b)
+        }
+        (Datum::Timestamp(_), Datum::Date(y)) => {
+            compare(a, &Datum::Timestamp(datetime::timestamp_of_date(*y).ok()?))
+        }
         (Datum::Text(t), Datum::Int(_)) => t
             .trim()
             .parse::<i64>()
@@ -347,6 +434,9 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     if datum == Datum::Null {
         return Ok(Datum::Null);
     }
+    if ty.is_temporal() || matches!(datum, Datum::Timestamp(_) | Datum::Date(_)) {
+        return cast_temporal(datum, ty);
+    }
     let cast = value_to_datum(datum_to_value(&datum, sql_value_type(ty))?.as_ref());
     if let (Datum::Float(f), SqlType::Float4) = (&cast, ty) {
         return single_precision(*f).map(Datum::Float);
@@ -360,6 +450,92 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
         }
     }
     Ok(cast)
+}
+
+/// A cast to or from a date or time. Text is read in UTC, the only session zone pgwide
+/// keeps (see `settings`).
+fn cast_temporal(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
+    let utc = datetime::TimeZone::default();
+    Ok(match (ty, datum) {
+        (SqlType::Timestamp, Datum::Text(t)) => {
+            Datum::Timestamp(datetime::parse_timestamp(&t, None)?)
+        }
+        (SqlType::TimestampTz, Datum::Text(t)) => {
+            Datum::Timestamp(datetime::parse_timestamp(&t, Some(&utc))?)
+        }
+        (SqlType::Date, Datum::Text(t)) => Datum::Date(datetime::parse_date(&t)?),
+        (SqlType::Timestamp | SqlType::TimestampTz, d @ Datum::Timestamp(_)) => d,
+        (SqlType::Timestamp | SqlType::TimestampTz, Datum::Date(days)) => {
+            Datum::Timestamp(datetime::timestamp_of_date(days)?)
+        }
+        (SqlType::Date, d @ Datum::Date(_)) => d,
+        (SqlType::Date, Datum::Timestamp(micros)) => {
+            Datum::Date(datetime::date_of_timestamp(micros)?)
+        }
+        (SqlType::Text, Datum::Date(days)) => Datum::Text(datetime::format_date(days)?),
+        (ty, other) => {
+            return Err(SqlError::new(
+                SqlState::CannotCoerce,
+                format!("cannot cast {} to {}", render(&other), ty.name()),
+            ))
+        }
+    })
+}
+
+/// A value assigned to a column declared `ty` (INSERT, UPDATE, COPY), as PostgreSQL's
+/// assignment casts allow: a date or time only into a date or time column (a date
+/// becoming its midnight, a time its date) or into text; nothing else into one.
+pub fn assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
+    let temporal_datum = matches!(datum, Datum::Timestamp(_) | Datum::Date(_));
+    if datum == Datum::Null || !(temporal_datum || ty.is_temporal()) {
+        return Ok(datum);
+    }
+    match (ty, &datum) {
+        (
+            SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date,
+            Datum::Timestamp(_) | Datum::Date(_),
+        ) => cast_temporal(datum, ty),
+        (SqlType::Text, Datum::Timestamp(_)) => Err(SqlError::unsupported(
+            "a timestamp assigned to a text column: cast it to text first",
+        )),
+        (SqlType::Text, Datum::Date(_)) => cast_temporal(datum, ty),
+        (ty, other) => Err(SqlError::new(
+            SqlState::DatatypeMismatch,
+            format!(
+                "a column of type {} cannot take the value {}",
+                ty.name(),
+                render(other)
+            ),
+        )),
+    }
+}
+
+/// The engine value written to a column declared `ty` (`None`: a column of no known
+/// type, which keeps the datum's own), after PostgreSQL's assignment rules.
+pub fn column_value(datum: Datum, ty: Option<SqlType>) -> SqlResult<Value> {
+    match ty {
+        Some(ty) => datum_into_value(assignment(datum, ty)?, Some(sql_value_type(ty))),
+        None => datum_into_value(datum, None),
+    }
+}
+
+/// The key value written to key column `k` of `table`, declared `declared`. Only a date
+/// or time takes a copy to convert; other keys convert in place.
+pub fn key_value(
+    datum: &Datum,
+    declared: SqlType,
+    table: &TableMeta,
+    k: usize,
+) -> SqlResult<PkValue> {
+    let column = &table.pk[k];
+    if declared.is_temporal() || matches!(datum, Datum::Timestamp(_) | Datum::Date(_)) {
+        return datum_to_pk(
+            &assignment(datum.clone(), declared)?,
+            column.ty,
+            &column.name,
+        );
+    }
+    datum_to_pk(datum, column.ty, &column.name)
 }
 
 /// A double rounded to the nearest `real`, or 22003 past a real's range, as PostgreSQL's

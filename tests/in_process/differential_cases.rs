@@ -504,3 +504,58 @@ async fn varchar_lengths_are_enforced() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// TIMESTAMP, TIMESTAMPTZ and DATE columns keep their types (results, RETURNING, the
+/// catalog), read PostgreSQL's input forms (zones, `T`, BC, infinity), print its text,
+/// range-scan a `(text, timestamptz)` key, compute with DataFusion's date functions,
+/// and refuse what PostgreSQL refuses (22007, 22008, 42804).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dates_and_times_keep_their_types() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (dev TEXT, ts TIMESTAMPTZ, d DATE, n TIMESTAMP, v INTEGER, \
+         PRIMARY KEY (dev, ts))",
+        "INSERT INTO t VALUES ('a', '2024-03-01 10:00:00+02', '2024-03-01', \
+         '2024-03-01 10:00:00.5', 1), ('a', '2024-03-02T00:00:00Z', '2024-03-02', \
+         '2024-03-02 23:59:59', 2), ('b', '1999-12-31 23:59:59.999999', 'infinity', \
+         '0001-01-01 BC', 3) RETURNING *",
+        "INSERT INTO t VALUES ('c', '2024-07-01 12:00 Europe/Paris', '2024-02-29', \
+         '2024-03-01 24:00:00', 4) RETURNING ts, n",
+        "INSERT INTO t VALUES ('c', '-infinity', '1969-12-31', 'epoch', 5)",
+        "INSERT INTO t (dev, ts) VALUES ('x', 'garbage')",
+        "INSERT INTO t (dev, ts) VALUES ('x', '2024-13-01')",
+        "INSERT INTO t (dev, ts, d) VALUES ('x', '2024-01-01', '2023-02-29')",
+        "INSERT INTO t (dev, ts) VALUES ('x', 5)",
+        "INSERT INTO t (dev, ts, d) VALUES ('x', '2024-01-01', 7)",
+        "SELECT * FROM t ORDER BY dev, ts",
+        "SELECT dev, v FROM t WHERE dev = 'a' AND ts >= '2024-03-01 07:00+00' \
+         AND ts < '2024-03-02' ORDER BY ts",
+        "SELECT v FROM t WHERE '2024-03-01' < ts AND ts <= '2024-03-02 00:00:00+00' ORDER BY v",
+        "SELECT v FROM t WHERE d BETWEEN '2024-01-01' AND '2024-12-31' ORDER BY v",
+        "SELECT v FROM t WHERE d IN ('2024-03-01', '2024-02-29') ORDER BY v",
+        "SELECT v FROM t WHERE n > '2024-03-01' ORDER BY v",
+        "SELECT v FROM t WHERE ts = '-infinity' OR d = 'infinity' ORDER BY v",
+        "SELECT dev, date_trunc('day', ts), ts + interval '1 hour', d + 1, ts::date, \
+         n::text, ts::text, d::text FROM t WHERE dev = 'a' ORDER BY ts",
+        "SELECT min(ts), max(d), min(n) FROM t WHERE dev <> 'c'",
+        "SELECT count(*) FROM t WHERE ts > now() - interval '100 years'",
+        "SELECT v FROM t WHERE d < now() AND dev = 'a' ORDER BY v",
+        "UPDATE t SET d = '2020-02-29', n = '2020-02-29 12:34:56.789' WHERE dev = 'b' \
+         RETURNING d, n",
+        "UPDATE t SET n = ts WHERE dev = 'a' RETURNING n",
+        "UPDATE t SET d = n WHERE dev = 'b' RETURNING d",
+        "UPDATE t SET n = n + interval '1 day' WHERE dev = 'b' RETURNING n",
+        "DELETE FROM t WHERE ts < '2000-01-01' AND dev = 'b' RETURNING dev, ts",
+        "SELECT v FROM t WHERE ts > '2024-03-01 10:00' AND length(dev) = 1 ORDER BY v",
+        "SELECT count(*) FROM t WHERE ts IN ('-infinity', '2024-03-02') AND v > 0",
+        "SELECT '0044-03-15 BC'::date, '0001-01-01 10:00'::timestamp, 'infinity'::timestamptz, now() > '2020-01-01'",
+        "SELECT '2024-03-01'::date, '2024-03-01 10:00'::timestamp, \
+         '2024-03-01 10:00+01'::timestamptz, DATE '2024-01-31', \
+         TIMESTAMP '2024-01-31 01:02:03.456789'",
+        "SELECT atttypid::int, attname::text FROM pg_attribute \
+         WHERE attrelid = 't'::regclass AND attnum > 0 ORDER BY attnum",
+        "SELECT data_type::text FROM information_schema.columns WHERE table_name = 't' \
+         ORDER BY ordinal_position",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -19,7 +19,7 @@ use crate::engine::{
 use crate::sql::expr::{compile, eval, fold, is_true, Params, Scalar, Scope};
 use crate::sql::relation::{Relation, RelationKind, Source};
 use crate::sql::sql_types::{Datum, SqlError, SqlResult, SqlType};
-use crate::sql::values::{pk_sql_type, value_sql_type};
+use crate::sql::values::declared_type;
 use crate::sqlstate::SqlState;
 use sqlparser::ast;
 use std::sync::Arc;
@@ -207,8 +207,10 @@ impl Scope for ConflictScope<'_> {
             )
         })?;
         let ty = match &self.targets[slot] {
-            Target::Pk(k) => pk_sql_type(self.table.pk[*k].ty),
-            Target::Attr(_, Some(ty)) => value_sql_type(*ty),
+            Target::Pk(k) => {
+                declared_type(&self.table, &self.table.pk[*k].name).unwrap_or(SqlType::Int8)
+            }
+            Target::Attr(_, Some(ty)) => *ty,
             _ => SqlType::Int8,
         };
         Ok((slot, ty))

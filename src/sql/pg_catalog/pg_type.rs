@@ -20,6 +20,9 @@ pub const TYPES: &[(i64, &str, i64)] = &[
     (700, "float4", 4),
     (701, "float8", 8),
     (1043, "varchar", -1),
+    (1082, "date", 4),
+    (1114, "timestamp", 8),
+    (1184, "timestamptz", 8),
 ];
 
 /// The OID of a type named as `to_regtype` and `'name'::regtype` accept it: its
@@ -36,6 +39,8 @@ pub fn type_oid_by_name(name: &str) -> Option<i64> {
         "real" => "float4",
         "double precision" => "float8",
         "character varying" => "varchar",
+        "timestamp without time zone" => "timestamp",
+        "timestamp with time zone" => "timestamptz",
         other => other,
     };
     TYPES
@@ -115,6 +120,7 @@ fn row(oid: i64, n: &str, len: i64) -> Vec<V> {
             16 => "B",
             20 | 21 | 23 | 26 | 700 | 701 => "N",
             18 | 19 | 25 | 1043 => "S",
+            1082 | 1114 | 1184 => "D",
             _ => "U",
         }),
         V::I(0),

@@ -6,18 +6,21 @@
 use crate::sql::sql_types::{ArrayOf, Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Float32Array, Float64Builder,
-    Int16Array, Int32Array, Int64Builder, StringBuilder,
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Array, Float32Array,
+    Float64Builder, Int16Array, Int32Array, Int64Builder, StringBuilder, TimestampMicrosecondArray,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
-    DataType, Float64Type, Int64Type, SchemaRef, TimeUnit, TimestampMicrosecondType,
+    DataType, Date32Type, Float64Type, Int64Type, SchemaRef, TimeUnit, TimestampMicrosecondType,
 };
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::common::ScalarValue;
 use std::sync::Arc;
+
+/// The zone of a `timestamptz` column: UTC, the session zone DataFusion is given.
+pub const UTC: &str = "+00:00";
 
 /// The Arrow type a SQL type is planned as.
 pub fn arrow_type(ty: SqlType) -> DataType {
@@ -30,6 +33,9 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Float8 => DataType::Float64,
         SqlType::Text => DataType::Utf8,
         SqlType::Bytea => DataType::Binary,
+        SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+        SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
+        SqlType::Date => DataType::Date32,
         SqlType::Array(of) => DataType::List(Arc::new(
             datafusion::arrow::datatypes::Field::new_list_field(arrow_type(of.element()), true),
         )),
@@ -45,6 +51,9 @@ pub fn sql_type(ty: &DataType) -> SqlType {
         DataType::Int64 | DataType::UInt32 | DataType::UInt64 => SqlType::Int8,
         DataType::Float16 | DataType::Float32 => SqlType::Float4,
         DataType::Float64 => SqlType::Float8,
+        DataType::Timestamp(_, None) => SqlType::Timestamp,
+        DataType::Timestamp(_, Some(_)) => SqlType::TimestampTz,
+        DataType::Date32 | DataType::Date64 => SqlType::Date,
         DataType::Binary
         | DataType::LargeBinary
         | DataType::BinaryView
@@ -67,6 +76,32 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
         Datum::Float(f) => ScalarValue::Float64(Some(*f)),
         Datum::Text(t) => ScalarValue::Utf8(Some(t.clone())),
         Datum::Bytes(b) => ScalarValue::Binary(Some(b.clone())),
+        Datum::Timestamp(micros) => match ty {
+            // A timestamp takes the zone and unit asked for as it is: its microseconds
+            // are UTC's, in pgwide's only session zone.
+            DataType::Timestamp(unit, zone) => {
+                let zone = zone.clone();
+                return Ok(match unit {
+                    TimeUnit::Second => {
+                        ScalarValue::TimestampSecond(Some(micros.div_euclid(1_000_000)), zone)
+                    }
+                    TimeUnit::Millisecond => {
+                        ScalarValue::TimestampMillisecond(Some(micros.div_euclid(1000)), zone)
+                    }
+                    TimeUnit::Microsecond => ScalarValue::TimestampMicrosecond(Some(*micros), zone),
+                    TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(
+                        Some(
+                            micros
+                                .checked_mul(1000)
+                                .ok_or_else(crate::sql::datetime::timestamp_out_of_range)?,
+                        ),
+                        zone,
+                    ),
+                });
+            }
+            _ => ScalarValue::TimestampMicrosecond(Some(*micros), None),
+        },
+        Datum::Date(days) => ScalarValue::Date32(Some(*days)),
         Datum::Array(items) => {
             let element = match ty {
                 DataType::List(field) => field.data_type().clone(),
@@ -106,6 +141,8 @@ fn natural_type(datum: &Datum) -> DataType {
         Datum::Float(_) => DataType::Float64,
         Datum::Text(_) => DataType::Utf8,
         Datum::Bytes(_) => DataType::Binary,
+        Datum::Timestamp(_) => DataType::Timestamp(TimeUnit::Microsecond, None),
+        Datum::Date(_) => DataType::Date32,
         Datum::Array(items) => DataType::List(Arc::new(
             datafusion::arrow::datatypes::Field::new_list_field(
                 items
@@ -173,6 +210,17 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
                 });
                 Arc::new(b.finish())
             }
+            DataType::Timestamp(TimeUnit::Microsecond, zone) => Arc::new(
+                TimestampMicrosecondArray::from_iter(values.map(|d| match d {
+                    Datum::Timestamp(micros) => Some(*micros),
+                    _ => None,
+                }))
+                .with_timezone_opt(zone.clone()),
+            ),
+            DataType::Date32 => Arc::new(Date32Array::from_iter(values.map(|d| match d {
+                Datum::Date(days) => Some(*days),
+                _ => None,
+            }))),
             DataType::Binary => {
                 let mut b = BinaryBuilder::new();
                 values.for_each(|d| {
@@ -287,6 +335,35 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                 })
             });
         }
+        SqlType::Timestamp | SqlType::TimestampTz => {
+            // In its own zone, so the microseconds stay UTC's (a cast to another zone
+            // would keep them too, but a cast to none would move them).
+            let zone = match array.data_type() {
+                DataType::Timestamp(_, zone) => zone.clone(),
+                _ => None,
+            };
+            let micros = cast(array, &DataType::Timestamp(TimeUnit::Microsecond, zone))
+                .map_err(arrow_error)?;
+            let micros = micros.as_primitive::<TimestampMicrosecondType>();
+            (0..len).for_each(|i| {
+                out.push(if micros.is_null(i) {
+                    Datum::Null
+                } else {
+                    Datum::Timestamp(micros.value(i))
+                })
+            });
+        }
+        SqlType::Date => {
+            let days = cast(array, &DataType::Date32).map_err(arrow_error)?;
+            let days = days.as_primitive::<Date32Type>();
+            (0..len).for_each(|i| {
+                out.push(if days.is_null(i) {
+                    Datum::Null
+                } else {
+                    Datum::Date(days.value(i))
+                })
+            });
+        }
         SqlType::Array(of) => {
             let lists = array
                 .as_list_opt::<i32>()
@@ -323,22 +400,6 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                     });
                 }
             }
-            DataType::Timestamp(_, zone) => {
-                let zoned = zone.is_some();
-                let micros = cast(
-                    array,
-                    &DataType::Timestamp(TimeUnit::Microsecond, zone.clone()),
-                )
-                .map_err(arrow_error)?;
-                let micros = micros.as_primitive::<TimestampMicrosecondType>();
-                for i in 0..len {
-                    out.push(if micros.is_null(i) {
-                        Datum::Null
-                    } else {
-                        Datum::Text(timestamp_text(micros.value(i), zoned)?)
-                    });
-                }
-            }
             _ => {
                 // PostgreSQL's text forms: a space between date and time.
                 let options = FormatOptions::new()
@@ -358,23 +419,6 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
         },
     }
     Ok(out)
-}
-
-/// A timestamp as PostgreSQL writes it: microseconds only as far as they are not
-/// zero, and a zoned one (shown in UTC) with its offset in hours, `+00`.
-fn timestamp_text(micros: i64, zoned: bool) -> SqlResult<String> {
-    let at = chrono::DateTime::from_timestamp_micros(micros)
-        .ok_or_else(|| SqlError::new(SqlState::DatetimeFieldOverflow, "timestamp out of range"))?;
-    let mut text = at.format("%Y-%m-%d %H:%M:%S").to_string();
-    let fraction = micros.rem_euclid(1_000_000);
-    if fraction != 0 {
-        let digits = format!(".{fraction:06}");
-        text.push_str(digits.trim_end_matches('0'));
-    }
-    if zoned {
-        text.push_str("+00");
-    }
-    Ok(text)
 }
 
 /// A list of lists (which has no SQL type here) in PostgreSQL's text form.

@@ -70,8 +70,17 @@ fn integer_rank(ty: &DataType) -> Option<u8> {
 
 /// Rewrites every node of `plan` that computes expressions over its input.
 pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
+    rewrite_expressions(plan, checked)
+}
+
+/// Rewrites, bottom up, every expression of every node of `plan` that computes
+/// expressions over its input, with `rule` given the input's schema; output names stay.
+pub fn rewrite_expressions(
+    plan: LogicalPlan,
+    rule: fn(Expr, &DFSchema) -> Result<Transformed<Expr>>,
+) -> Result<LogicalPlan> {
     plan.transform_up_with_subqueries(|node| {
-        // A checked integer function may be narrower than what it replaced (`k + 1`
+        // A rewritten expression may have another type than what it replaced (`k + 1`
         // over an integer is an integer), so every node's schema is recomputed from
         // its inputs': once, after its own expressions changed, if it has any here.
         let input = match &node {
@@ -88,7 +97,7 @@ pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
         let names = NamePreserver::new(&node);
         node.map_expressions(|expr| {
             let saved = names.save(&expr);
-            let rewritten = expr.transform_up(|e| checked(e, &schema))?;
+            let rewritten = expr.transform_up(|e| rule(e, &schema))?;
             Ok(match rewritten.transformed {
                 true => Transformed::yes(saved.restore(rewritten.data)),
                 false => rewritten,

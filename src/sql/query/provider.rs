@@ -254,6 +254,28 @@ fn literal(value: &ScalarValue, ty: SqlType) -> Option<Datum> {
         | (SqlType::Text, ScalarValue::LargeUtf8(Some(s)))
         | (SqlType::Text, ScalarValue::Utf8View(Some(s))) => Datum::Text(s.clone()),
         (SqlType::Bool, ScalarValue::Boolean(Some(b))) => Datum::Bool(*b),
+        // A time compared with a timestamp column, exactly in microseconds (a
+        // nanosecond between two is left to DataFusion).
+        (SqlType::Timestamp, value) | (SqlType::TimestampTz, value) => {
+            let zoned = ty == SqlType::TimestampTz;
+            let micros = match value {
+                ScalarValue::TimestampSecond(Some(s), zone) if zone.is_some() == zoned => {
+                    s.checked_mul(1_000_000)?
+                }
+                ScalarValue::TimestampMillisecond(Some(ms), zone) if zone.is_some() == zoned => {
+                    ms.checked_mul(1000)?
+                }
+                ScalarValue::TimestampMicrosecond(Some(us), zone) if zone.is_some() == zoned => *us,
+                ScalarValue::TimestampNanosecond(Some(ns), zone)
+                    if zone.is_some() == zoned && ns % 1000 == 0 =>
+                {
+                    ns / 1000
+                }
+                _ => return None,
+            };
+            Datum::Timestamp(micros)
+        }
+        (SqlType::Date, ScalarValue::Date32(Some(days))) => Datum::Date(*days),
         (SqlType::Bytea, ScalarValue::Binary(Some(b)))
         | (SqlType::Bytea, ScalarValue::LargeBinary(Some(b)))
         | (SqlType::Bytea, ScalarValue::BinaryView(Some(b))) => Datum::Bytes(b.clone()),

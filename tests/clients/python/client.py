@@ -301,8 +301,46 @@ def psycopg_arrays_and_computed_writes():
         check(cur.fetchone()[0] == [2, 1, 0], "ARRAY(SELECT ...) as a list")
 
 
+def psycopg_dates_and_times():
+    """datetime, date and aware datetimes as parameters and results, in text and binary
+    format, on a `(text, timestamptz)` key: psycopg types them from the column and gets
+    them back as the same Python objects, dates before 1970 and BC-safe ones included."""
+    from datetime import date, datetime, timedelta, timezone
+
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE readings (device TEXT, at TIMESTAMPTZ, day DATE, local TIMESTAMP,"
+            " PRIMARY KEY (device, at))"
+        )
+        at = datetime(2024, 3, 1, 10, 0, 5, 123456, tzinfo=timezone(timedelta(hours=2)))
+        for binary in (False, True):
+            device = f"dev-{binary}"
+            with conn.cursor(binary=binary) as cur:
+                for i in range(3):
+                    cur.execute(
+                        "INSERT INTO readings VALUES (%s, %s, %s, %s)",
+                        (device, at + timedelta(minutes=i), date(1969, 7, 20 + i),
+                         datetime(1, 1, 1, 0, 0, i)),
+                    )
+                cur.execute(
+                    "SELECT at, day, local FROM readings WHERE device = %s AND at >= %s"
+                    " ORDER BY at",
+                    (device, at + timedelta(minutes=1)),
+                )
+                rows = cur.fetchall()
+                check(len(rows) == 2, f"timestamptz range with a datetime bound binary={binary}")
+                check(rows[0][0] == at + timedelta(minutes=1) and rows[0][0].utcoffset() == timedelta(0),
+                      f"timestamptz round trip as an aware UTC datetime binary={binary}: {rows[0][0]!r}")
+                check(rows[0][1] == date(1969, 7, 21), f"date before 1970 binary={binary}")
+                check(rows[1][2] == datetime(1, 1, 1, 0, 0, 2), f"timestamp in year 1 binary={binary}")
+                cur.execute("SELECT %s::date + 1, now() > %s", (date(2024, 2, 28), at))
+                check(cur.fetchone() == (date(2024, 2, 29), True), f"date arithmetic binary={binary}")
+        conn.execute("DROP TABLE readings")
+
+
 def main():
     psycopg_binds()
+    psycopg_dates_and_times()
     psycopg_copy()
     engine = create_engine(URL)
     with engine.connect() as conn:

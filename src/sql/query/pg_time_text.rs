@@ -1,0 +1,315 @@
+//! Dates and times as text, both ways, as PostgreSQL reads and writes them where
+//! DataFusion would use Arrow's forms:
+//! - a cast of a timestamp or date to text becomes `pg_time_text`, which writes
+//!   `2024-03-01 10:00:00+00` (Arrow: `2024-03-01T10:00:00Z`);
+//! - a quoted literal cast to, or compared with, a timestamp or date is read by
+//!   `datetime`'s parser (`'2024-03-01 10:00'`, `'infinity'`, `'0044-03-15 BC'`, which
+//!   Arrow's parser refuses) into a literal of that type;
+//! - `TIMESTAMP` without a precision is planned in microseconds, PostgreSQL's unit, not
+//!   Arrow's nanoseconds, whose range ends in 2262.
+
+use super::pg_integer_overflow::rewrite_expressions;
+use crate::sql::datetime;
+use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::common::tree_node::Transformed;
+use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::expr::InList;
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::{
+    Between, BinaryExpr, Cast, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator,
+    ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TryCast, Volatility,
+};
+use sqlparser::ast::{self, Query};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+/// Rewrites the casts of dates and times to and from text in `plan`, and the quoted
+/// literals compared with them.
+pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
+    rewrite_expressions(plan, |expr, schema| {
+        let read = literal_times(expr, schema)?;
+        match read.transformed {
+            true => Ok(read),
+            false => time_text(read.data, schema),
+        }
+    })
+}
+
+/// Gives every `TIMESTAMP` type of `query` without a precision PostgreSQL's
+/// microseconds.
+pub fn microsecond_timestamps(query: &mut Query) {
+    let _ = ast::visit_expressions_mut(query, |expr| {
+        let data_type = match expr {
+            ast::Expr::Cast { data_type, .. } => data_type,
+            ast::Expr::TypedString(typed) => &mut typed.data_type,
+            _ => return ControlFlow::<()>::Continue(()),
+        };
+        if let ast::DataType::Timestamp(precision @ None, _) = data_type {
+            *precision = Some(6);
+        }
+        ControlFlow::Continue(())
+    });
+}
+
+/// A quoted literal as a time of type `ty`, read by `datetime` (UTC, the session's
+/// zone); `None` when `ty` is no date or time type.
+fn read_time(text: &str, ty: &DataType) -> Result<Option<ScalarValue>> {
+    let failed = |e: crate::sql::SqlError| DataFusionError::External(Box::new(e));
+    let utc = datetime::TimeZone::default();
+    Ok(Some(match ty {
+        DataType::Timestamp(unit, zone) => {
+            let micros =
+                datetime::parse_timestamp(text, zone.as_ref().map(|_| &utc)).map_err(failed)?;
+            let scaled = match unit {
+                TimeUnit::Second => Some(micros.div_euclid(1_000_000)),
+                TimeUnit::Millisecond => Some(micros.div_euclid(1000)),
+                TimeUnit::Microsecond => Some(micros),
+                TimeUnit::Nanosecond => micros.checked_mul(1000),
+            }
+            .ok_or_else(|| failed(datetime::timestamp_out_of_range()))?;
+            let zone = zone.clone();
+            match unit {
+                TimeUnit::Second => ScalarValue::TimestampSecond(Some(scaled), zone),
+                TimeUnit::Millisecond => ScalarValue::TimestampMillisecond(Some(scaled), zone),
+                TimeUnit::Microsecond => ScalarValue::TimestampMicrosecond(Some(scaled), zone),
+                TimeUnit::Nanosecond => ScalarValue::TimestampNanosecond(Some(scaled), zone),
+            }
+        }
+        DataType::Date32 => ScalarValue::Date32(Some(datetime::parse_date(text).map_err(failed)?)),
+        _ => return Ok(None),
+    }))
+}
+
+/// The text of a string literal.
+fn quoted(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Literal(
+            ScalarValue::Utf8(Some(text))
+            | ScalarValue::Utf8View(Some(text))
+            | ScalarValue::LargeUtf8(Some(text)),
+            _,
+        ) => Some(text),
+        _ => None,
+    }
+}
+
+/// `expr` with a quoted literal read as a time of `ty`, if it is one.
+fn read_as(expr: Expr, ty: &DataType) -> Result<Transformed<Expr>> {
+    let Some(text) = quoted(&expr) else {
+        return Ok(Transformed::no(expr));
+    };
+    Ok(match read_time(text, ty)? {
+        Some(value) => Transformed::yes(Expr::Literal(value, None)),
+        None => Transformed::no(expr),
+    })
+}
+
+/// Reads the quoted literals cast to a time, or compared with one (`=`, `<`, ...,
+/// `IN`, `BETWEEN`).
+fn literal_times(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    let time_type = |e: &Expr| e.get_type(schema).ok().filter(|ty| is_time(ty));
+    match expr {
+        Expr::Cast(Cast { expr: inner, field }) if quoted(&inner).is_some() => {
+            match read_as(*inner, field.data_type())? {
+                read if read.transformed => Ok(read),
+                kept => Ok(Transformed::no(Expr::Cast(Cast {
+                    expr: Box::new(kept.data),
+                    field,
+                }))),
+            }
+        }
+        Expr::BinaryExpr(BinaryExpr { left, op, right })
+            if matches!(
+                op,
+                Operator::Eq
+                    | Operator::NotEq
+                    | Operator::Lt
+                    | Operator::LtEq
+                    | Operator::Gt
+                    | Operator::GtEq
+                    | Operator::IsDistinctFrom
+                    | Operator::IsNotDistinctFrom
+            ) =>
+        {
+            let (left, right) = match (time_type(&left), time_type(&right)) {
+                (Some(ty), None) => (Transformed::no(*left), read_as(*right, &ty)?),
+                (None, Some(ty)) => (read_as(*left, &ty)?, Transformed::no(*right)),
+                _ => (Transformed::no(*left), Transformed::no(*right)),
+            };
+            let changed = left.transformed || right.transformed;
+            let expr = Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(left.data),
+                op,
+                Box::new(right.data),
+            ));
+            Ok(if changed {
+                Transformed::yes(expr)
+            } else {
+                Transformed::no(expr)
+            })
+        }
+        Expr::InList(InList {
+            expr: target,
+            list,
+            negated,
+        }) => {
+            let Some(ty) = time_type(&target) else {
+                return Ok(Transformed::no(Expr::InList(InList {
+                    expr: target,
+                    list,
+                    negated,
+                })));
+            };
+            let mut changed = false;
+            let list = list
+                .into_iter()
+                .map(|item| {
+                    let read = read_as(item, &ty)?;
+                    changed |= read.transformed;
+                    Ok(read.data)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let expr = Expr::InList(InList {
+                expr: target,
+                list,
+                negated,
+            });
+            Ok(if changed {
+                Transformed::yes(expr)
+            } else {
+                Transformed::no(expr)
+            })
+        }
+        Expr::Between(Between {
+            expr: target,
+            negated,
+            low,
+            high,
+        }) => {
+            let Some(ty) = time_type(&target) else {
+                return Ok(Transformed::no(Expr::Between(Between {
+                    expr: target,
+                    negated,
+                    low,
+                    high,
+                })));
+            };
+            let (low, high) = (read_as(*low, &ty)?, read_as(*high, &ty)?);
+            let changed = low.transformed || high.transformed;
+            let expr = Expr::Between(Between {
+                expr: target,
+                negated,
+                low: Box::new(low.data),
+                high: Box::new(high.data),
+            });
+            Ok(if changed {
+                Transformed::yes(expr)
+            } else {
+                Transformed::no(expr)
+            })
+        }
+        other => Ok(Transformed::no(other)),
+    }
+}
+
+fn is_text(ty: &DataType) -> bool {
+    matches!(
+        ty,
+        DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+    )
+}
+
+fn is_time(ty: &DataType) -> bool {
+    matches!(
+        ty,
+        DataType::Timestamp(..) | DataType::Date32 | DataType::Date64
+    )
+}
+
+fn time_text(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    let (inner, target) = match &expr {
+        Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field }) => {
+            (expr, field.data_type())
+        }
+        _ => return Ok(Transformed::no(expr)),
+    };
+    let source = inner.get_type(schema)?;
+    if !(is_text(target) && is_time(&source)) {
+        return Ok(Transformed::no(expr));
+    }
+    let call = Expr::ScalarFunction(ScalarFunction::new_udf(
+        Arc::new(ScalarUDF::new_from_impl(TimeText::new())),
+        vec![(**inner).clone()],
+    ));
+    Ok(Transformed::yes(match target {
+        DataType::Utf8 => call,
+        other => Expr::Cast(Cast::new(Box::new(call), other.clone())),
+    }))
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct TimeText {
+    signature: Signature,
+}
+
+impl TimeText {
+    fn new() -> Self {
+        TimeText {
+            signature: Signature::any(1, Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for TimeText {
+    fn name(&self) -> &str {
+        "pg_time_text"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        super::udf::row_by_row(args, &DataType::Utf8, |values| {
+            let value = values
+                .first()
+                .ok_or_else(|| DataFusionError::Internal("pg_time_text takes one value".into()))?;
+            let text = match value {
+                ScalarValue::Date32(days) => days.map(datetime::format_date).transpose(),
+                ScalarValue::Date64(ms) => ms
+                    .map(|ms| datetime::format_date((ms.div_euclid(86_400_000)) as i32))
+                    .transpose(),
+                other => {
+                    let (micros, zoned) = match other
+                        .cast_to(&DataType::Timestamp(TimeUnit::Microsecond, zone_of(other)))?
+                    {
+                        ScalarValue::TimestampMicrosecond(micros, zone) => (micros, zone.is_some()),
+                        _ => (None, false),
+                    };
+                    let utc = datetime::TimeZone::default();
+                    micros
+                        .map(|m| datetime::format_timestamp(m, zoned.then_some(&utc)))
+                        .transpose()
+                }
+            };
+            text.map(ScalarValue::Utf8)
+                .map_err(|e| DataFusionError::Execution(e.to_string()))
+        })
+    }
+}
+
+/// A timestamp scalar's zone: kept through the unit cast, so its instant stays.
+fn zone_of(value: &ScalarValue) -> Option<Arc<str>> {
+    match value {
+        ScalarValue::TimestampSecond(_, zone)
+        | ScalarValue::TimestampMillisecond(_, zone)
+        | ScalarValue::TimestampMicrosecond(_, zone)
+        | ScalarValue::TimestampNanosecond(_, zone) => zone.clone(),
+        _ => None,
+    }
+}
