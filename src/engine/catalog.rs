@@ -74,6 +74,10 @@ pub struct TableMeta {
     /// Integer columns (key or attribute) declared as a date or time.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub temporal: BTreeMap<String, Temporal>,
+    /// Attribute columns declared `NOT NULL`: a write leaving a row without a value in
+    /// one is refused (key columns always have one).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub not_null: BTreeSet<String>,
 }
 
 impl TableMeta {
@@ -85,8 +89,17 @@ impl TableMeta {
         self.temporal.get(column).copied()
     }
 
+    /// Whether `column` is a key column or declared `NOT NULL`.
+    pub fn is_not_null(&self, column: &str) -> bool {
+        self.pk_index(column).is_some()
+            || (!self.not_null.is_empty() && self.not_null.contains(column))
+    }
+
     /// Records what `column`'s declared type says beyond its value type.
     pub fn declare(&mut self, column: &str, declared: Declared) {
+        if declared.not_null && self.pk_index(column).is_none() {
+            self.not_null.insert(column.to_string());
+        }
         if let Some(width) = declared.width {
             self.integer_widths.insert(column.to_string(), width);
         }
@@ -169,11 +182,17 @@ pub struct TableSpec {
     pub max_chars: BTreeMap<String, u32>,
     /// Integer columns declared as a date or time.
     pub temporal: BTreeMap<String, Temporal>,
+    /// Attribute columns declared `NOT NULL`.
+    pub not_null: BTreeSet<String>,
 }
 
 impl TableSpec {
-    /// Records what `column`'s declared type says beyond its value type.
+    /// Records what `column`'s declared type says beyond its value type (`NOT NULL`
+    /// of an attribute: call it after the key columns are in `pk`).
     pub fn declare(&mut self, column: &str, declared: Declared) {
+        if declared.not_null && !self.pk.iter().any(|k| k.name == column) {
+            self.not_null.insert(column.to_string());
+        }
         if let Some(width) = declared.width {
             self.integer_widths.insert(column.to_string(), width);
         }
@@ -485,6 +504,7 @@ impl Catalog {
             single_precision: spec.single_precision,
             max_chars: spec.max_chars,
             temporal: spec.temporal,
+            not_null: spec.not_null,
         };
         self.store_table(meta, batch).await
     }

@@ -102,6 +102,12 @@ pub enum EngineError {
     /// A string longer than a `VARCHAR(n)` column's limit (PostgreSQL's wording).
     #[error("value too long for type character varying({limit})")]
     ValueTooLong { column: String, limit: u32 },
+    /// A write that would leave a `NOT NULL` column without a value (PostgreSQL's
+    /// wording).
+    #[error(
+        "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
+    )]
+    NullInNotNull { table: String, column: String },
     #[error("bad continuation key for this range")]
     BadContinuation,
     #[error("the row was changed concurrently too many times; retry")]

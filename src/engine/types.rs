@@ -330,6 +330,8 @@ pub struct Declared {
     /// A `VARCHAR(n)`'s limit, in characters.
     pub max_chars: Option<u32>,
     pub temporal: Option<Temporal>,
+    /// `NOT NULL`: every row has a value in the column.
+    pub not_null: bool,
 }
 
 /// A narrower integer type than Table Store's 64-bit Integer that a column was declared

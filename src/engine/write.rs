@@ -643,6 +643,7 @@ pub(crate) fn apply_write(
         });
     }
     apply_change(row, table, &write.change, now)?;
+    check_not_null(row, table, &write.change, now)?;
     // The row's whole value is rewritten anyway, so it is stored with only what reads
     // can see. Left in, a version the write pushed past Max Versions (every UPDATE of a
     // table with the default max_versions = 1) cost a second rewrite of the row in a
@@ -682,6 +683,11 @@ fn new_row_value(table: &TableMeta, write: &RowWrite, now: i64) -> Option<(Vec<u
         || !table.options.alive(now, now)
         || !table.single_precision.is_empty()
     {
+        return None;
+    }
+    // A NOT NULL column the write leaves out is for `apply_write` to refuse.
+    let given = |column: &String| ops.iter().any(|op| op.column() == column);
+    if !table.not_null.iter().all(given) {
         return None;
     }
     let mut cells = Vec::with_capacity(ops.len());
@@ -871,6 +877,32 @@ fn put_cell(row: &mut StoredRow, column: &str, version: i64, value: Value) {
 
 /// `RealOutOfRange` if `column` was declared single precision and `value` is finite but
 /// past its range, or not zero but nearer zero than its smallest value.
+/// `NullInNotNull` if the row a write leaves behind (unless it deleted the row) lacks a
+/// value in a `NOT NULL` column.
+fn check_not_null(
+    row: &StoredRow,
+    table: &TableMeta,
+    change: &RowChange,
+    now: i64,
+) -> EngineResult<()> {
+    if table.not_null.is_empty() || matches!(change, RowChange::Delete) {
+        return Ok(());
+    }
+    let current = row.current(&table.options, now);
+    let missing = table.not_null.iter().find(|column| {
+        current
+            .as_ref()
+            .is_none_or(|row| row.latest(column).is_none())
+    });
+    match missing {
+        Some(column) => Err(EngineError::NullInNotNull {
+            table: table.name.clone(),
+            column: column.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn check_single_precision(table: &TableMeta, column: &str, value: f64) -> EngineResult<()> {
     if !table.is_single_precision(column) {
         return Ok(());
@@ -972,6 +1004,7 @@ mod tests {
             single_precision: Default::default(),
             max_chars: Default::default(),
             temporal: Default::default(),
+            not_null: Default::default(),
         }
     }
 

@@ -7,7 +7,8 @@ use super::expr::fold;
 use super::sql_types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
 use super::values::{integer_width, sql_pk_type, sql_value_type};
 use crate::engine::{
-    AttrColumn, Declared, Engine, EngineError, OptionValue, PkColumn, PkType, TableSpec, Temporal,
+    AttrColumn, Declared, Direction, Engine, EngineError, OptionValue, PkBound, PkColumn, PkType,
+    RangeRequest, TableSpec, Temporal,
 };
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{
@@ -177,7 +178,11 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
         spec.column_order.push(column_name.clone());
         spec.declare(
             &column_name,
-            declared(sql_type(&column.data_type)?, max_chars(&column.data_type)?),
+            declared(
+                sql_type(&column.data_type)?,
+                max_chars(&column.data_type)?,
+                is_not_null(column),
+            ),
         );
         if pk_names.contains(&column_name) {
             continue;
@@ -264,7 +269,7 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
     }
     for column in columns {
         spec.column_order.push(column.name.clone());
-        spec.declare(&column.name, declared(column.ty, None));
+        spec.declare(&column.name, declared(column.ty, None, false));
         if !pk_names.contains(&column.name) {
             spec.columns.push(AttrColumn {
                 name: column.name.clone(),
@@ -275,10 +280,46 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
     Ok(spec)
 }
 
-/// What a column declared `ty` (with `max_chars`, a `VARCHAR(n)`'s limit) keeps
-/// beyond its stored value type.
-fn declared(ty: SqlType, max_chars: Option<u32>) -> Declared {
+/// Whether a column definition says `NOT NULL`.
+fn is_not_null(column: &ast::ColumnDef) -> bool {
+    column
+        .options
+        .iter()
+        .any(|option| matches!(option.option, ColumnOption::NotNull))
+}
+
+/// Whether `table` has a row a reader sees.
+async fn has_rows(engine: &Engine, table: &crate::engine::TableMeta) -> SqlResult<bool> {
+    let mut start = vec![PkBound::InfMin; table.pk.len()];
+    loop {
+        let page = engine
+            .get_range(
+                table,
+                &RangeRequest {
+                    start,
+                    end: vec![PkBound::InfMax; table.pk.len()],
+                    direction: Direction::Forward,
+                    limit: Some(1),
+                    read: Default::default(),
+                },
+            )
+            .await?;
+        if !page.rows.is_empty() {
+            return Ok(true);
+        }
+        // A page of expired rows only says where the range goes on.
+        match page.next_start {
+            Some(next) => start = next.into_iter().map(PkBound::Value).collect(),
+            None => return Ok(false),
+        }
+    }
+}
+
+/// What a column declared `ty` (with `max_chars`, a `VARCHAR(n)`'s limit, and `NOT
+/// NULL` or not) keeps beyond its stored value type.
+fn declared(ty: SqlType, max_chars: Option<u32>, not_null: bool) -> Declared {
     Declared {
+        not_null,
         width: integer_width(ty),
         single_precision: ty == SqlType::Float4,
         max_chars,
@@ -342,6 +383,17 @@ pub async fn alter_table(
             } => {
                 unenforced::check_column(column_def)?;
                 let ty = sql_type(&column_def.data_type)?;
+                // The rows already there have no value in the new column.
+                let not_null = is_not_null(column_def);
+                if not_null && has_rows(engine, &*engine.table(instance, &name)?).await? {
+                    return Err(SqlError::new(
+                        SqlState::NotNullViolation,
+                        format!(
+                            "column \"{}\" of relation \"{name}\" contains null values",
+                            fold(&column_def.name)
+                        ),
+                    ));
+                }
                 let column = AttrColumn {
                     name: fold(&column_def.name),
                     ty: sql_value_type(ty),
@@ -351,7 +403,7 @@ pub async fn alter_table(
                         instance,
                         &name,
                         column,
-                        declared(ty, max_chars(&column_def.data_type)?),
+                        declared(ty, max_chars(&column_def.data_type)?, not_null),
                     )
                     .await
                 {

@@ -347,6 +347,13 @@ mod tests {
                 },
                 "22001",
             ),
+            (
+                NullInNotNull {
+                    table: s(),
+                    column: s(),
+                },
+                "23502",
+            ),
             (BadContinuation, "22023"),
             (WriteConflict, "40001"),
             (Storage(s()), "58030"),

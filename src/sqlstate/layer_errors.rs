@@ -51,6 +51,7 @@ impl From<&EngineError> for SqlState {
                 SqlState::NumericValueOutOfRange
             }
             ValueTooLong { .. } => SqlState::StringDataRightTruncation,
+            NullInNotNull { .. } => SqlState::NotNullViolation,
             WriteConflict => SqlState::SerializationFailure,
             // The engine keeps the storage layer's failures as text; whatever their
             // cause, the client sees an I/O failure and the log has the details.

@@ -559,3 +559,39 @@ async fn dates_and_times_keep_their_types() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// NOT NULL is enforced on every write form (23502, nothing written), shown in the
+/// catalog, and ADD COLUMN ... NOT NULL is refused on a table with rows; a VALUES row
+/// shorter than the table fills its first columns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn not_null_columns_always_have_a_value() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (k BIGINT PRIMARY KEY, a TEXT NOT NULL, b INTEGER, \
+         d TIMESTAMPTZ NOT NULL)",
+        "INSERT INTO t VALUES (1, 'x', 1, '2024-01-01')",
+        "INSERT INTO t VALUES (2, NULL, 1, '2024-01-01')",
+        "INSERT INTO t (k, b, d) VALUES (3, 1, '2024-01-01')",
+        "INSERT INTO t VALUES (4, 'y')",
+        "INSERT INTO t VALUES (5, 'a', 1, '2024-01-01'), (6, 'b', 2, NULL)",
+        "UPDATE t SET a = NULL WHERE k = 1",
+        "UPDATE t SET a = NULLIF(a, 'x') WHERE k = 1",
+        "UPDATE t SET b = NULL WHERE k = 1 RETURNING *",
+        "INSERT INTO t VALUES (1, 'z', 2, '2024-01-02') ON CONFLICT (k) DO UPDATE SET a = NULL",
+        "INSERT INTO t VALUES (1, 'z', 2, '2024-01-02') ON CONFLICT (k) DO UPDATE \
+         SET a = EXCLUDED.a RETURNING a",
+        "SELECT * FROM t ORDER BY k",
+        "ALTER TABLE t ADD COLUMN c TEXT NOT NULL",
+        "SELECT attname::text, attnotnull FROM pg_attribute \
+         WHERE attrelid = 't'::regclass AND attnum > 0 ORDER BY attnum",
+        "SELECT column_name::text, is_nullable::text FROM information_schema.columns \
+         WHERE table_name = 't' ORDER BY ordinal_position",
+        "CREATE TABLE u (k BIGINT PRIMARY KEY, v TEXT)",
+        "ALTER TABLE u ADD COLUMN w TEXT NOT NULL",
+        "INSERT INTO u VALUES (1, 'v')",
+        "INSERT INTO u VALUES (1, 'v', 'w', 'extra')",
+        "INSERT INTO u VALUES (2, 'v', 'w')",
+        "SELECT * FROM u",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -51,8 +51,8 @@ pub fn check_column(column: &ColumnDef) -> SqlResult<()> {
     check_type(&name, &column.data_type)?;
     for option in &column.options {
         let what = match &option.option {
-            ColumnOption::Null | ColumnOption::PrimaryKey(_) => continue,
-            ColumnOption::NotNull => "NOT NULL".to_string(),
+            // NOT NULL is kept and enforced (`ddl::declared`).
+            ColumnOption::Null | ColumnOption::NotNull | ColumnOption::PrimaryKey(_) => continue,
             ColumnOption::Default(_) => "a DEFAULT".to_string(),
             ColumnOption::Unique(_) => "UNIQUE".to_string(),
             ColumnOption::ForeignKey(_) => "REFERENCES".to_string(),

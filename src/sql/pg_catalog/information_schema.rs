@@ -67,7 +67,8 @@ pub const COLUMNS: &[Col] = &[
     ("is_updatable", 't'),
 ];
 
-/// One row per visible column of each table; PK columns are not nullable.
+/// One row per visible column of each table; key and `NOT NULL` columns are not
+/// nullable.
 pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
     tables
         .iter()
@@ -75,7 +76,7 @@ pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
             columns(table)
                 .into_iter()
                 .enumerate()
-                .map(move |(i, (name, ty, pk))| {
+                .map(move |(i, (name, ty, not_null))| {
                     let udt = TYPES
                         .iter()
                         .find(|t| t.0 == i64::from(ty.oid()))
@@ -87,7 +88,7 @@ pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
                         V::T(name),
                         V::I(i as i64 + 1),
                         V::N,
-                        t(if pk { "NO" } else { "YES" }),
+                        t(if not_null { "NO" } else { "YES" }),
                         t(ty.name()),
                         t(udt),
                         V::N,

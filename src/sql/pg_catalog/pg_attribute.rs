@@ -37,13 +37,13 @@ pub fn rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
             columns(table)
                 .into_iter()
                 .enumerate()
-                .map(move |(i, (name, ty, pk))| row(table, i, name, ty, pk))
+                .map(move |(i, (name, ty, not_null))| row(table, i, name, ty, not_null))
         })
         .collect()
 }
 
 /// The row of `table`'s column at index `i` (attnum `i + 1`).
-fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, pk: bool) -> Vec<V> {
+fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bool) -> Vec<V> {
     let text = ty == SqlType::Text;
     vec![
         V::I(table_oid(table)),
@@ -52,7 +52,7 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, pk: bool) ->
         V::I(i as i64 + 1),
         V::I(-1),
         V::I(-1),
-        V::B(pk),
+        V::B(not_null),
         V::B(false),
         V::B(false),
         t(""),

@@ -13,15 +13,16 @@ pub fn pkey_name(table: &TableMeta) -> String {
     format!("{}_pkey", table.name)
 }
 
-/// The visible columns of a table with their SQL types and whether each is in the PK.
+/// The visible columns of a table with their SQL types and whether each is `NOT NULL`
+/// (a key column or one declared so).
 pub fn columns(table: &Arc<TableMeta>) -> Vec<(String, SqlType, bool)> {
     Relation::new(Arc::clone(table), RelationKind::Table, None)
         .columns
         .into_iter()
         .filter(|c| !c.hidden)
         .map(|c| {
-            let pk = matches!(c.source, Source::Pk(_));
-            (c.name, c.ty, pk)
+            let not_null = matches!(c.source, Source::Pk(_)) || table.is_not_null(&c.name);
+            (c.name, c.ty, not_null)
         })
         .collect()
 }
