@@ -25,7 +25,10 @@ mod view;
 mod write;
 
 pub use capacity::{Capacity, TableStats, TableStatsSnapshot};
-pub use catalog::{AttrColumn, InstanceMeta, PkColumn, TableMeta, TableSpec};
+pub use catalog::{
+    AttrColumn, Generated, GeneratedKind, InstanceMeta, PkColumn, SequenceMeta, SequenceSpec,
+    TableMeta, TableSpec,
+};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use codec::{decode_pk, encode_pk};
 pub use condition::{ColumnCondition, CompareOp, Condition, ConditionFailure, RowExistence};
@@ -194,6 +197,41 @@ impl Engine {
     pub async fn drop_table(&self, instance: &str, name: &str) -> EngineResult<()> {
         let meta = self.catalog.drop_table(instance, name).await?;
         self.delete_prefix(&codec::table_prefix(meta.id)).await
+    }
+
+    pub async fn create_sequence(
+        &self,
+        instance: &str,
+        spec: SequenceSpec,
+    ) -> EngineResult<Arc<SequenceMeta>> {
+        self.catalog.create_sequence(instance, spec).await
+    }
+
+    pub async fn drop_sequence(&self, instance: &str, name: &str) -> EngineResult<()> {
+        self.catalog.drop_sequence(instance, name).await
+    }
+
+    pub fn sequence(&self, instance: &str, name: &str) -> EngineResult<Arc<SequenceMeta>> {
+        self.catalog.sequence(instance, name)
+    }
+
+    pub fn sequences(&self, instance: &str) -> Vec<Arc<SequenceMeta>> {
+        self.catalog.sequences(instance)
+    }
+
+    /// The sequence's next value (see `catalog::sequences`).
+    pub async fn nextval(&self, sequence: &SequenceMeta) -> EngineResult<i64> {
+        self.catalog.nextval(sequence).await
+    }
+
+    /// Sets where the sequence continues: after `value` if `called`, else at it.
+    pub async fn setval(
+        &self,
+        sequence: &SequenceMeta,
+        value: i64,
+        called: bool,
+    ) -> EngineResult<()> {
+        self.catalog.setval(sequence, value, called).await
     }
 
     /// Reserves `count` hidden `_rowid` values for a table without a declared PK.

@@ -20,6 +20,20 @@ pub enum EngineError {
     TableNotFound { name: String },
     #[error("relation \"{name}\" already exists")]
     TableExists { name: String },
+    /// PostgreSQL's wording for a sequence past its bound without CYCLE.
+    #[error("nextval: reached {} value of sequence \"{name}\" ({limit})", if *ascending { "maximum" } else { "minimum" })]
+    SequenceLimit {
+        name: String,
+        ascending: bool,
+        limit: i64,
+    },
+    #[error("setval: value {value} is out of bounds for sequence \"{name}\" ({min}..{max})")]
+    SetvalOutOfBounds {
+        name: String,
+        value: i64,
+        min: i64,
+        max: i64,
+    },
     #[error("column \"{name}\" already exists")]
     ColumnExists { name: String },
     #[error("a primary key has 1 to 4 columns, not {count}")]

@@ -1005,6 +1005,7 @@ mod tests {
             max_chars: Default::default(),
             temporal: Default::default(),
             not_null: Default::default(),
+            generated: Default::default(),
         }
     }
 

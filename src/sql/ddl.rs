@@ -1,14 +1,15 @@
 //! DDL: CREATE/ALTER/DROP TABLE and CREATE/DROP DATABASE, mapped onto the engine's
 //! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
 
+pub mod sequences;
 mod unenforced;
 
 use super::expr::fold;
 use super::sql_types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
 use super::values::{integer_width, sql_pk_type, sql_value_type};
 use crate::engine::{
-    AttrColumn, Declared, Direction, Engine, EngineError, OptionValue, PkBound, PkColumn, PkType,
-    RangeRequest, TableSpec, Temporal,
+    AttrColumn, Declared, Direction, Engine, EngineError, Generated, OptionValue, PkBound,
+    PkColumn, PkType, RangeRequest, TableSpec, Temporal,
 };
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{
@@ -27,7 +28,7 @@ fn pk_type(column: &str, data_type: &DataType) -> SqlResult<PkType> {
         }
         .into()
     };
-    sql_pk_type(sql_type(data_type).map_err(|_| bad())?).ok_or_else(bad)
+    sql_pk_type(column_type(data_type).map_err(|_| bad())?).ok_or_else(bad)
 }
 
 /// The last part of an object name, folded (`public.t` and `t` are the same table).
@@ -173,31 +174,82 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
             ty: PkType::Integer,
         });
     }
+    let mut generated = Vec::new();
     for column in &create.columns {
         let column_name = fold(&column.name);
+        let ty = column_type(&column.data_type)?;
+        let generator = sequences::generated_column(column, ty)?;
         spec.column_order.push(column_name.clone());
         spec.declare(
             &column_name,
             declared(
-                sql_type(&column.data_type)?,
+                ty,
                 max_chars(&column.data_type)?,
-                is_not_null(column),
+                is_not_null(column) || generator.is_some(),
             ),
         );
+        generated.extend(generator);
         if pk_names.contains(&column_name) {
             continue;
         }
         spec.columns.push(AttrColumn {
             name: column_name,
-            ty: sql_value_type(sql_type(&column.data_type)?),
+            ty: sql_value_type(ty),
         });
     }
     if spec.auto_rowid {
         spec.column_order.insert(0, ROWID.into());
     }
+    if create.if_not_exists && engine.table(instance, &name).is_ok() {
+        return Ok(());
+    }
+    // The sequences first, so the table never lacks one; dropped again if the table
+    // cannot be made.
+    let mut made = Vec::new();
+    for column in &generated {
+        let sequence = sequences::create_for_column(engine, instance, &name, column).await;
+        let sequence = match sequence {
+            Ok(sequence) => sequence,
+            Err(e) => {
+                drop_sequences(engine, instance, &made).await;
+                return Err(e);
+            }
+        };
+        made.push(sequence.clone());
+        spec.generated.insert(
+            column.column.clone(),
+            Generated {
+                sequence,
+                kind: column.kind,
+            },
+        );
+    }
     match engine.create_table(instance, spec).await {
-        Err(EngineError::TableExists { .. }) if create.if_not_exists => Ok(()),
-        other => other.map(|_| ()).map_err(Into::into),
+        Ok(_) => Ok(()),
+        Err(e) => {
+            drop_sequences(engine, instance, &made).await;
+            match e {
+                EngineError::TableExists { .. } if create.if_not_exists => Ok(()),
+                e => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// Drops sequences made for a table that could not be made after all.
+async fn drop_sequences(engine: &Engine, instance: &str, names: &[String]) {
+    for name in names {
+        if let Err(e) = engine.drop_sequence(instance, name).await {
+            tracing::warn!(sequence = name, "dropping an unused sequence failed: {e}");
+        }
+    }
+}
+
+/// The SQL type of a declared column type, `SERIAL`'s integer types included.
+fn column_type(data_type: &DataType) -> SqlResult<SqlType> {
+    match sequences::serial_type(data_type) {
+        Some(ty) => Ok(ty),
+        None => sql_type(data_type),
     }
 }
 
@@ -456,6 +508,10 @@ pub async fn drop(
                 }
             }
             Ok("DROP DATABASE")
+        }
+        ast::ObjectType::Sequence => {
+            sequences::drop(engine, instance, if_exists, names).await?;
+            Ok("DROP SEQUENCE")
         }
         other => Err(SqlError::unsupported(format!(
             "DROP {other} is not supported"

@@ -78,6 +78,12 @@ pub struct InsertPlan {
     rows: Vec<Vec<Scalar>>,
     conflict: Conflict,
     returning: Option<Returning>,
+    /// Generated columns the INSERT names no value for, with their sequences: each
+    /// row takes the next value.
+    generated: Vec<(Target, String)>,
+    /// VALUES cells that say `DEFAULT` in a generated column, as (row, target): each
+    /// takes the column's sequence's next value.
+    defaults: Vec<(usize, usize, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -264,7 +270,9 @@ pub fn plan_insert(
         column_names.truncate(width);
     }
     let targets = insert_targets(&table, &column_names)?;
-    for row in values {
+    let generated = omitted_generated(&table, &column_names);
+    let mut defaults = Vec::new();
+    for (n, row) in values.iter().enumerate() {
         if row.len() != targets.len() {
             return Err(SqlError::syntax(match row.len() > targets.len() {
                 true => "INSERT has more expressions than target columns",
@@ -272,7 +280,17 @@ pub fn plan_insert(
             }));
         }
         let mut scalars = Vec::new();
-        for (expr, target) in row.iter().zip(&targets) {
+        for (i, (expr, target)) in row.iter().zip(&targets).enumerate() {
+            let generator = table.generated.get(&column_names[i]);
+            if is_default(expr) {
+                // No column has a default but a generated one's: DEFAULT is NULL.
+                if let Some(generator) = generator {
+                    defaults.push((n, i, generator.sequence.clone()));
+                }
+                scalars.push(Scalar::Const(Datum::Null));
+                continue;
+            }
+            refuse_always(&column_names[i], generator)?;
             let expected = match target {
                 Target::Pk(k) => declared_type(&table, &table.pk[*k].name),
                 Target::Attr(_, ty) => *ty,
@@ -299,6 +317,12 @@ pub fn plan_insert(
         },
         Some(_) => return Err(SqlError::unsupported("this ON clause is not supported")),
     };
+    if values.is_empty() {
+        // INSERT ... SELECT: every row gives a value.
+        for column in &column_names {
+            refuse_always(column, table.generated.get(column))?;
+        }
+    }
     let relation = Relation::new(Arc::clone(&table), RelationKind::Table, None);
     let returning = plan_returning(relation, insert.returning.as_ref(), params)?;
     Ok(InsertPlan {
@@ -307,7 +331,46 @@ pub fn plan_insert(
         rows,
         conflict,
         returning,
+        generated,
+        defaults,
     })
+}
+
+/// `DEFAULT` as a VALUES item.
+fn is_default(expr: &Expr) -> bool {
+    matches!(expr, Expr::Identifier(ident)
+        if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("default"))
+}
+
+/// 428C9 for a value given to a `GENERATED ALWAYS AS IDENTITY` column.
+fn refuse_always(column: &str, generator: Option<&crate::engine::Generated>) -> SqlResult<()> {
+    match generator {
+        Some(g) if g.kind == crate::engine::GeneratedKind::Always => Err(SqlError::new(
+            SqlState::GeneratedAlways,
+            format!(
+                "cannot insert a non-DEFAULT value into column \"{column}\": it is an \
+                 identity column defined as GENERATED ALWAYS"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The generated columns of `table` an INSERT into `columns` leaves out, with their
+/// sequences.
+fn omitted_generated(table: &TableMeta, columns: &[String]) -> Vec<(Target, String)> {
+    table
+        .generated
+        .iter()
+        .filter(|(column, _)| !columns.contains(column))
+        .map(|(column, generator)| {
+            let target = match table.pk_index(column) {
+                Some(k) => Target::Pk(k),
+                None => Target::Attr(column.clone(), declared_type(table, column)),
+            };
+            (target, generator.sequence.clone())
+        })
+        .collect()
 }
 
 /// A plain INSERT of query rows into `columns` of `table` (CREATE TABLE AS).
@@ -318,6 +381,8 @@ pub fn insert_into(table: Arc<TableMeta>, columns: &[String]) -> SqlResult<Inser
         rows: Vec::new(),
         conflict: Conflict::Error,
         returning: None,
+        generated: Vec::new(),
+        defaults: Vec::new(),
     })
 }
 
@@ -692,11 +757,33 @@ async fn insert_rows(
     let key_types: Vec<SqlType> = (0..table.pk.len())
         .map(|k| declared_type(table, &table.pk[k].name).unwrap_or(SqlType::Int8))
         .collect();
+    let sequences = |name: &str| engine.sequence(&table.instance, name);
+    // In row order, as planned: each row takes its own from the front.
+    let mut defaults = plan.defaults.as_slice();
     let mut out = Vec::with_capacity(rows.len());
-    for (n, values) in rows.into_iter().enumerate() {
+    for (n, mut values) in rows.into_iter().enumerate() {
         let mut pk: Vec<Option<PkValue>> = vec![None; table.pk.len()];
         if table.auto_rowid {
             pk[0] = Some(PkValue::Integer(first_rowid + n as i64));
+        }
+        while let Some(((_, i, sequence), rest)) =
+            defaults.split_first().filter(|((row, ..), _)| *row == n)
+        {
+            values[*i] = Datum::Int(engine.nextval(&*sequences(sequence)?).await?);
+            defaults = rest;
+        }
+        let mut generated_ops = Vec::new();
+        for (target, sequence) in &plan.generated {
+            let value = engine.nextval(&*sequences(sequence)?).await?;
+            match target {
+                Target::Pk(k) => pk[*k] = Some(PkValue::Integer(value)),
+                Target::Attr(column, _) => generated_ops.push(ColumnOp::Put {
+                    column: column.clone(),
+                    value: crate::engine::Value::Integer(value),
+                    version: None,
+                }),
+                Target::Version => {}
+            }
         }
         let version = plan
             .targets
@@ -706,7 +793,7 @@ async fn insert_rows(
                 (Target::Version, Datum::Int(i)) => Some(*i),
                 _ => None,
             });
-        let mut ops = Vec::new();
+        let mut ops = generated_ops;
         for (target, value) in plan.targets.iter().zip(&values) {
             match target {
                 Target::Pk(k) => pk[*k] = Some(key_value(value, key_types[*k], table, *k)?),

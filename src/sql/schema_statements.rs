@@ -29,6 +29,7 @@ pub(super) enum SchemaChange {
         name: ast::ObjectName,
         if_not_exists: bool,
     },
+    CreateSequence(Box<Statement>),
 }
 
 impl StatementHandler for SchemaChanges {
@@ -56,6 +57,9 @@ impl StatementHandler for SchemaChanges {
                 name: db_name,
                 if_not_exists,
             },
+            create @ Statement::CreateSequence { .. } => {
+                SchemaChange::CreateSequence(Box::new(create))
+            }
             _ => return Claim::NotMine(statement),
         }))
     }
@@ -72,6 +76,11 @@ impl StatementHandler for SchemaChanges {
                 object_type: ast::ObjectType::Table,
                 ..
             } => "drop table",
+            SchemaChange::Drop {
+                object_type: ast::ObjectType::Sequence,
+                ..
+            } => "drop sequence",
+            SchemaChange::CreateSequence(_) => "create sequence",
             // Refused as unsupported when it runs.
             SchemaChange::Drop { .. } => return Ok(()),
             SchemaChange::CreateDatabase { .. } => "create database",
@@ -123,6 +132,35 @@ impl StatementHandler for SchemaChanges {
                     block.created_tables.retain(|t| !dropped.contains(t));
                 }
                 tag
+            }
+            SchemaChange::CreateSequence(create) => {
+                let Statement::CreateSequence {
+                    temporary,
+                    if_not_exists,
+                    name,
+                    data_type,
+                    sequence_options,
+                    owned_by,
+                } = &**create
+                else {
+                    return Err(SqlError::internal("a CREATE SEQUENCE plan without one"));
+                };
+                if *temporary {
+                    return Err(SqlError::unsupported(
+                        "a TEMPORARY sequence (dropped at the session's end) is not supported yet",
+                    ));
+                }
+                ddl::sequences::create(
+                    engine,
+                    instance,
+                    name,
+                    *if_not_exists,
+                    data_type.as_ref(),
+                    sequence_options,
+                    owned_by.as_ref(),
+                )
+                .await?;
+                "CREATE SEQUENCE"
             }
             SchemaChange::CreateDatabase {
                 name,
@@ -182,6 +220,11 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
             SqlState::ActiveSqlTransaction,
             "DROP DATABASE cannot run inside a transaction block",
         )),
+        SchemaChange::Drop {
+            object_type: ast::ObjectType::Sequence,
+            ..
+        } => cannot_undo("DROP SEQUENCE"),
+        SchemaChange::CreateSequence(_) => cannot_undo("CREATE SEQUENCE"),
         SchemaChange::Drop { .. } => Ok(()),
         SchemaChange::CreateDatabase { .. } => Err(SqlError::new(
             SqlState::ActiveSqlTransaction,

@@ -52,6 +52,8 @@ impl From<&EngineError> for SqlState {
             }
             ValueTooLong { .. } => SqlState::StringDataRightTruncation,
             NullInNotNull { .. } => SqlState::NotNullViolation,
+            SequenceLimit { .. } => SqlState::SequenceGeneratorLimitExceeded,
+            SetvalOutOfBounds { .. } => SqlState::NumericValueOutOfRange,
             WriteConflict => SqlState::SerializationFailure,
             // The engine keeps the storage layer's failures as text; whatever their
             // cause, the client sees an I/O failure and the log has the details.

@@ -6,7 +6,7 @@
 use super::memory_table::{t, Col, V};
 use super::oids::{INFORMATION_SCHEMA, OWNER, PG_CATALOG};
 use super::pg_type::TYPES;
-use super::table_columns::{columns, pk_columns, pkey_name};
+use super::table_columns::{column_default, columns, identity, pk_columns, pkey_name};
 use crate::engine::TableMeta;
 use std::sync::Arc;
 
@@ -63,6 +63,7 @@ pub const COLUMNS: &[Col] = &[
     ("udt_catalog", 't'),
     ("udt_schema", 't'),
     ("is_identity", 't'),
+    ("identity_generation", 't'),
     ("is_generated", 't'),
     ("is_updatable", 't'),
 ];
@@ -81,13 +82,15 @@ pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
                         .iter()
                         .find(|t| t.0 == i64::from(ty.oid()))
                         .map_or("text", |t| t.1);
+                    let identity = identity(table, &name);
+                    let default = column_default(table, &name).map_or(V::N, V::T);
                     vec![
                         t(db),
                         t("public"),
                         V::T(table.name.clone()),
                         V::T(name),
                         V::I(i as i64 + 1),
-                        V::N,
+                        default,
                         t(if not_null { "NO" } else { "YES" }),
                         t(ty.name()),
                         t(udt),
@@ -95,7 +98,12 @@ pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
                         V::N,
                         t(db),
                         t(PG_CATALOG),
-                        t("NO"),
+                        t(if identity.is_empty() { "NO" } else { "YES" }),
+                        match identity {
+                            "a" => t("ALWAYS"),
+                            "d" => t("BY DEFAULT"),
+                            _ => V::N,
+                        },
                         t("NEVER"),
                         t("YES"),
                     ]

@@ -3,7 +3,7 @@
 
 use super::memory_table::{t, Col, V};
 use super::oids::table_oid;
-use super::table_columns::columns;
+use super::table_columns::{columns, identity};
 use crate::engine::TableMeta;
 use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
@@ -45,6 +45,7 @@ pub fn rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
 /// The row of `table`'s column at index `i` (attnum `i + 1`).
 fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bool) -> Vec<V> {
     let text = ty == SqlType::Text;
+    let identity = identity(table, &name);
     vec![
         V::I(table_oid(table)),
         V::T(name),
@@ -55,7 +56,7 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bo
         V::B(not_null),
         V::B(false),
         V::B(false),
-        t(""),
+        t(identity),
         t(""),
         V::I(if text { 100 } else { 0 }),
         t(if matches!(ty, SqlType::Text | SqlType::Bytea) {

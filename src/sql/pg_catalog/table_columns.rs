@@ -3,7 +3,7 @@
 //! named `<table>_pkey` as PostgreSQL names them.
 
 use super::oids::attnum;
-use crate::engine::TableMeta;
+use crate::engine::{GeneratedKind, TableMeta};
 use crate::sql::relation::{Relation, RelationKind, Source};
 use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
@@ -25,6 +25,25 @@ pub fn columns(table: &Arc<TableMeta>) -> Vec<(String, SqlType, bool)> {
             (c.name, c.ty, not_null)
         })
         .collect()
+}
+
+/// `pg_attribute.attidentity`: `a` for `GENERATED ALWAYS AS IDENTITY`, `d` for `BY
+/// DEFAULT`, empty otherwise (a `SERIAL` column is no identity).
+pub fn identity(table: &TableMeta, column: &str) -> &'static str {
+    match table.generated.get(column).map(|g| g.kind) {
+        Some(GeneratedKind::Always) => "a",
+        Some(GeneratedKind::ByDefault) => "d",
+        Some(GeneratedKind::Serial) | None => "",
+    }
+}
+
+/// The default PostgreSQL shows for a column: a `SERIAL` column's `nextval`.
+pub fn column_default(table: &TableMeta, column: &str) -> Option<String> {
+    table
+        .generated
+        .get(column)
+        .filter(|g| g.kind == GeneratedKind::Serial)
+        .map(|g| format!("nextval('{}'::regclass)", g.sequence))
 }
 
 /// The PK columns a client sees: none for a table keyed by the hidden `_rowid`.

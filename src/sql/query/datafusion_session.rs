@@ -8,7 +8,7 @@ use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
     pg_array_subqueries, pg_compat, pg_functions, pg_in_subqueries, pg_integer_overflow,
-    pg_parameter_types, pg_settings, pg_syntax, pg_time, pg_time_text,
+    pg_parameter_types, pg_sequences, pg_settings, pg_syntax, pg_time, pg_time_text,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -180,6 +180,7 @@ impl QueryEngine {
         let names = column_names(&query);
         pg_array_literals::rewrite(&mut query)?;
         pg_time_text::microsecond_timestamps(&mut query);
+        pg_sequences::number_calls(&mut query);
         pg_array_subqueries::rewrite(&mut query)?;
         let mut given = given.to_vec();
         let mut untyped_any = Vec::new();

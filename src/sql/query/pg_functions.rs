@@ -30,6 +30,7 @@ pub fn register(
     register_answers(state, instance)?;
     register_definitions(state, &engine, instance)?;
     register_reg_casts(state, &engine, instance)?;
+    super::pg_sequences::register(state, &engine, instance)?;
     let sleep = datafusion::logical_expr::async_udf::AsyncScalarUDF::new(Arc::new(PgSleep {
         signature: Signature::exact(vec![DataType::Float64], Volatility::Volatile),
     }));

@@ -1,0 +1,302 @@
+//! PostgreSQL's sequence functions: `nextval`, `currval`, `setval`, `lastval` and
+//! `pg_get_serial_sequence`. `nextval` and `setval` write (the engine reserves values
+//! durably, see `engine::catalog::sequences`), so they are DataFusion's asynchronous
+//! functions, computed for every row as PostgreSQL computes them. `currval` and
+//! `lastval` answer from what this session's `nextval` calls returned.
+
+use super::udf::string;
+use crate::engine::{Engine, SequenceMeta};
+use crate::sql::sql_types::SqlError;
+use crate::sqlstate::SqlState;
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::session_state::SessionState;
+use datafusion::logical_expr::async_udf::{AsyncScalarUDF, AsyncScalarUDFImpl};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
+};
+use sqlparser::ast::{self, Query};
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex};
+
+/// What this session's `nextval` calls returned: per sequence, and the last of all.
+#[derive(Debug, Default)]
+struct SessionValues {
+    current: HashMap<String, i64>,
+    last: Option<i64>,
+}
+
+/// One of the functions, with what it needs to answer.
+struct SequenceFunction {
+    name: &'static str,
+    signature: Signature,
+    engine: Arc<Engine>,
+    instance: String,
+    values: Arc<Mutex<SessionValues>>,
+}
+
+impl std::fmt::Debug for SequenceFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SequenceFunction({})", self.name)
+    }
+}
+
+impl PartialEq for SequenceFunction {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+impl Eq for SequenceFunction {}
+impl std::hash::Hash for SequenceFunction {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.name.hash(state)
+    }
+}
+
+fn failed(error: SqlError) -> DataFusionError {
+    DataFusionError::External(Box::new(error))
+}
+
+/// A relation name as a `regclass` text gives it: `s`, `public.s`, `"MixedCase"`.
+fn relation_name(text: &str) -> String {
+    let text = text.trim();
+    let text = text
+        .strip_prefix("public.")
+        .or_else(|| text.strip_prefix("\"public\"."))
+        .unwrap_or(text);
+    match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(quoted) => quoted.replace("\"\"", "\""),
+        None => text.to_lowercase(),
+    }
+}
+
+impl SequenceFunction {
+    fn values(&self) -> std::sync::MutexGuard<'_, SessionValues> {
+        self.values.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn sequence(&self, argument: &ScalarValue) -> Result<Option<Arc<SequenceMeta>>> {
+        let Some(name) = string(Some(argument)) else {
+            return Ok(None);
+        };
+        let name = relation_name(name);
+        self.engine
+            .sequence(&self.instance, &name)
+            .map(Some)
+            .map_err(|e| failed(e.into()))
+    }
+
+    /// The function's value for one row's arguments.
+    async fn call(&self, args: &[ScalarValue]) -> Result<ScalarValue> {
+        let first = args.first().cloned().unwrap_or(ScalarValue::Null);
+        Ok(match self.name {
+            "nextval" => {
+                let Some(sequence) = self.sequence(&first)? else {
+                    return Ok(ScalarValue::Int64(None));
+                };
+                let value = self
+                    .engine
+                    .nextval(&sequence)
+                    .await
+                    .map_err(|e| failed(e.into()))?;
+                let mut values = self.values();
+                values.current.insert(sequence.name.clone(), value);
+                values.last = Some(value);
+                ScalarValue::Int64(Some(value))
+            }
+            "setval" => {
+                let Some(sequence) = self.sequence(&first)? else {
+                    return Ok(ScalarValue::Int64(None));
+                };
+                let value = match args.get(1).map(|v| v.cast_to(&DataType::Int64)) {
+                    Some(Ok(ScalarValue::Int64(Some(v)))) => v,
+                    _ => return Ok(ScalarValue::Int64(None)),
+                };
+                let called = !matches!(args.get(2), Some(ScalarValue::Boolean(Some(false))));
+                self.engine
+                    .setval(&sequence, value, called)
+                    .await
+                    .map_err(|e| failed(e.into()))?;
+                if called {
+                    self.values().current.insert(sequence.name.clone(), value);
+                }
+                ScalarValue::Int64(Some(value))
+            }
+            "currval" => {
+                let Some(sequence) = self.sequence(&first)? else {
+                    return Ok(ScalarValue::Int64(None));
+                };
+                let value = self.values().current.get(&sequence.name).copied();
+                ScalarValue::Int64(Some(value.ok_or_else(|| {
+                    failed(SqlError::new(
+                        SqlState::ObjectNotInPrerequisiteState,
+                        format!(
+                            "currval of sequence \"{}\" is not yet defined in this session",
+                            sequence.name
+                        ),
+                    ))
+                })?))
+            }
+            "lastval" => ScalarValue::Int64(Some(self.values().last.ok_or_else(|| {
+                failed(SqlError::new(
+                    SqlState::ObjectNotInPrerequisiteState,
+                    "lastval is not yet defined in this session",
+                ))
+            })?)),
+            _ => self.serial_sequence(args)?,
+        })
+    }
+
+    /// `pg_get_serial_sequence(table, column)`: the sequence generating the column,
+    /// schema-qualified, or NULL.
+    fn serial_sequence(&self, args: &[ScalarValue]) -> Result<ScalarValue> {
+        let (Some(table), Some(column)) = (string(args.first()), string(args.get(1))) else {
+            return Ok(ScalarValue::Utf8(None));
+        };
+        let table = self
+            .engine
+            .table(&self.instance, &relation_name(table))
+            .map_err(|e| failed(e.into()))?;
+        let column = relation_name(column);
+        if table.pk_index(&column).is_none() && table.column(&column).is_none() {
+            return Err(failed(SqlError::new(
+                SqlState::UndefinedColumn,
+                format!(
+                    "column \"{column}\" of relation \"{}\" does not exist",
+                    table.name
+                ),
+            )));
+        }
+        Ok(ScalarValue::Utf8(
+            table
+                .generated
+                .get(&column)
+                .map(|g| format!("public.{}", g.sequence)),
+        ))
+    }
+}
+
+impl ScalarUDFImpl for SequenceFunction {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(match self.name {
+            "pg_get_serial_sequence" => DataType::Utf8,
+            _ => DataType::Int64,
+        })
+    }
+    fn invoke_with_args(&self, _: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        datafusion::common::internal_err!("{} runs asynchronously", self.name)
+    }
+}
+
+#[async_trait::async_trait]
+impl AsyncScalarUDFImpl for SequenceFunction {
+    async fn invoke_async_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        // Once per row, in order, as PostgreSQL evaluates them; a constant argument
+        // is the same for every row.
+        let mut out = Vec::with_capacity(args.number_rows);
+        for row in 0..args.number_rows {
+            let values = args
+                .args
+                .iter()
+                .map(|arg| match arg {
+                    ColumnarValue::Scalar(value) => Ok(value.clone()),
+                    ColumnarValue::Array(array) => ScalarValue::try_from_array(array, row),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            out.push(self.call(&values).await?);
+        }
+        let returns = self.return_type(&[])?;
+        if out.is_empty() {
+            return Ok(ColumnarValue::Array(
+                datafusion::arrow::array::new_empty_array(&returns),
+            ));
+        }
+        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+    }
+}
+
+/// Gives every `nextval(name)` call of `query` its own number as a second argument:
+/// DataFusion computes equal calls of a row once, and two `nextval('s')` in one row
+/// must take two values, as in PostgreSQL.
+pub fn number_calls(query: &mut Query) {
+    let mut count = 0i64;
+    let _ = ast::visit_expressions_mut(query, |expr| {
+        if let ast::Expr::Function(function) = expr {
+            let is_nextval = function
+                .name
+                .0
+                .last()
+                .and_then(|part| part.as_ident())
+                .is_some_and(|ident| ident.value.eq_ignore_ascii_case("nextval"));
+            if let (true, ast::FunctionArguments::List(list)) = (is_nextval, &mut function.args) {
+                if list.args.len() == 1 {
+                    count += 1;
+                    list.args
+                        .push(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+                            ast::Expr::value(ast::Value::Number(count.to_string(), false)),
+                        )));
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// Registers the functions for a session on `instance`.
+pub fn register(state: &mut SessionState, engine: &Arc<Engine>, instance: &str) -> Result<()> {
+    let values = Arc::new(Mutex::new(SessionValues::default()));
+    let text = || TypeSignature::Exact(vec![DataType::Utf8]);
+    // `nextval(name, n)`: the call's number (`number_calls`).
+    let numbered = TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64]);
+    for (name, signature) in [
+        (
+            "nextval",
+            Signature::one_of(vec![text(), numbered], Volatility::Volatile),
+        ),
+        (
+            "currval",
+            Signature::one_of(vec![text()], Volatility::Volatile),
+        ),
+        (
+            "lastval",
+            Signature::one_of(vec![TypeSignature::Nullary], Volatility::Volatile),
+        ),
+        (
+            "setval",
+            Signature::one_of(
+                vec![
+                    TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64]),
+                    TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64, DataType::Boolean]),
+                ],
+                Volatility::Volatile,
+            ),
+        ),
+        (
+            "pg_get_serial_sequence",
+            Signature::one_of(
+                vec![TypeSignature::Exact(vec![DataType::Utf8, DataType::Utf8])],
+                Volatility::Stable,
+            ),
+        ),
+    ] {
+        let function = SequenceFunction {
+            name,
+            signature,
+            engine: Arc::clone(engine),
+            instance: instance.to_string(),
+            values: Arc::clone(&values),
+        };
+        let udf: ScalarUDF = AsyncScalarUDF::new(Arc::new(function)).into_scalar_udf();
+        datafusion::execution::FunctionRegistry::register_udf(state, Arc::new(udf))?;
+    }
+    Ok(())
+}
