@@ -21,6 +21,7 @@ mod role_statements;
 mod row_reader;
 mod schema_statements;
 mod select;
+mod sequence_values;
 mod session;
 mod session_commands;
 mod session_state;

@@ -4,7 +4,8 @@
 //! write is there with its value and version, that no multi-row atomic batch is half
 //! applied, and that every bulk load acknowledged after its closing wait is whole (its
 //! batches skip the log and are made durable by a sync of sled). State accumulates over
-//! the cycles, so recovery is also checked on top of earlier recoveries.
+//! the cycles, so recovery is also checked on top of earlier recoveries. A sequence is
+//! drawn from all along: no value it handed out may ever be handed out again.
 //!
 //! The child is this test binary itself, re-run with `child_entry` selected (an ignored
 //! test that only does work when `PGWIDE_CRASH_DIR` is set).
@@ -12,8 +13,8 @@
 use pgwide::engine::Direction;
 use pgwide::engine::{
     BatchMode, ColumnOp, Condition, Engine, Limits, PkBound, PkColumn, PkType, PkValue,
-    RangeRequest, ReadOptions, Row, RowChange, RowWrite, SystemClock, TableSpec, Value,
-    WriteOutcome, DEFAULT_INSTANCE,
+    RangeRequest, ReadOptions, Row, RowChange, RowWrite, SequenceSpec, SystemClock, TableSpec,
+    Value, WriteOutcome, DEFAULT_INSTANCE,
 };
 use pgwide::storage::{CacheOptions, Cached, SledBackend, SledOptions};
 use rand::Rng;
@@ -47,6 +48,23 @@ async fn open(dir: &Path) -> Engine {
     let engine = Engine::open(Arc::new(backend), Arc::new(SystemClock), Limits::default())
         .await
         .unwrap();
+    if engine.sequence(DEFAULT_INSTANCE, "crash_seq").is_err() {
+        engine
+            .create_sequence(
+                DEFAULT_INSTANCE,
+                SequenceSpec {
+                    name: "crash_seq".into(),
+                    increment: 1,
+                    min: 1,
+                    max: i64::MAX,
+                    start: 1,
+                    cycle: false,
+                    owner: None,
+                },
+            )
+            .await
+            .unwrap();
+    }
     if engine.table(DEFAULT_INSTANCE, "crash").is_err() {
         engine
             .create_table(
@@ -125,6 +143,16 @@ fn child_entry() {
                 }
             }));
         }
+        // A sequence's values, each printed once handed out.
+        let drawer = Arc::clone(&engine);
+        tasks.push(tokio::spawn(async move {
+            let sequence = drawer.sequence(DEFAULT_INSTANCE, "crash_seq").unwrap();
+            while Instant::now() < deadline {
+                let value = drawer.nextval(&sequence).await.unwrap();
+                emit(&format!("SEQ {value}"));
+                tokio::task::yield_now().await;
+            }
+        }));
         let loader = Arc::clone(&engine);
         let engine = Arc::clone(&engine);
         tasks.push(tokio::spawn(async move {
@@ -183,6 +211,8 @@ struct Acked {
     /// key → (value, version)
     rows: BTreeMap<String, (String, i64)>,
     batches: BTreeSet<String>,
+    /// Every value the sequence handed out.
+    sequence_values: BTreeSet<i64>,
 }
 
 fn run_child(dir: &Path, cycle: usize, acked: &mut Acked) -> usize {
@@ -247,6 +277,11 @@ fn run_child(dir: &Path, cycle: usize, acked: &mut Acked) -> usize {
             Some("BATCH") => {
                 acked.batches.insert(parts.next().unwrap().to_string());
                 count += 1;
+            }
+            Some("SEQ") => {
+                let value: i64 = parts.next().unwrap().parse().unwrap();
+                let fresh = acked.sequence_values.insert(value);
+                assert!(fresh, "sequence value {value} was handed out twice");
             }
             _ => {}
         }
@@ -330,15 +365,22 @@ fn acknowledged_writes_survive_sigkill() {
         rt.block_on(verify(dir.path(), &acked));
     }
     assert!(
+        acked.sequence_values.len() > CYCLES,
+        "too few sequence values were drawn: {}",
+        acked.sequence_values.len()
+    );
+    assert!(
         acked.rows.len() > CYCLES * 5 && acked.batches.len() > CYCLES,
         "too few writes were acknowledged to mean anything: {} rows, {} batches",
         acked.rows.len(),
         acked.batches.len()
     );
     eprintln!(
-        "{CYCLES} kills, {total} acknowledged writes ({} rows, {} batches) all recovered in {:?}",
+        "{CYCLES} kills, {total} acknowledged writes ({} rows, {} batches) all recovered, \
+         {} sequence values none repeated, in {:?}",
         acked.rows.len(),
         acked.batches.len(),
+        acked.sequence_values.len(),
         started.elapsed()
     );
 }

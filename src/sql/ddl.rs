@@ -498,7 +498,7 @@ pub async fn drop(
                 let (_, db) = object_name(name)?;
                 if db == instance {
                     return Err(SqlError::new(
-                        SqlState::ObjectNotInPrerequisiteState,
+                        SqlState::ObjectInUse,
                         "cannot drop the currently open database",
                     ));
                 }

@@ -576,6 +576,8 @@ pub fn plan_delete(
 pub struct WriteTarget<'a> {
     pub engine: &'a Arc<Engine>,
     pub staged: Option<&'a mut StagedWrites>,
+    /// Where generated keys are recorded for currval and lastval.
+    pub sequence_values: &'a super::sequence_values::SequenceValues,
 }
 
 impl WriteTarget<'_> {
@@ -746,6 +748,7 @@ fn assignment_ops(
 async fn insert_rows(
     plan: &InsertPlan,
     engine: &Engine,
+    taken: &super::sequence_values::SequenceValues,
     rows: Vec<Vec<Datum>>,
 ) -> SqlResult<Vec<(Vec<PkValue>, Vec<ColumnOp>, Vec<Datum>)>> {
     let table = &plan.table;
@@ -757,7 +760,7 @@ async fn insert_rows(
     let key_types: Vec<SqlType> = (0..table.pk.len())
         .map(|k| declared_type(table, &table.pk[k].name).unwrap_or(SqlType::Int8))
         .collect();
-    let sequences = |name: &str| engine.sequence(&table.instance, name);
+
     // In row order, as planned: each row takes its own from the front.
     let mut defaults = plan.defaults.as_slice();
     let mut out = Vec::with_capacity(rows.len());
@@ -769,12 +772,12 @@ async fn insert_rows(
         while let Some(((_, i, sequence), rest)) =
             defaults.split_first().filter(|((row, ..), _)| *row == n)
         {
-            values[*i] = Datum::Int(engine.nextval(&*sequences(sequence)?).await?);
+            values[*i] = Datum::Int(next_value(engine, table, taken, sequence).await?);
             defaults = rest;
         }
         let mut generated_ops = Vec::new();
         for (target, sequence) in &plan.generated {
-            let value = engine.nextval(&*sequences(sequence)?).await?;
+            let value = next_value(engine, table, taken, sequence).await?;
             match target {
                 Target::Pk(k) => pk[*k] = Some(PkValue::Integer(value)),
                 Target::Attr(column, _) => generated_ops.push(ColumnOp::Put {
@@ -837,6 +840,19 @@ async fn insert_rows(
         out.push((pk, ops, values));
     }
     Ok(out)
+}
+
+/// The next value of `table`'s sequence `name`, recorded for currval and lastval.
+async fn next_value(
+    engine: &Engine,
+    table: &TableMeta,
+    taken: &super::sequence_values::SequenceValues,
+    name: &str,
+) -> SqlResult<i64> {
+    let sequence = engine.sequence(&table.instance, name)?;
+    let value = engine.nextval(&sequence).await?;
+    taken.took(name, value);
+    Ok(value)
 }
 
 fn returning_rows(
@@ -939,7 +955,7 @@ async fn insert_values(
     params: &[Datum],
 ) -> SqlResult<StatementResult> {
     let table = &plan.table;
-    let rows = insert_rows(plan, target.engine, values).await?;
+    let rows = insert_rows(plan, target.engine, target.sequence_values, values).await?;
     let return_row = plan.returning.is_some();
     let mut after_rows = Vec::new();
     let mut inserted = 0usize;

@@ -148,7 +148,7 @@ async fn execute(
                 let name = role_name(name)?;
                 if name == user {
                     return Err(SqlError::new(
-                        SqlState::ObjectNotInPrerequisiteState,
+                        SqlState::ObjectInUse,
                         "current user cannot be dropped",
                     ));
                 }

@@ -8,6 +8,7 @@ use super::expr::Params;
 use super::notices::Notices;
 use super::query::{self, QueryEngine};
 use super::row_reader::ReadContext;
+use super::sequence_values::SequenceValues;
 use super::settings::Settings;
 use super::sql_types::{SqlResult, SqlType};
 use super::statement_aftermath::Aftermath;
@@ -36,6 +37,8 @@ pub(super) struct SessionState {
     /// What the last statement's result reported after it was returned: a DataFusion
     /// query's rows ending in an error, a COPY's rows to stage in the transaction block.
     pub(super) aftermath: Arc<Aftermath>,
+    /// What the session's sequences handed out, for currval and lastval.
+    pub(super) sequence_values: Arc<SequenceValues>,
 }
 
 impl SessionState {
@@ -57,6 +60,7 @@ impl SessionState {
             deallocations: Vec::new(),
             access: Access::default(),
             aftermath: Arc::default(),
+            sequence_values: Arc::default(),
         }
     }
 
@@ -75,6 +79,7 @@ impl SessionState {
             &self.user,
             runtime,
             self.access.roles().cloned(),
+            &self.sequence_values,
         );
         engine.sync_settings(&self.settings);
         Ok(self.query_engine.get_or_init(|| engine))
@@ -105,6 +110,7 @@ impl SessionState {
         WriteTarget {
             engine: &self.engine,
             staged: self.transaction.as_mut().map(|t| &mut t.staged),
+            sequence_values: &self.sequence_values,
         }
     }
 

@@ -1,6 +1,8 @@
 //! SQL text into sqlparser statements, in PostgreSQL's dialect, with the spellings
 //! sqlparser reads another way rewritten first.
 
+mod sequence_options;
+
 use super::role_statements;
 use super::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
@@ -19,6 +21,9 @@ pub(super) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
                 .for_each(role_statements::default_login);
         }
         return Ok(statements);
+    }
+    if let Some(reordered) = sequence_options::reorder(sql) {
+        return parse_sql(&reordered);
     }
     parse_sql(sql)
 }

@@ -26,7 +26,7 @@ impl From<&EngineError> for SqlState {
             InvalidName { .. } | InvalidInstanceName { .. } => SqlState::InvalidName,
             InstanceNotFound { .. } => SqlState::InvalidCatalogName,
             InstanceExists { .. } => SqlState::DuplicateDatabase,
-            InstanceNotEmpty { .. } => SqlState::ObjectNotInPrerequisiteState,
+            InstanceNotEmpty { .. } => SqlState::ObjectInUse,
             TableNotFound { .. } => SqlState::UndefinedTable,
             TableExists { .. } => SqlState::DuplicateTable,
             ColumnExists { .. } => SqlState::DuplicateColumn,

@@ -196,3 +196,43 @@ async fn increments_and_writes_that_did_nothing_do_not_conflict() {
         .expect("nothing of a's touched the row");
     assert_eq!(value(&a, "SELECT note FROM c WHERE k = 2").await, "b2");
 }
+
+/// Eight sessions inserting into a table with an identity key at once each get their
+/// own keys: every row is there, and no key was given twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_inserts_get_distinct_generated_keys() {
+    let server = TestServer::start().await;
+    let setup = server.connect().await;
+    setup
+        .batch_execute(
+            "CREATE TABLE g (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, who TEXT)",
+        )
+        .await
+        .expect("setup");
+    let mut sessions = Vec::new();
+    for who in 0..8 {
+        let client = server.connect().await;
+        sessions.push(tokio::spawn(async move {
+            let mut ids = Vec::new();
+            for _ in 0..50 {
+                let rows = client
+                    .query(
+                        "INSERT INTO g (who) VALUES ($1) RETURNING id",
+                        &[&format!("s{who}")],
+                    )
+                    .await
+                    .expect("insert");
+                ids.push(rows[0].get::<_, i64>(0));
+            }
+            ids
+        }));
+    }
+    let mut all = std::collections::BTreeSet::new();
+    for session in sessions {
+        for id in session.await.expect("session") {
+            assert!(all.insert(id), "key {id} was given twice");
+        }
+    }
+    assert_eq!(all.len(), 400);
+    assert_eq!(value(&setup, "SELECT count(*) FROM g").await, "400");
+}

@@ -146,7 +146,8 @@ pub fn spec(
                     ));
                 }
             }
-            SequenceOptions::Cycle(on) => cycle = *on,
+            // sqlparser's flag says `NO CYCLE`.
+            SequenceOptions::Cycle(no) => cycle = !*no,
         }
     }
     if increment == 0 {

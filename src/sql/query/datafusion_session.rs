@@ -122,6 +122,7 @@ impl QueryEngine {
         user: &str,
         runtime: Arc<RuntimeEnv>,
         roles: Option<Arc<crate::auth::Roles>>,
+        sequence_values: &Arc<crate::sql::sequence_values::SequenceValues>,
     ) -> Self {
         // One partition: the engine scan is one ordered stream, plans stay small for
         // short queries, and EXPLAIN output does not depend on the machine's cores.
@@ -148,6 +149,7 @@ impl QueryEngine {
             instance,
             user,
             settings.clone(),
+            sequence_values,
         ) {
             tracing::warn!("registering the PostgreSQL catalog functions failed: {e}");
         }

@@ -23,6 +23,7 @@ pub fn register(
     instance: &str,
     user: &str,
     settings: super::pg_settings::SharedSettings,
+    sequence_values: &Arc<crate::sql::sequence_values::SequenceValues>,
 ) -> Result<()> {
     super::pg_arrays::register(state)?;
     super::pg_session::register(state, instance, user, settings)?;
@@ -30,7 +31,7 @@ pub fn register(
     register_answers(state, instance)?;
     register_definitions(state, &engine, instance)?;
     register_reg_casts(state, &engine, instance)?;
-    super::pg_sequences::register(state, &engine, instance)?;
+    super::pg_sequences::register(state, &engine, instance, sequence_values)?;
     let sleep = datafusion::logical_expr::async_udf::AsyncScalarUDF::new(Arc::new(PgSleep {
         signature: Signature::exact(vec![DataType::Float64], Volatility::Volatile),
     }));

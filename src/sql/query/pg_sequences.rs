@@ -1,33 +1,25 @@
 //! PostgreSQL's sequence functions: `nextval`, `currval`, `setval`, `lastval` and
 //! `pg_get_serial_sequence`. `nextval` and `setval` write (the engine reserves values
-//! durably, see `engine::catalog::sequences`), so they are DataFusion's asynchronous
-//! functions, computed for every row as PostgreSQL computes them. `currval` and
-//! `lastval` answer from what this session's `nextval` calls returned.
+//! durably, see `engine::catalog::sequences`) and are volatile, computed for every row
+//! as PostgreSQL computes them. `currval` and `lastval` answer from what this session's
+//! `nextval` calls returned.
 
 use super::udf::string;
 use crate::engine::{Engine, SequenceMeta};
+use crate::sql::sequence_values::SequenceValues;
 use crate::sql::sql_types::SqlError;
 use crate::sqlstate::SqlState;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::session_state::SessionState;
-use datafusion::logical_expr::async_udf::{AsyncScalarUDF, AsyncScalarUDFImpl};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
     Volatility,
 };
 use sqlparser::ast::{self, Query};
-use std::collections::HashMap;
 use std::ops::ControlFlow;
-use std::sync::{Arc, Mutex};
-
-/// What this session's `nextval` calls returned: per sequence, and the last of all.
-#[derive(Debug, Default)]
-struct SessionValues {
-    current: HashMap<String, i64>,
-    last: Option<i64>,
-}
+use std::sync::Arc;
 
 /// One of the functions, with what it needs to answer.
 struct SequenceFunction {
@@ -35,7 +27,7 @@ struct SequenceFunction {
     signature: Signature,
     engine: Arc<Engine>,
     instance: String,
-    values: Arc<Mutex<SessionValues>>,
+    values: Arc<SequenceValues>,
 }
 
 impl std::fmt::Debug for SequenceFunction {
@@ -74,10 +66,6 @@ fn relation_name(text: &str) -> String {
 }
 
 impl SequenceFunction {
-    fn values(&self) -> std::sync::MutexGuard<'_, SessionValues> {
-        self.values.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn sequence(&self, argument: &ScalarValue) -> Result<Option<Arc<SequenceMeta>>> {
         let Some(name) = string(Some(argument)) else {
             return Ok(None);
@@ -102,9 +90,7 @@ impl SequenceFunction {
                     .nextval(&sequence)
                     .await
                     .map_err(|e| failed(e.into()))?;
-                let mut values = self.values();
-                values.current.insert(sequence.name.clone(), value);
-                values.last = Some(value);
+                self.values.took(&sequence.name, value);
                 ScalarValue::Int64(Some(value))
             }
             "setval" => {
@@ -121,7 +107,7 @@ impl SequenceFunction {
                     .await
                     .map_err(|e| failed(e.into()))?;
                 if called {
-                    self.values().current.insert(sequence.name.clone(), value);
+                    self.values.set(&sequence.name, value);
                 }
                 ScalarValue::Int64(Some(value))
             }
@@ -129,7 +115,7 @@ impl SequenceFunction {
                 let Some(sequence) = self.sequence(&first)? else {
                     return Ok(ScalarValue::Int64(None));
                 };
-                let value = self.values().current.get(&sequence.name).copied();
+                let value = self.values.current(&sequence.name);
                 ScalarValue::Int64(Some(value.ok_or_else(|| {
                     failed(SqlError::new(
                         SqlState::ObjectNotInPrerequisiteState,
@@ -140,7 +126,7 @@ impl SequenceFunction {
                     ))
                 })?))
             }
-            "lastval" => ScalarValue::Int64(Some(self.values().last.ok_or_else(|| {
+            "lastval" => ScalarValue::Int64(Some(self.values.last().ok_or_else(|| {
                 failed(SqlError::new(
                     SqlState::ObjectNotInPrerequisiteState,
                     "lastval is not yet defined in this session",
@@ -192,16 +178,12 @@ impl ScalarUDFImpl for SequenceFunction {
             _ => DataType::Int64,
         })
     }
-    fn invoke_with_args(&self, _: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        datafusion::common::internal_err!("{} runs asynchronously", self.name)
-    }
-}
-
-#[async_trait::async_trait]
-impl AsyncScalarUDFImpl for SequenceFunction {
-    async fn invoke_async_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        // Once per row, in order, as PostgreSQL evaluates them; a constant argument
-        // is the same for every row.
+    /// Once per row, in order, as PostgreSQL evaluates them; a constant argument is
+    /// the same for every row. DataFusion calls functions synchronously wherever they
+    /// sit (its asynchronous ones cannot take a scalar subquery or a nested call as an
+    /// argument), so the engine's write completes on this thread: the sled backend's
+    /// writes wait for its own sync thread, never for this one.
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let mut out = Vec::with_capacity(args.number_rows);
         for row in 0..args.number_rows {
             let values = args
@@ -212,7 +194,7 @@ impl AsyncScalarUDFImpl for SequenceFunction {
                     ColumnarValue::Array(array) => ScalarValue::try_from_array(array, row),
                 })
                 .collect::<Result<Vec<_>>>()?;
-            out.push(self.call(&values).await?);
+            out.push(futures::executor::block_on(self.call(&values))?);
         }
         let returns = self.return_type(&[])?;
         if out.is_empty() {
@@ -252,8 +234,12 @@ pub fn number_calls(query: &mut Query) {
 }
 
 /// Registers the functions for a session on `instance`.
-pub fn register(state: &mut SessionState, engine: &Arc<Engine>, instance: &str) -> Result<()> {
-    let values = Arc::new(Mutex::new(SessionValues::default()));
+pub fn register(
+    state: &mut SessionState,
+    engine: &Arc<Engine>,
+    instance: &str,
+    values: &Arc<SequenceValues>,
+) -> Result<()> {
     let text = || TypeSignature::Exact(vec![DataType::Utf8]);
     // `nextval(name, n)`: the call's number (`number_calls`).
     let numbered = TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64]);
@@ -293,9 +279,9 @@ pub fn register(state: &mut SessionState, engine: &Arc<Engine>, instance: &str) 
             signature,
             engine: Arc::clone(engine),
             instance: instance.to_string(),
-            values: Arc::clone(&values),
+            values: Arc::clone(values),
         };
-        let udf: ScalarUDF = AsyncScalarUDF::new(Arc::new(function)).into_scalar_udf();
+        let udf = ScalarUDF::new_from_impl(function);
         datafusion::execution::FunctionRegistry::register_udf(state, Arc::new(udf))?;
     }
     Ok(())
