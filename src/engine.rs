@@ -42,7 +42,7 @@ pub use staging::{StagedMark, StagedView, StagedWrites};
 pub use stored::ReadOptions;
 pub use types::{
     single_precision, Cell, Declared, IntegerWidth, PkBound, PkRef, PkType, PkValue, PrimaryKey,
-    Row, Temporal, Value, ValueRef, ValueType,
+    Row, SqlKind, Value, ValueRef, ValueType,
 };
 pub use validate::{check_instance_name, check_name};
 pub use view::{CellRef, RowView};

@@ -12,6 +12,7 @@ mod expr;
 mod notices;
 pub mod pg_array_text;
 mod pg_catalog;
+mod pg_uuid;
 mod plan_cache;
 mod queried_writes;
 mod query;
@@ -37,6 +38,7 @@ mod values;
 mod write_statements;
 
 pub use notices::Notice;
+pub use pg_uuid::{format as format_uuid, parse as parse_uuid, random as random_uuid};
 pub use query::{runtime as query_runtime, DEFAULT_QUERY_MEMORY_MB};
 pub use session::{ParsedSql, Session, StatementPlan};
 pub use sql_error::{Interruption, Severity};

@@ -10,7 +10,7 @@ use super::codec::CATALOG_PREFIX;
 use super::error::{EngineError, EngineResult};
 use super::limits::Limits;
 use super::options::{OptionValue, TableOptions};
-use super::types::{Declared, IntegerWidth, PkType, Temporal, ValueType};
+use super::types::{Declared, IntegerWidth, PkType, SqlKind, ValueType};
 use super::validate::{check_instance_name, check_name};
 use crate::storage::{Backend, KeyRange, WriteBatch};
 use serde::{Deserialize, Serialize};
@@ -75,9 +75,14 @@ pub struct TableMeta {
     /// String columns declared with a length limit (SQL `VARCHAR(n)`), in characters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub max_chars: BTreeMap<String, u32>,
-    /// Integer columns (key or attribute) declared as a date or time.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub temporal: BTreeMap<String, Temporal>,
+    /// Columns (key or attribute) declared a date, time or uuid: the SQL type their
+    /// stored Integer or Binary values are.
+    #[serde(
+        default,
+        alias = "temporal",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
+    pub kinds: BTreeMap<String, SqlKind>,
     /// Attribute columns declared `NOT NULL`: a write leaving a row without a value in
     /// one is refused (key columns always have one).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
@@ -106,12 +111,12 @@ pub enum GeneratedKind {
 }
 
 impl TableMeta {
-    /// The date or time type `column` was declared with, if any.
-    pub fn temporal(&self, column: &str) -> Option<Temporal> {
-        if self.temporal.is_empty() {
+    /// The date, time or uuid type `column` was declared with, if any.
+    pub fn kind(&self, column: &str) -> Option<SqlKind> {
+        if self.kinds.is_empty() {
             return None;
         }
-        self.temporal.get(column).copied()
+        self.kinds.get(column).copied()
     }
 
     /// Whether `column` is a key column or declared `NOT NULL`.
@@ -134,8 +139,8 @@ impl TableMeta {
         if let Some(limit) = declared.max_chars {
             self.max_chars.insert(column.to_string(), limit);
         }
-        if let Some(temporal) = declared.temporal {
-            self.temporal.insert(column.to_string(), temporal);
+        if let Some(kind) = declared.kind {
+            self.kinds.insert(column.to_string(), kind);
         }
     }
 
@@ -205,8 +210,8 @@ pub struct TableSpec {
     pub single_precision: BTreeSet<String>,
     /// String columns declared with a length limit, in characters.
     pub max_chars: BTreeMap<String, u32>,
-    /// Integer columns declared as a date or time.
-    pub temporal: BTreeMap<String, Temporal>,
+    /// Columns declared a date, time or uuid.
+    pub kinds: BTreeMap<String, SqlKind>,
     /// Attribute columns declared `NOT NULL`.
     pub not_null: BTreeSet<String>,
     /// Columns whose values a sequence generates.
@@ -229,8 +234,8 @@ impl TableSpec {
         if let Some(limit) = declared.max_chars {
             self.max_chars.insert(column.to_string(), limit);
         }
-        if let Some(temporal) = declared.temporal {
-            self.temporal.insert(column.to_string(), temporal);
+        if let Some(kind) = declared.kind {
+            self.kinds.insert(column.to_string(), kind);
         }
     }
 }
@@ -547,7 +552,7 @@ impl Catalog {
             integer_widths: spec.integer_widths,
             single_precision: spec.single_precision,
             max_chars: spec.max_chars,
-            temporal: spec.temporal,
+            kinds: spec.kinds,
             not_null: spec.not_null,
             generated: spec.generated,
         };

@@ -309,15 +309,16 @@ pub fn single_precision(value: f64) -> Result<f64, bool> {
     Ok(f64::from(single))
 }
 
-/// A date or time type an Integer column was declared with (SQL `TIMESTAMP`,
-/// `TIMESTAMPTZ`, `DATE`): the engine stores the Integer (microseconds or days since
-/// 1970-01-01, so stored keys sort as the values do); the SQL layer reads and writes it
-/// as that type.
+/// A SQL type a column was declared with that one of the engine's value types holds:
+/// `TIMESTAMP`, `TIMESTAMPTZ` and `DATE` as an Integer (microseconds or days since
+/// 1970-01-01), `UUID` as a 16-byte Binary, so stored keys sort as the values do. The
+/// engine stores the value type; the SQL layer reads and writes it as the SQL type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Temporal {
+pub enum SqlKind {
     Timestamp,
     TimestampTz,
     Date,
+    Uuid,
 }
 
 /// What a column's declared SQL type says beyond its stored value type.
@@ -329,7 +330,7 @@ pub struct Declared {
     pub single_precision: bool,
     /// A `VARCHAR(n)`'s limit, in characters.
     pub max_chars: Option<u32>,
-    pub temporal: Option<Temporal>,
+    pub kind: Option<SqlKind>,
     /// `NOT NULL`: every row has a value in the column.
     pub not_null: bool,
 }

@@ -1003,7 +1003,7 @@ mod tests {
             integer_widths: Default::default(),
             single_precision: Default::default(),
             max_chars: Default::default(),
-            temporal: Default::default(),
+            kinds: Default::default(),
             not_null: Default::default(),
             generated: Default::default(),
         }

@@ -71,6 +71,7 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
         SqlType::Int4 | SqlType::Float4 => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Date => 4,
+        SqlType::Uuid => 16,
         SqlType::Text | SqlType::Bytea | SqlType::Array(_) => -1,
     }
 }
@@ -162,6 +163,7 @@ pub(crate) fn put_text(
             out.put_slice(datetime::format_timestamp(as_timestamp(datum, ty)?, zone)?.as_bytes())
         }
         SqlType::Date => out.put_slice(datetime::format_date(as_date(datum, ty)?)?.as_bytes()),
+        SqlType::Uuid => out.put_slice(crate::sql::format_uuid(&as_uuid(datum, ty)?).as_bytes()),
         SqlType::Array(of) => match datum {
             Datum::Array(items) => put_array_text(out, items, of.element(), zone)?,
             other => return Err(mismatch(other, ty)),
@@ -197,6 +199,7 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
             }
             micros => micros - datetime::PG_EPOCH_MICROS,
         }),
+        SqlType::Uuid => out.put_slice(&as_uuid(datum, ty)?),
         SqlType::Date => out.put_i32(match as_date(datum, ty)? {
             infinite @ (datetime::DATE_INFINITY | datetime::DATE_MINUS_INFINITY) => infinite,
             days => days - datetime::PG_EPOCH_DAYS as i32,
@@ -264,7 +267,7 @@ fn put_array_binary(out: &mut BytesMut, items: &[Datum], element: SqlType) -> Sq
 /// date or time must have been made text by then: its text depends on its type.
 fn put_natural_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlResult<()> {
     match datum {
-        Datum::Timestamp(_) | Datum::Date(_) => return Err(mismatch(datum, ty)),
+        Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) => return Err(mismatch(datum, ty)),
         Datum::Null => {}
         Datum::Bool(b) => out.put_slice(if *b { b"true" } else { b"false" }),
         Datum::Int(i) => out.put_slice(itoa::Buffer::new().format(*i).as_bytes()),
@@ -351,6 +354,13 @@ fn as_timestamp(datum: &Datum, ty: SqlType) -> SqlResult<i64> {
     }
 }
 
+fn as_uuid(datum: &Datum, ty: SqlType) -> SqlResult<[u8; 16]> {
+    match datum {
+        Datum::Uuid(bytes) => Ok(*bytes),
+        other => Err(mismatch(other, ty)),
+    }
+}
+
 fn as_date(datum: &Datum, ty: SqlType) -> SqlResult<i32> {
     match datum {
         Datum::Date(days) => Ok(*days),
@@ -376,6 +386,7 @@ fn mismatch(datum: &Datum, ty: SqlType) -> SqlError {
         Datum::Array(_) => "array",
         Datum::Timestamp(_) => "timestamp",
         Datum::Date(_) => "date",
+        Datum::Uuid(_) => "uuid",
     };
     tracing::warn!(
         ?datum,

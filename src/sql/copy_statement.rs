@@ -291,9 +291,10 @@ enum Field {
     Attr(String, Option<ValueType>, Option<SqlType>),
 }
 
-/// A column's declared type when it is a date or time, whose text COPY reads as one.
+/// A column's declared type when it is a date, time or uuid, whose text COPY reads as
+/// one.
 fn temporal_type(table: &TableMeta, column: &str) -> Option<SqlType> {
-    declared_type(table, column).filter(|ty| ty.is_temporal())
+    declared_type(table, column).filter(|ty| ty.is_distinct_kind())
 }
 
 /// The column list of a COPY FROM: the given one, or every visible column in order.

@@ -9,7 +9,7 @@ use super::sql_types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
 use super::values::{integer_width, sql_pk_type, sql_value_type};
 use crate::engine::{
     AttrColumn, Declared, Direction, Engine, EngineError, Generated, OptionValue, PkBound,
-    PkColumn, PkType, RangeRequest, TableSpec, Temporal,
+    PkColumn, PkType, RangeRequest, SqlKind, TableSpec,
 };
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{
@@ -375,10 +375,11 @@ fn declared(ty: SqlType, max_chars: Option<u32>, not_null: bool) -> Declared {
         width: integer_width(ty),
         single_precision: ty == SqlType::Float4,
         max_chars,
-        temporal: match ty {
-            SqlType::Timestamp => Some(Temporal::Timestamp),
-            SqlType::TimestampTz => Some(Temporal::TimestampTz),
-            SqlType::Date => Some(Temporal::Date),
+        kind: match ty {
+            SqlType::Timestamp => Some(SqlKind::Timestamp),
+            SqlType::TimestampTz => Some(SqlKind::TimestampTz),
+            SqlType::Date => Some(SqlKind::Date),
+            SqlType::Uuid => Some(SqlKind::Uuid),
             _ => None,
         },
     }

@@ -356,7 +356,7 @@ fn compile_unfolded(
             // A date or time cast computed per row is DataFusion's: its text depends on
             // whether it is a timestamptz, which the value alone does not say.
             let per_row = !matches!(inner, Scalar::Const(_) | Scalar::Param(_));
-            if (per_row && ty.is_temporal()) || is_temporal(&inner, source) {
+            if (per_row && ty.is_distinct_kind()) || is_own_kind(&inner, source) {
                 return Err(temporal_operand());
             }
             if let (Scalar::Column(_), Some(SqlType::Float4), SqlType::Text) = (&inner, source, ty)
@@ -533,7 +533,7 @@ fn binary(
         ]),
         BinaryOperator::StringConcat => {
             let ((l, lty), (r, rty)) = compile_pair(scope, params, Some(SqlType::Text))?;
-            if is_temporal(&l, lty) || is_temporal(&r, rty) {
+            if is_own_kind(&l, lty) || is_own_kind(&r, rty) {
                 return Err(temporal_operand());
             }
             Scalar::Concat(Box::new(l), Box::new(r))
@@ -551,7 +551,7 @@ fn binary(
                 _ => ArithOp::Mod,
             };
             let ((l, lty), (r, rty)) = compile_pair(scope, params, Some(SqlType::Int8))?;
-            if is_temporal(&l, lty) || is_temporal(&r, rty) {
+            if is_own_kind(&l, lty) || is_own_kind(&r, rty) {
                 return Err(temporal_operand());
             }
             let narrow = narrow_integer_result(&l, lty, &r, rty);
@@ -589,17 +589,20 @@ fn typed_constant(d: Datum, ty: SqlType) -> Scalar {
 /// A compiled operand and its type, where known.
 type Typed = (Scalar, Option<SqlType>);
 
-/// Whether a compiled operand is a date or time.
-fn is_temporal(scalar: &Scalar, ty: Option<SqlType>) -> bool {
-    ty.is_some_and(SqlType::is_temporal)
-        || matches!(scalar, Scalar::Const(Datum::Timestamp(_) | Datum::Date(_)))
+/// Whether a compiled operand is a date, time or uuid (`SqlType::is_distinct_kind`).
+fn is_own_kind(scalar: &Scalar, ty: Option<SqlType>) -> bool {
+    ty.is_some_and(SqlType::is_distinct_kind)
+        || matches!(
+            scalar,
+            Scalar::Const(Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_))
+        )
 }
 
 /// The fast path leaves date and time arithmetic, functions and text forms to
-/// DataFusion, whose are PostgreSQL's (`date + 1`, `ts - interval '1 day'`, `ts::text`):
-/// it only compares, stores and returns dates and times.
+/// DataFusion, whose are PostgreSQL's (`date + 1`, `ts - interval '1 day'`, `ts::text`),
+/// and so the same for uuids: it only compares, stores and returns them.
 fn temporal_operand() -> SqlError {
-    SqlError::unsupported("date and time operations are planned by the query engine")
+    SqlError::unsupported("date, time and uuid operations are planned by the query engine")
 }
 
 /// Compiles an operand of an operator or function the fast path computes itself, which
@@ -611,7 +614,7 @@ fn compile_operand(
     hint: Option<SqlType>,
 ) -> SqlResult<Scalar> {
     let (scalar, ty) = compile_typed(expr, scope, params, hint)?;
-    if is_temporal(&scalar, ty) {
+    if is_own_kind(&scalar, ty) {
         return Err(temporal_operand());
     }
     Ok(scalar)
@@ -626,8 +629,8 @@ fn compile_comparable(
     ty: Option<SqlType>,
 ) -> SqlResult<Scalar> {
     let (scalar, item_type) = compile_typed(expr, scope, params, ty)?;
-    let target_time = ty.filter(|ty| ty.is_temporal());
-    if target_time.is_none() && is_temporal(&scalar, item_type) && ty.is_some() {
+    let target_time = ty.filter(|ty| ty.is_distinct_kind());
+    if target_time.is_none() && is_own_kind(&scalar, item_type) && ty.is_some() {
         return Err(temporal_operand());
     }
     facing(target_time, scalar, item_type)
@@ -646,7 +649,7 @@ fn comparable(
     // A constant timestamp's kind is its context's; in a UTC session, pgwide's only,
     // timestamp and timestamptz compare as one.
     let time_of = |s: &Scalar, ty: Option<SqlType>| {
-        is_temporal(s, ty).then(|| ty.unwrap_or(SqlType::TimestampTz))
+        is_own_kind(s, ty).then(|| ty.unwrap_or(SqlType::TimestampTz))
     };
     let (left_time, right_time) = (time_of(&left, left_type), time_of(&right, right_type));
     let right = facing(left_time, right, right_type)?;
@@ -654,9 +657,10 @@ fn comparable(
     Ok((left, right))
 }
 
-/// One side of a comparison whose other side is a date or time of type `other` (if
-/// it is one): a quoted literal is read as that type; a side neither a date or time,
-/// nor a parameter (typed from the other side), nor NULL is refused.
+/// One side of a comparison whose other side is a date, time or uuid of type `other`
+/// (if it is one): a quoted literal is read as that type; a side of the same family
+/// (dates and times, or uuids), a parameter (typed from the other side) or NULL is
+/// kept; anything else is refused.
 fn facing(other: Option<SqlType>, side: Scalar, side_type: Option<SqlType>) -> SqlResult<Scalar> {
     let Some(other) = other else {
         return Ok(side);
@@ -665,9 +669,12 @@ fn facing(other: Option<SqlType>, side: Scalar, side_type: Option<SqlType>) -> S
         Scalar::Const(Datum::Text(text)) => Scalar::Const(cast(Datum::Text(text), other)?),
         side => side,
     };
-    if is_temporal(&side, side_type)
-        || matches!(side, Scalar::Param(_) | Scalar::Const(Datum::Null))
-    {
+    let uuid = |s: &Scalar, ty: Option<SqlType>| {
+        ty == Some(SqlType::Uuid) || matches!(s, Scalar::Const(Datum::Uuid(_)))
+    };
+    let same_family =
+        is_own_kind(&side, side_type) && uuid(&side, side_type) == (other == SqlType::Uuid);
+    if same_family || matches!(side, Scalar::Param(_) | Scalar::Const(Datum::Null)) {
         return Ok(side);
     }
     Err(temporal_operand())
@@ -755,6 +762,7 @@ fn datum_type(d: &Datum) -> Option<SqlType> {
         // Which of timestamp and timestamptz a value is, the context says.
         Datum::Timestamp(_) => None,
         Datum::Date(_) => Some(SqlType::Date),
+        Datum::Uuid(_) => Some(SqlType::Uuid),
         Datum::Array(items) => items
             .iter()
             .find_map(datum_type)
@@ -818,8 +826,9 @@ fn literal(
         | V::EscapedStringLiteral(s)
         | V::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => match expected {
             Some(SqlType::Bytea) => Datum::Bytes(super::values::parse_bytea(s)?),
-            // A quoted literal compared with or written to a date or time is read as one.
-            Some(ty) if ty.is_temporal() => cast(Datum::Text(s.clone()), ty)?,
+            // A quoted literal compared with or written to a date, time or uuid is read as
+            // one.
+            Some(ty) if ty.is_distinct_kind() => cast(Datum::Text(s.clone()), ty)?,
             _ => Datum::Text(s.clone()),
         },
         V::Boolean(b) => Datum::Bool(*b),
@@ -1121,6 +1130,7 @@ fn as_text(d: Datum) -> String {
             super::datetime::format_timestamp(micros, None).unwrap_or_default()
         }
         Datum::Date(days) => super::datetime::format_date(days).unwrap_or_default(),
+        Datum::Uuid(bytes) => super::pg_uuid::format(&bytes),
         Datum::Array(items) => super::pg_array_text::format(
             items
                 .into_iter()

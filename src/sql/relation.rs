@@ -7,7 +7,8 @@ use super::expr::{fold, Scope};
 use super::notices::Notices;
 use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
 use super::values::{
-    coerce_for_output, declared_type, pk_sql_type, pk_to_datum, value_sql_type, value_to_datum,
+    coerce_for_output, declared_type, pk_sql_type, pk_to_datum, stored_time_text, value_sql_type,
+    value_to_datum,
 };
 use crate::engine::{Engine, EngineError, RowView, TableMeta, ValueRef};
 use crate::sqlstate::SqlState;
@@ -190,7 +191,7 @@ impl Relation {
                             Source::ColumnName => Datum::Text(cell.column.to_owned()),
                             Source::Version => Datum::Int(cell.version),
                             Source::ValueType => Datum::Text(cell.value.value_type().name().into()),
-                            Source::Value => Datum::Text(value_text(cell.value)),
+                            Source::Value => Datum::Text(self.value_text(cell.column, cell.value)),
                             Source::Attr(_) => Datum::Null,
                         })
                         .collect();
@@ -201,10 +202,10 @@ impl Relation {
     }
 
     /// Key column `k` of `row` as a `ty` datum: a date or time key is stored as its
-    /// Integer.
+    /// Integer, a uuid as its Binary.
     fn key(&self, row: &RowView<'_>, k: usize, ty: SqlType) -> Datum {
         let datum = row.pk().get(k).map_or(Datum::Null, pk_to_datum);
-        match ty.is_temporal() {
+        match ty.is_distinct_kind() {
             true => coerce_for_output(datum, ty),
             false => datum,
         }
@@ -263,11 +264,20 @@ impl Relation {
     }
 }
 
-/// A cell value as text, the way `versions.<table>.value` shows it.
-fn value_text(value: ValueRef<'_>) -> String {
-    match value {
-        ValueRef::Boolean(b) => if b { "true" } else { "false" }.into(),
-        other => other.to_string(),
+impl Relation {
+    /// A cell value as text, the way `versions.<table>.value` shows it: a date or time
+    /// in PostgreSQL's text (UTC), as its column shows it.
+    fn value_text(&self, column: &str, value: ValueRef<'_>) -> String {
+        let temporal = declared_type(&self.table, column).filter(|ty| ty.is_temporal());
+        if let (Some(ty), ValueRef::Integer(i)) = (temporal, value) {
+            if let Some(shown) = stored_time_text(i, ty) {
+                return shown;
+            }
+        }
+        match value {
+            ValueRef::Boolean(b) => if b { "true" } else { "false" }.into(),
+            other => other.to_string(),
+        }
     }
 }
 

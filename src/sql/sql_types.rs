@@ -24,6 +24,8 @@ pub enum SqlType {
     TimestampTz,
     /// `date`, a `Datum::Date`.
     Date,
+    /// `uuid`, a `Datum::Uuid`.
+    Uuid,
     /// A one-dimensional array (`bigint[]`, `text[]`), a `Datum::Array`.
     Array(ArrayOf),
 }
@@ -67,9 +69,11 @@ impl ArrayOf {
             SqlType::Float8 => ArrayOf::Float8,
             SqlType::Text => ArrayOf::Text,
             SqlType::Bytea => ArrayOf::Bytea,
-            SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date | SqlType::Array(_) => {
-                return None
-            }
+            SqlType::Timestamp
+            | SqlType::TimestampTz
+            | SqlType::Date
+            | SqlType::Uuid
+            | SqlType::Array(_) => return None,
         })
     }
 }
@@ -89,6 +93,7 @@ impl SqlType {
             SqlType::Date => 1082,
             SqlType::Timestamp => 1114,
             SqlType::TimestampTz => 1184,
+            SqlType::Uuid => 2950,
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => 1000,
                 ArrayOf::Bytea => 1001,
@@ -117,6 +122,7 @@ impl SqlType {
             1082 => SqlType::Date,
             1114 => SqlType::Timestamp,
             1184 => SqlType::TimestampTz,
+            2950 => SqlType::Uuid,
             1000 => SqlType::Array(ArrayOf::Bool),
             1001 => SqlType::Array(ArrayOf::Bytea),
             1005 => SqlType::Array(ArrayOf::Int2),
@@ -154,6 +160,7 @@ impl SqlType {
             SqlType::Date => "date",
             SqlType::Timestamp => "timestamp without time zone",
             SqlType::TimestampTz => "timestamp with time zone",
+            SqlType::Uuid => "uuid",
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => "boolean[]",
                 ArrayOf::Bytea => "bytea[]",
@@ -167,12 +174,18 @@ impl SqlType {
         }
     }
 
-    /// Whether the type is a date or time, whose values only compare with their own kind.
+    /// Whether the type is a date or time.
     pub fn is_temporal(self) -> bool {
         matches!(
             self,
             SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date
         )
+    }
+
+    /// Whether the type's values compare only with their own kind and have no text or
+    /// number form the fast path may use for them: dates, times and uuids.
+    pub fn is_distinct_kind(self) -> bool {
+        self.is_temporal() || self == SqlType::Uuid
     }
 }
 
@@ -190,6 +203,7 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
         D::Boolean | D::Bool => SqlType::Bool,
         D::Bytea => SqlType::Bytea,
         D::Date => SqlType::Date,
+        D::Uuid => SqlType::Uuid,
         D::Timestamp(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
             SqlType::Timestamp
         }
@@ -200,7 +214,7 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
         other => {
             return Err(SqlError::new(
                 SqlState::UndefinedObject,
-                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN, BYTEA, TIMESTAMP, TIMESTAMPTZ or DATE"),
+                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN, BYTEA, TIMESTAMP, TIMESTAMPTZ, DATE or UUID"),
             ))
         }
     })
@@ -222,6 +236,8 @@ pub enum Datum {
     Timestamp(i64),
     /// A `date`: days since 1970-01-01, `i32::MAX`/`MIN` for ±infinity.
     Date(i32),
+    /// A `uuid`'s 16 bytes.
+    Uuid([u8; 16]),
     /// A one-dimensional array's elements, each a datum of its element type.
     Array(Vec<Datum>),
 }

@@ -4,7 +4,7 @@
 use super::datetime;
 use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
 use crate::engine::{
-    IntegerWidth, PkRef, PkType, PkValue, TableMeta, Temporal, Value, ValueRef, ValueType,
+    IntegerWidth, PkRef, PkType, PkValue, SqlKind, TableMeta, Value, ValueRef, ValueType,
 };
 use crate::sqlstate::SqlState;
 use std::borrow::Cow;
@@ -19,12 +19,12 @@ pub fn pk_sql_type(ty: PkType) -> SqlType {
 }
 
 /// The key type a column declared `ty` is stored as: a type whose stored form sorts as
-/// its values do (integers, dates and times as Integers, text, bytea); `None` for the
-/// others (floats, booleans, arrays).
+/// its values do (integers, dates and times as Integers, text, bytea and uuid); `None`
+/// for the others (floats, booleans, arrays).
 pub fn sql_pk_type(ty: SqlType) -> Option<PkType> {
     match ty {
         SqlType::Text => Some(PkType::String),
-        SqlType::Bytea => Some(PkType::Binary),
+        SqlType::Bytea | SqlType::Uuid => Some(PkType::Binary),
         SqlType::Int2
         | SqlType::Int4
         | SqlType::Int8
@@ -44,10 +44,11 @@ pub fn declared_type(table: &TableMeta, column: &str) -> Option<SqlType> {
         None => value_sql_type(table.column(column)?.ty),
     };
     Some(
-        match (stored, table.integer_width(column), table.temporal(column)) {
-            (SqlType::Int8, _, Some(Temporal::Timestamp)) => SqlType::Timestamp,
-            (SqlType::Int8, _, Some(Temporal::TimestampTz)) => SqlType::TimestampTz,
-            (SqlType::Int8, _, Some(Temporal::Date)) => SqlType::Date,
+        match (stored, table.integer_width(column), table.kind(column)) {
+            (SqlType::Int8, _, Some(SqlKind::Timestamp)) => SqlType::Timestamp,
+            (SqlType::Int8, _, Some(SqlKind::TimestampTz)) => SqlType::TimestampTz,
+            (SqlType::Int8, _, Some(SqlKind::Date)) => SqlType::Date,
+            (SqlType::Bytea, _, Some(SqlKind::Uuid)) => SqlType::Uuid,
             (SqlType::Int8, Some(IntegerWidth::Int16), _) => SqlType::Int2,
             (SqlType::Int8, Some(IntegerWidth::Int32), _) => SqlType::Int4,
             (SqlType::Float8, _, _) if table.is_single_precision(column) => SqlType::Float4,
@@ -78,7 +79,7 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
         SqlType::Float4 | SqlType::Float8 => ValueType::Double,
         SqlType::Bool => ValueType::Boolean,
         SqlType::Text | SqlType::Array(_) => ValueType::String,
-        SqlType::Bytea => ValueType::Binary,
+        SqlType::Bytea | SqlType::Uuid => ValueType::Binary,
     }
 }
 
@@ -132,6 +133,7 @@ pub fn render(datum: &Datum) -> String {
             "'{}'",
             datetime::format_date(*days).unwrap_or_else(|_| days.to_string())
         ),
+        Datum::Uuid(bytes) => format!("'{}'", super::pg_uuid::format(bytes)),
         Datum::Array(items) => format!(
             "ARRAY[{}]",
             items.iter().map(render).collect::<Vec<_>>().join(",")
@@ -143,6 +145,20 @@ pub fn render(datum: &Datum) -> String {
                 .map(|x| format!("{x:02x}"))
                 .collect::<String>()
         ),
+    }
+}
+
+/// A stored date or time Integer of a column declared `ty` in PostgreSQL's text, UTC
+/// (`2024-03-01 10:00:00+00`); `None` if `ty` is no date or time type.
+pub fn stored_time_text(stored: i64, ty: SqlType) -> Option<String> {
+    match coerce_for_output(Datum::Int(stored), ty) {
+        Datum::Timestamp(micros) => {
+            let utc = datetime::TimeZone::default();
+            let zone = (ty == SqlType::TimestampTz).then_some(&utc);
+            datetime::format_timestamp(micros, zone).ok()
+        }
+        Datum::Date(days) => datetime::format_date(days).ok(),
+        _ => None,
     }
 }
 
@@ -191,6 +207,7 @@ pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
         // A date or time is stored as its Integer; `assignment` checked the column's type.
         (ValueType::Integer, Datum::Timestamp(micros)) => Value::Integer(*micros),
         (ValueType::Integer, Datum::Date(days)) => Value::Integer(i64::from(*days)),
+        (ValueType::Binary, Datum::Uuid(bytes)) => Value::Binary(bytes.to_vec()),
         (ValueType::Integer, Datum::Float(f)) => {
             Value::Integer(float_to_bigint(f.round_ties_even())?)
         }
@@ -271,7 +288,7 @@ pub fn datum_into_value(datum: Datum, ty: Option<ValueType>) -> SqlResult<Value>
 /// stored form, is 42804.
 pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
     let stored = match datum {
-        Datum::Timestamp(_) | Datum::Date(_) => None,
+        Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) => None,
         datum => datum_to_natural_value(datum),
     };
     stored.ok_or_else(|| match datum {
@@ -279,10 +296,10 @@ pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
             SqlState::DatatypeMismatch,
             "an array cannot be stored in a column: arrays are not a stored value type",
         ),
-        Datum::Timestamp(_) | Datum::Date(_) => SqlError::new(
+        Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) => SqlError::new(
             SqlState::DatatypeMismatch,
-            "a date or time can only be stored in a column declared DATE, TIMESTAMP or \
-             TIMESTAMPTZ (an undeclared column has no type to keep it as)",
+            "a date, time or uuid can only be stored in a column declared with its type \
+             (an undeclared column has no type to keep it as)",
         ),
         _ => SqlError::internal("null value"),
     })
@@ -297,6 +314,7 @@ pub fn datum_to_natural_value(datum: &Datum) -> Option<Value> {
         Datum::Null | Datum::Array(_) => return None,
         Datum::Timestamp(micros) => Value::Integer(*micros),
         Datum::Date(days) => Value::Integer(i64::from(*days)),
+        Datum::Uuid(bytes) => Value::Binary(bytes.to_vec()),
         Datum::Bool(b) => Value::Boolean(*b),
         Datum::Int(i) => Value::Integer(*i),
         Datum::Float(f) => Value::Double(*f),
@@ -372,6 +390,11 @@ pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
             Err(_) => Datum::Null,
         },
         (SqlType::Date, d @ Datum::Date(_)) => d,
+        (SqlType::Uuid, d @ Datum::Uuid(_)) => d,
+        (SqlType::Uuid, Datum::Bytes(bytes)) => match <[u8; 16]>::try_from(bytes) {
+            Ok(bytes) => Datum::Uuid(bytes),
+            Err(_) => Datum::Null,
+        },
         (SqlType::Bytea, d @ Datum::Bytes(_)) => d,
         (SqlType::Bytea, Datum::Text(t)) => Datum::Bytes(t.into_bytes()),
         (SqlType::Text, d @ Datum::Text(_)) => d,
@@ -398,6 +421,7 @@ pub fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
         (Datum::Bytes(x), Datum::Bytes(y)) => Some(x.cmp(y)),
         (Datum::Timestamp(x), Datum::Timestamp(y)) => Some(x.cmp(y)),
         (Datum::Date(x), Datum::Date(y)) => Some(x.cmp(y)),
+        (Datum::Uuid(x), Datum::Uuid(y)) => Some(x.cmp(y)),
         // A date compares as its midnight.
         (Datum::Date(x), Datum::Timestamp(_)) => {
             compare(&Datum::Timestamp(datetime::timestamp_of_date(*x).ok()?), b)
@@ -436,6 +460,9 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     }
     if ty.is_temporal() || matches!(datum, Datum::Timestamp(_) | Datum::Date(_)) {
         return cast_temporal(datum, ty);
+    }
+    if ty == SqlType::Uuid || matches!(datum, Datum::Uuid(_)) {
+        return cast_uuid(datum, ty);
     }
     let cast = value_to_datum(datum_to_value(&datum, sql_value_type(ty))?.as_ref());
     if let (Datum::Float(f), SqlType::Float4) = (&cast, ty) {
@@ -482,15 +509,32 @@ fn cast_temporal(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     })
 }
 
+/// A cast to or from a uuid: from and to text only.
+fn cast_uuid(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
+    Ok(match (ty, datum) {
+        (SqlType::Uuid, Datum::Text(t)) => Datum::Uuid(super::pg_uuid::parse(&t)?),
+        (SqlType::Uuid, d @ Datum::Uuid(_)) => d,
+        (SqlType::Text, Datum::Uuid(bytes)) => Datum::Text(super::pg_uuid::format(&bytes)),
+        (ty, other) => {
+            return Err(SqlError::new(
+                SqlState::CannotCoerce,
+                format!("cannot cast {} to {}", render(&other), ty.name()),
+            ))
+        }
+    })
+}
+
 /// A value assigned to a column declared `ty` (INSERT, UPDATE, COPY), as PostgreSQL's
 /// assignment casts allow: a date or time only into a date or time column (a date
-/// becoming its midnight, a time its date) or into text; nothing else into one.
+/// becoming its midnight, a time its date) or into text, a uuid only into a uuid or
+/// text column; nothing else into one of those.
 pub fn assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
-    let temporal_datum = matches!(datum, Datum::Timestamp(_) | Datum::Date(_));
-    if datum == Datum::Null || !(temporal_datum || ty.is_temporal()) {
+    let own_kind = matches!(datum, Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_));
+    if datum == Datum::Null || !(own_kind || ty.is_distinct_kind()) {
         return Ok(datum);
     }
     match (ty, &datum) {
+        (SqlType::Uuid | SqlType::Text, Datum::Uuid(_)) => cast_uuid(datum, ty),
         (
             SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date,
             Datum::Timestamp(_) | Datum::Date(_),
@@ -519,8 +563,8 @@ pub fn column_value(datum: Datum, ty: Option<SqlType>) -> SqlResult<Value> {
     }
 }
 
-/// The key value written to key column `k` of `table`, declared `declared`. Only a date
-/// or time takes a copy to convert; other keys convert in place.
+/// The key value written to key column `k` of `table`, declared `declared`. Only a date,
+/// time or uuid takes a copy to convert; other keys convert in place.
 pub fn key_value(
     datum: &Datum,
     declared: SqlType,
@@ -528,7 +572,8 @@ pub fn key_value(
     k: usize,
 ) -> SqlResult<PkValue> {
     let column = &table.pk[k];
-    if declared.is_temporal() || matches!(datum, Datum::Timestamp(_) | Datum::Date(_)) {
+    let own_kind = matches!(datum, Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_));
+    if declared.is_distinct_kind() || own_kind {
         return datum_to_pk(
             &assignment(datum.clone(), declared)?,
             column.ty,

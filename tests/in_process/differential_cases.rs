@@ -642,3 +642,35 @@ async fn sequences_generate_keys() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// UUID columns (key or attribute) read `uuid_in`'s forms, print `uuid_out`'s, compare
+/// and sort as PostgreSQL's, cast to and from text, and refuse malformed text (22P02).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uuids_keep_their_type() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id UUID PRIMARY KEY, other UUID, n INTEGER)",
+        "INSERT INTO t VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', \
+         '{A0EEBC99-9C0B4EF8-BB6D6BB9-BD380A12}', 1), \
+         ('00000000-0000-0000-0000-000000000001', NULL, 2), \
+         ('ffffffff-ffff-ffff-ffff-ffffffffffff', 'a0eebc999c0b4ef8bb6d6bb9bd380a11', 3) \
+         RETURNING *",
+        "INSERT INTO t VALUES ('bad', NULL, 4)",
+        "INSERT INTO t VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1', NULL, 4)",
+        "INSERT INTO t (id, n) VALUES (5, 5)",
+        "SELECT * FROM t ORDER BY id",
+        "SELECT n FROM t WHERE id = 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'",
+        "SELECT n FROM t WHERE id > '00000000-0000-0000-0000-000000000001' ORDER BY id DESC",
+        "SELECT n, id::text, other::text FROM t WHERE other IS NOT NULL AND n > 0 ORDER BY n",
+        "SELECT count(*) FROM t WHERE id IN ('ffffffff-ffff-ffff-ffff-ffffffffffff', \
+         '00000000-0000-0000-0000-000000000001')",
+        "SELECT 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'::uuid, \
+         CAST('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' AS uuid)::text",
+        "UPDATE t SET other = 'ffffffff-ffff-ffff-ffff-ffffffffffff' WHERE n = 2 RETURNING other",
+        "SELECT max(n), min(n) FROM t GROUP BY other IS NULL ORDER BY 1",
+        "SELECT length(gen_random_uuid()::text), \
+         substr(gen_random_uuid()::text, 15, 1)",
+        "SELECT atttypid::int FROM pg_attribute WHERE attrelid = 't'::regclass AND attnum = 1",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -4,10 +4,10 @@
 //! with it alike.
 
 use super::{Access, ReadPlan};
-use crate::engine::{Direction, PkBound, ReadOptions};
+use crate::engine::{Direction, PkBound, PkValue, ReadOptions};
 use crate::sql::expr::{CmpOp, Scalar};
 use crate::sql::relation::RelationKind;
-use crate::sql::values::render;
+use crate::sql::values::{declared_type, render, stored_time_text};
 
 /// One line naming how `plan` reads its relation. `limit` is the row limit handed to the
 /// engine, if any.
@@ -19,7 +19,9 @@ pub fn describe(plan: &ReadPlan, limit: Option<usize>) -> String {
     };
     let mut line = match &plan.access {
         Access::Keys(_) => match plan.keys(&[]) {
-            Ok(keys) if keys.len() == 1 => format!("GetRow {name} {}", key_text(&keys[0])),
+            Ok(keys) if keys.len() == 1 => {
+                format!("GetRow {name} {}", key_text(plan, &keys[0]))
+            }
             Ok(keys) => format!("BatchGetRow {name} ({} keys)", keys.len()),
             Err(_) => format!("BatchGetRow {name}"),
         },
@@ -39,8 +41,8 @@ pub fn describe(plan: &ReadPlan, limit: Option<usize>) -> String {
                 } else {
                     format!(
                         "GetRange {name} [{}, {}) {direction}",
-                        bound_text(&request.start),
-                        bound_text(&request.end)
+                        bound_text(plan, &request.start),
+                        bound_text(plan, &request.end)
                     )
                 }
             }
@@ -100,21 +102,39 @@ fn scalar_text(s: &Scalar, plan: &ReadPlan) -> String {
     }
 }
 
-fn key_text(key: &[crate::engine::PkValue]) -> String {
-    let parts: Vec<String> = key.iter().map(|v| v.to_string()).collect();
+fn key_text(plan: &ReadPlan, key: &[PkValue]) -> String {
+    let parts: Vec<String> = key
+        .iter()
+        .enumerate()
+        .map(|(k, v)| key_value_text(plan, k, v))
+        .collect();
     format!("({})", parts.join(", "))
 }
 
-fn bound_text(bound: &[PkBound]) -> String {
+fn bound_text(plan: &ReadPlan, bound: &[PkBound]) -> String {
     let parts: Vec<String> = bound
         .iter()
-        .map(|b| match b {
+        .enumerate()
+        .map(|(k, b)| match b {
             PkBound::InfMin => "INF_MIN".to_string(),
             PkBound::InfMax => "INF_MAX".to_string(),
-            PkBound::Value(v) => v.to_string(),
+            PkBound::Value(v) => key_value_text(plan, k, v),
         })
         .collect();
     format!("({})", parts.join(", "))
+}
+
+/// Key column `k`'s value as written in SQL: a date or time as its text.
+fn key_value_text(plan: &ReadPlan, k: usize, value: &PkValue) -> String {
+    let table = &plan.relation.table;
+    let declared = table.pk.get(k).and_then(|c| declared_type(table, &c.name));
+    match (value, declared) {
+        (PkValue::Integer(i), Some(ty)) => match stored_time_text(*i, ty) {
+            Some(text) => format!("'{text}'"),
+            None => value.to_string(),
+        },
+        _ => value.to_string(),
+    }
 }
 
 fn op_text(op: CmpOp) -> &'static str {

@@ -23,6 +23,7 @@ pub const TYPES: &[(i64, &str, i64)] = &[
     (1082, "date", 4),
     (1114, "timestamp", 8),
     (1184, "timestamptz", 8),
+    (2950, "uuid", 16),
 ];
 
 /// The OID of a type named as `to_regtype` and `'name'::regtype` accept it: its

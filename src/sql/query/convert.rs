@@ -6,8 +6,9 @@
 use crate::sql::sql_types::{ArrayOf, Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Array, Float32Array,
-    Float64Builder, Int16Array, Int32Array, Int64Builder, StringBuilder, TimestampMicrosecondArray,
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Array, FixedSizeBinaryBuilder,
+    Float32Array, Float64Builder, Int16Array, Int32Array, Int64Builder, StringBuilder,
+    TimestampMicrosecondArray,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
@@ -36,6 +37,7 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
         SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
         SqlType::Date => DataType::Date32,
+        SqlType::Uuid => DataType::FixedSizeBinary(16),
         SqlType::Array(of) => DataType::List(Arc::new(
             datafusion::arrow::datatypes::Field::new_list_field(arrow_type(of.element()), true),
         )),
@@ -54,6 +56,8 @@ pub fn sql_type(ty: &DataType) -> SqlType {
         DataType::Timestamp(_, None) => SqlType::Timestamp,
         DataType::Timestamp(_, Some(_)) => SqlType::TimestampTz,
         DataType::Date32 | DataType::Date64 => SqlType::Date,
+        // uuid columns and `gen_random_uuid()`.
+        DataType::FixedSizeBinary(16) => SqlType::Uuid,
         DataType::Binary
         | DataType::LargeBinary
         | DataType::BinaryView
@@ -102,6 +106,7 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
             _ => ScalarValue::TimestampMicrosecond(Some(*micros), None),
         },
         Datum::Date(days) => ScalarValue::Date32(Some(*days)),
+        Datum::Uuid(bytes) => ScalarValue::FixedSizeBinary(16, Some(bytes.to_vec())),
         Datum::Array(items) => {
             let element = match ty {
                 DataType::List(field) => field.data_type().clone(),
@@ -143,6 +148,7 @@ fn natural_type(datum: &Datum) -> DataType {
         Datum::Bytes(_) => DataType::Binary,
         Datum::Timestamp(_) => DataType::Timestamp(TimeUnit::Microsecond, None),
         Datum::Date(_) => DataType::Date32,
+        Datum::Uuid(_) => DataType::FixedSizeBinary(16),
         Datum::Array(items) => DataType::List(Arc::new(
             datafusion::arrow::datatypes::Field::new_list_field(
                 items
@@ -221,6 +227,16 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
                 Datum::Date(days) => Some(*days),
                 _ => None,
             }))),
+            DataType::FixedSizeBinary(16) => {
+                let mut b = FixedSizeBinaryBuilder::with_capacity(rows.len(), 16);
+                for d in values {
+                    match d {
+                        Datum::Uuid(bytes) => b.append_value(bytes)?,
+                        _ => b.append_null(),
+                    }
+                }
+                Arc::new(b.finish())
+            }
             DataType::Binary => {
                 let mut b = BinaryBuilder::new();
                 values.for_each(|d| {
@@ -352,6 +368,17 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                     Datum::Timestamp(micros.value(i))
                 })
             });
+        }
+        SqlType::Uuid => {
+            let bytes = array
+                .as_fixed_size_binary_opt()
+                .ok_or_else(|| SqlError::internal("uuid column is not 16 bytes"))?;
+            for i in 0..len {
+                out.push(match <[u8; 16]>::try_from(bytes.value(i)) {
+                    Ok(uuid) if !bytes.is_null(i) => Datum::Uuid(uuid),
+                    _ => Datum::Null,
+                });
+            }
         }
         SqlType::Date => {
             let days = cast(array, &DataType::Date32).map_err(arrow_error)?;

@@ -1,12 +1,14 @@
-//! Dates and times as text, both ways, as PostgreSQL reads and writes them where
-//! DataFusion would use Arrow's forms:
+//! Dates, times and uuids as text, both ways, as PostgreSQL reads and writes them where
+//! DataFusion would use Arrow's forms (a uuid is Arrow's 16-byte fixed binary, which
+//! DataFusion's SQL cannot name):
 //! - a cast of a timestamp or date to text becomes `pg_time_text`, which writes
 //!   `2024-03-01 10:00:00+00` (Arrow: `2024-03-01T10:00:00Z`);
 //! - a quoted literal cast to, or compared with, a timestamp or date is read by
 //!   `datetime`'s parser (`'2024-03-01 10:00'`, `'infinity'`, `'0044-03-15 BC'`, which
 //!   Arrow's parser refuses) into a literal of that type;
 //! - `TIMESTAMP` without a precision is planned in microseconds, PostgreSQL's unit, not
-//!   Arrow's nanoseconds, whose range ends in 2262.
+//!   Arrow's nanoseconds, whose range ends in 2262;
+//! - `x::uuid` becomes `pg_uuid_in(x)`, and `gen_random_uuid()` makes a version 4 uuid.
 
 use super::pg_integer_overflow::rewrite_expressions;
 use crate::sql::datetime;
@@ -37,9 +39,37 @@ pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
 }
 
 /// Gives every `TIMESTAMP` type of `query` without a precision PostgreSQL's
-/// microseconds.
+/// microseconds, and makes every cast to `uuid` a call of `pg_uuid_in`.
 pub fn microsecond_timestamps(query: &mut Query) {
     let _ = ast::visit_expressions_mut(query, |expr| {
+        let uuid_of = match expr {
+            ast::Expr::Cast {
+                expr: inner,
+                data_type: ast::DataType::Uuid,
+                ..
+            } => Some((**inner).clone()),
+            ast::Expr::TypedString(typed) if typed.data_type == ast::DataType::Uuid => {
+                Some(ast::Expr::Value(typed.value.clone()))
+            }
+            _ => None,
+        };
+        if let Some(inner) = uuid_of {
+            *expr = ast::Expr::Function(ast::Function {
+                name: ast::ObjectName::from(vec![ast::Ident::new(UUID_IN)]),
+                uses_odbc_syntax: false,
+                parameters: ast::FunctionArguments::None,
+                args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+                    duplicate_treatment: None,
+                    args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(inner))],
+                    clauses: Vec::new(),
+                }),
+                filter: None,
+                null_treatment: None,
+                over: None,
+                within_group: Vec::new(),
+            });
+            return ControlFlow::<()>::Continue(());
+        }
         let data_type = match expr {
             ast::Expr::Cast { data_type, .. } => data_type,
             ast::Expr::TypedString(typed) => &mut typed.data_type,
@@ -77,6 +107,10 @@ fn read_time(text: &str, ty: &DataType) -> Result<Option<ScalarValue>> {
             }
         }
         DataType::Date32 => ScalarValue::Date32(Some(datetime::parse_date(text).map_err(failed)?)),
+        DataType::FixedSizeBinary(16) => ScalarValue::FixedSizeBinary(
+            16,
+            Some(crate::sql::parse_uuid(text).map_err(failed)?.to_vec()),
+        ),
         _ => return Ok(None),
     }))
 }
@@ -220,10 +254,14 @@ fn is_text(ty: &DataType) -> bool {
     )
 }
 
+/// A date, time or uuid: a type whose text is PostgreSQL's, not Arrow's.
 fn is_time(ty: &DataType) -> bool {
     matches!(
         ty,
-        DataType::Timestamp(..) | DataType::Date32 | DataType::Date64
+        DataType::Timestamp(..)
+            | DataType::Date32
+            | DataType::Date64
+            | DataType::FixedSizeBinary(16)
     )
 }
 
@@ -281,6 +319,10 @@ impl ScalarUDFImpl for TimeText {
                 .ok_or_else(|| DataFusionError::Internal("pg_time_text takes one value".into()))?;
             let text = match value {
                 ScalarValue::Date32(days) => days.map(datetime::format_date).transpose(),
+                ScalarValue::FixedSizeBinary(16, bytes) => Ok(bytes
+                    .as_deref()
+                    .and_then(|b| <[u8; 16]>::try_from(b).ok())
+                    .map(|b| crate::sql::format_uuid(&b))),
                 ScalarValue::Date64(ms) => ms
                     .map(|ms| datetime::format_date((ms.div_euclid(86_400_000)) as i32))
                     .transpose(),
@@ -312,4 +354,70 @@ fn zone_of(value: &ScalarValue) -> Option<Arc<str>> {
         | ScalarValue::TimestampNanosecond(_, zone) => zone.clone(),
         _ => None,
     }
+}
+
+/// The function a cast to `uuid` becomes.
+const UUID_IN: &str = "pg_uuid_in";
+
+/// `pg_uuid_in(text)`, a cast to uuid (22P02 for a malformed one), and
+/// `gen_random_uuid()`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct UuidFunction {
+    name: &'static str,
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for UuidFunction {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::FixedSizeBinary(16))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let returns = DataType::FixedSizeBinary(16);
+        let random = self.name != UUID_IN;
+        if random {
+            // One per row: volatile, as PostgreSQL's.
+            let values: Vec<ScalarValue> = (0..args.number_rows)
+                .map(|_| ScalarValue::FixedSizeBinary(16, Some(crate::sql::random_uuid().to_vec())))
+                .collect();
+            return match values.is_empty() {
+                true => Ok(ColumnarValue::Array(
+                    datafusion::arrow::array::new_empty_array(&returns),
+                )),
+                false => Ok(ColumnarValue::Array(ScalarValue::iter_to_array(values)?)),
+            };
+        }
+        super::udf::row_by_row(args, &returns, |values| {
+            let value = values.first().cloned().unwrap_or(ScalarValue::Null);
+            if let ScalarValue::FixedSizeBinary(16, _) = value {
+                return Ok(value);
+            }
+            let Some(text) = super::udf::string(Some(&value)) else {
+                return Ok(ScalarValue::FixedSizeBinary(16, None));
+            };
+            let bytes =
+                crate::sql::parse_uuid(text).map_err(|e| DataFusionError::External(Box::new(e)))?;
+            Ok(ScalarValue::FixedSizeBinary(16, Some(bytes.to_vec())))
+        })
+    }
+}
+
+/// Registers `pg_uuid_in` and `gen_random_uuid`.
+pub fn register(state: &mut datafusion::execution::session_state::SessionState) -> Result<()> {
+    for (name, signature) in [
+        (UUID_IN, Signature::any(1, Volatility::Immutable)),
+        ("gen_random_uuid", Signature::nullary(Volatility::Volatile)),
+    ] {
+        let udf = ScalarUDF::new_from_impl(UuidFunction { name, signature });
+        datafusion::execution::FunctionRegistry::register_udf(state, Arc::new(udf))?;
+    }
+    Ok(())
 }

@@ -276,6 +276,9 @@ fn literal(value: &ScalarValue, ty: SqlType) -> Option<Datum> {
             Datum::Timestamp(micros)
         }
         (SqlType::Date, ScalarValue::Date32(Some(days))) => Datum::Date(*days),
+        (SqlType::Uuid, ScalarValue::FixedSizeBinary(16, Some(bytes))) => {
+            Datum::Uuid(bytes.as_slice().try_into().ok()?)
+        }
         (SqlType::Bytea, ScalarValue::Binary(Some(b)))
         | (SqlType::Bytea, ScalarValue::LargeBinary(Some(b)))
         | (SqlType::Bytea, ScalarValue::BinaryView(Some(b))) => Datum::Bytes(b.clone()),

@@ -336,6 +336,16 @@ def psycopg_dates_and_times():
                 cur.execute("SELECT %s::date + 1, now() > %s", (date(2024, 2, 28), at))
                 check(cur.fetchone() == (date(2024, 2, 29), True), f"date arithmetic binary={binary}")
         conn.execute("DROP TABLE readings")
+        import uuid
+
+        conn.execute("CREATE TABLE tokens (id UUID PRIMARY KEY, owner UUID)")
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                key, owner = uuid.uuid4(), uuid.uuid4()
+                cur.execute("INSERT INTO tokens VALUES (%s, %s)", (key, owner))
+                cur.execute("SELECT id, owner FROM tokens WHERE id = %s", (key,))
+                check(cur.fetchone() == (key, owner), f"uuid round trip binary={binary}")
+        conn.execute("DROP TABLE tokens")
 
 
 def main():
