@@ -202,7 +202,8 @@ pub async fn create_for_column(
     generated: &GeneratedColumn,
 ) -> SqlResult<String> {
     let base = format!("{table}_{}_seq", generated.column);
-    for n in 0.. {
+    // PostgreSQL counts up until a name is free; a thousand taken names is a mistake.
+    for n in 0..1000 {
         let name = match n {
             0 => base.clone(),
             n => format!("{base}{n}"),
@@ -218,7 +219,13 @@ pub async fn create_for_column(
             other => return other.map(|meta| meta.name.clone()).map_err(Into::into),
         }
     }
-    unreachable!("an unbounded range ends only by returning")
+    Err(SqlError::new(
+        SqlState::DuplicateTable,
+        format!(
+            "no free name for the sequence of {table}.{}",
+            generated.column
+        ),
+    ))
 }
 
 /// `CREATE SEQUENCE`.
