@@ -65,6 +65,18 @@ pub struct TableMeta {
     /// declared, then attributes in the order they became known.
     #[serde(default)]
     pub column_order: Vec<String>,
+    /// What the columns' declarations say beyond their value types.
+    #[serde(flatten)]
+    pub declared: ColumnDeclarations,
+    /// Integer columns (key or attribute) whose values a sequence generates.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub generated: BTreeMap<String, Generated>,
+}
+
+/// What a table's column declarations say beyond the columns' value types: types
+/// narrower than or different from the stored one, length limits, `NOT NULL`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnDeclarations {
     /// Integer columns (key or attribute) declared narrower than 64 bits.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub integer_widths: BTreeMap<String, IntegerWidth>,
@@ -87,9 +99,28 @@ pub struct TableMeta {
     /// one is refused (key columns always have one).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub not_null: BTreeSet<String>,
-    /// Integer columns (key or attribute) whose values a sequence generates.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub generated: BTreeMap<String, Generated>,
+}
+
+impl ColumnDeclarations {
+    /// Records what `column`'s declaration says; `key`: it is a key column, which is
+    /// never NULL anyway.
+    fn declare(&mut self, column: &str, declared: Declared, key: bool) {
+        if declared.not_null && !key {
+            self.not_null.insert(column.to_string());
+        }
+        if let Some(width) = declared.width {
+            self.integer_widths.insert(column.to_string(), width);
+        }
+        if declared.single_precision {
+            self.single_precision.insert(column.to_string());
+        }
+        if let Some(limit) = declared.max_chars {
+            self.max_chars.insert(column.to_string(), limit);
+        }
+        if let Some(kind) = declared.kind {
+            self.kinds.insert(column.to_string(), kind);
+        }
+    }
 }
 
 /// A column whose values a sequence generates when an INSERT gives none.
@@ -113,56 +144,47 @@ pub enum GeneratedKind {
 impl TableMeta {
     /// The date, time or uuid type `column` was declared with, if any.
     pub fn kind(&self, column: &str) -> Option<SqlKind> {
-        if self.kinds.is_empty() {
+        let kinds = &self.declared.kinds;
+        if kinds.is_empty() {
             return None;
         }
-        self.kinds.get(column).copied()
+        kinds.get(column).copied()
     }
 
     /// Whether `column` is a key column or declared `NOT NULL`.
     pub fn is_not_null(&self, column: &str) -> bool {
-        self.pk_index(column).is_some()
-            || (!self.not_null.is_empty() && self.not_null.contains(column))
+        let not_null = &self.declared.not_null;
+        self.pk_index(column).is_some() || (!not_null.is_empty() && not_null.contains(column))
     }
 
     /// Records what `column`'s declared type says beyond its value type.
     pub fn declare(&mut self, column: &str, declared: Declared) {
-        if declared.not_null && self.pk_index(column).is_none() {
-            self.not_null.insert(column.to_string());
-        }
-        if let Some(width) = declared.width {
-            self.integer_widths.insert(column.to_string(), width);
-        }
-        if declared.single_precision {
-            self.single_precision.insert(column.to_string());
-        }
-        if let Some(limit) = declared.max_chars {
-            self.max_chars.insert(column.to_string(), limit);
-        }
-        if let Some(kind) = declared.kind {
-            self.kinds.insert(column.to_string(), kind);
-        }
+        let key = self.pk_index(column).is_some();
+        self.declared.declare(column, declared, key);
     }
 
     /// The length limit `column` was declared with, in characters, if any.
     pub fn max_chars(&self, column: &str) -> Option<u32> {
-        if self.max_chars.is_empty() {
+        let max_chars = &self.declared.max_chars;
+        if max_chars.is_empty() {
             return None;
         }
-        self.max_chars.get(column).copied()
+        max_chars.get(column).copied()
     }
 
     /// Whether `column` was declared single precision.
     pub fn is_single_precision(&self, column: &str) -> bool {
-        !self.single_precision.is_empty() && self.single_precision.contains(column)
+        let single = &self.declared.single_precision;
+        !single.is_empty() && single.contains(column)
     }
 
     /// The narrower integer type `column` was declared with, if any.
     pub fn integer_width(&self, column: &str) -> Option<IntegerWidth> {
-        if self.integer_widths.is_empty() {
+        let widths = &self.declared.integer_widths;
+        if widths.is_empty() {
             return None;
         }
-        self.integer_widths.get(column).copied()
+        widths.get(column).copied()
     }
 
     pub fn pk_types(&self) -> Vec<PkType> {
@@ -204,16 +226,8 @@ pub struct TableSpec {
     pub auto_rowid: bool,
     /// Column names in declared order; empty = PK columns, then attributes.
     pub column_order: Vec<String>,
-    /// Integer columns declared narrower than 64 bits.
-    pub integer_widths: BTreeMap<String, IntegerWidth>,
-    /// Double columns declared single precision.
-    pub single_precision: BTreeSet<String>,
-    /// String columns declared with a length limit, in characters.
-    pub max_chars: BTreeMap<String, u32>,
-    /// Columns declared a date, time or uuid.
-    pub kinds: BTreeMap<String, SqlKind>,
-    /// Attribute columns declared `NOT NULL`.
-    pub not_null: BTreeSet<String>,
+    /// What the columns' declarations say beyond their value types.
+    pub declared: ColumnDeclarations,
     /// Columns whose values a sequence generates.
     pub generated: BTreeMap<String, Generated>,
 }
@@ -222,21 +236,8 @@ impl TableSpec {
     /// Records what `column`'s declared type says beyond its value type (`NOT NULL`
     /// of an attribute: call it after the key columns are in `pk`).
     pub fn declare(&mut self, column: &str, declared: Declared) {
-        if declared.not_null && !self.pk.iter().any(|k| k.name == column) {
-            self.not_null.insert(column.to_string());
-        }
-        if let Some(width) = declared.width {
-            self.integer_widths.insert(column.to_string(), width);
-        }
-        if declared.single_precision {
-            self.single_precision.insert(column.to_string());
-        }
-        if let Some(limit) = declared.max_chars {
-            self.max_chars.insert(column.to_string(), limit);
-        }
-        if let Some(kind) = declared.kind {
-            self.kinds.insert(column.to_string(), kind);
-        }
+        let key = self.pk.iter().any(|k| k.name == column);
+        self.declared.declare(column, declared, key);
     }
 }
 
@@ -549,11 +550,7 @@ impl Catalog {
             auto_rowid: spec.auto_rowid,
             created_ms: now_ms,
             column_order,
-            integer_widths: spec.integer_widths,
-            single_precision: spec.single_precision,
-            max_chars: spec.max_chars,
-            kinds: spec.kinds,
-            not_null: spec.not_null,
+            declared: spec.declared,
             generated: spec.generated,
         };
         self.store_table(meta, batch).await

@@ -681,13 +681,13 @@ fn new_row_value(table: &TableMeta, write: &RowWrite, now: i64) -> Option<(Vec<u
         || write.condition.column.is_some()
         || table.options.max_versions < 1
         || !table.options.alive(now, now)
-        || !table.single_precision.is_empty()
+        || !table.declared.single_precision.is_empty()
     {
         return None;
     }
     // A NOT NULL column the write leaves out is for `apply_write` to refuse.
     let given = |column: &String| ops.iter().any(|op| op.column() == column);
-    if !table.not_null.iter().all(given) {
+    if !table.declared.not_null.iter().all(given) {
         return None;
     }
     let mut cells = Vec::with_capacity(ops.len());
@@ -885,11 +885,11 @@ fn check_not_null(
     change: &RowChange,
     now: i64,
 ) -> EngineResult<()> {
-    if table.not_null.is_empty() || matches!(change, RowChange::Delete) {
+    if table.declared.not_null.is_empty() || matches!(change, RowChange::Delete) {
         return Ok(());
     }
     let current = row.current(&table.options, now);
-    let missing = table.not_null.iter().find(|column| {
+    let missing = table.declared.not_null.iter().find(|column| {
         current
             .as_ref()
             .is_none_or(|row| row.latest(column).is_none())
@@ -1000,11 +1000,7 @@ mod tests {
             auto_rowid: false,
             created_ms: 0,
             column_order: Vec::new(),
-            integer_widths: Default::default(),
-            single_precision: Default::default(),
-            max_chars: Default::default(),
-            kinds: Default::default(),
-            not_null: Default::default(),
+            declared: Default::default(),
             generated: Default::default(),
         }
     }

@@ -442,9 +442,9 @@ pub fn format_timestamp(micros: i64, zone: Option<&TimeZone>) -> SqlResult<Strin
         let sign = if east < 0 { '-' } else { '+' };
         let east = east.unsigned_abs();
         let _ = write!(text, "{sign}{:02}", east / 3600);
-        if east % 3600 != 0 {
+        if !east.is_multiple_of(3600) {
             let _ = write!(text, ":{:02}", east % 3600 / 60);
-            if east % 60 != 0 {
+            if !east.is_multiple_of(60) {
                 let _ = write!(text, ":{:02}", east % 60);
             }
         }
@@ -516,12 +516,12 @@ mod tests {
             );
         }
         let code = |text: &str| parse_timestamp(text, Some(&utc)).map_err(|e| e.code());
-        assert_eq!(code("2024-13-01"), Err("22008".into()));
-        assert_eq!(code("2024-02-30"), Err("22008".into()));
-        assert_eq!(code("2024-02-01 25:00"), Err("22008".into()));
-        assert_eq!(code("yesterday-ish"), Err("22007".into()));
-        assert_eq!(code("2024-02-01 10:00 Mars/Olympus"), Err("22007".into()));
-        assert_eq!(code(""), Err("22007".into()));
+        assert_eq!(code("2024-13-01"), Err("22008"));
+        assert_eq!(code("2024-02-30"), Err("22008"));
+        assert_eq!(code("2024-02-01 25:00"), Err("22008"));
+        assert_eq!(code("yesterday-ish"), Err("22007"));
+        assert_eq!(code("2024-02-01 10:00 Mars/Olympus"), Err("22007"));
+        assert_eq!(code(""), Err("22007"));
     }
 
     #[test]
@@ -573,10 +573,7 @@ mod tests {
         }
         assert_eq!(parse_date("1970-01-02").ok(), Some(1));
         assert_eq!(parse_date("1969-12-31").ok(), Some(-1));
-        assert_eq!(
-            parse_date("2024-02-30").map_err(|e| e.code()),
-            Err("22008".into())
-        );
+        assert_eq!(parse_date("2024-02-30").map_err(|e| e.code()), Err("22008"));
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub fn parse(text: &str) -> SqlResult<[u8; 16]> {
     while let Some(c) = chars.next() {
         // A hyphen only after a whole group of four digits, and not at the end.
         if c == '-' {
-            if digits == 0 || digits % 4 != 0 || digits == 32 || chars.peek().is_none() {
+            if digits == 0 || !digits.is_multiple_of(4) || digits == 32 || chars.peek().is_none() {
                 return Err(invalid(text));
             }
             continue;
@@ -35,7 +35,11 @@ pub fn parse(text: &str) -> SqlResult<[u8; 16]> {
         if digits == 32 {
             return Err(invalid(text));
         }
-        bytes[digits / 2] |= if digits % 2 == 0 { nibble << 4 } else { nibble };
+        bytes[digits / 2] |= if digits.is_multiple_of(2) {
+            nibble << 4
+        } else {
+            nibble
+        };
         digits += 1;
     }
     if digits != 32 {
@@ -101,11 +105,7 @@ mod tests {
             "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
             "g0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11",
         ] {
-            assert_eq!(
-                parse(bad).map_err(|e| e.code()),
-                Err("22P02".into()),
-                "{bad}"
-            );
+            assert_eq!(parse(bad).map_err(|e| e.code()), Err("22P02"), "{bad}");
         }
         let random = random();
         assert_eq!(random[6] >> 4, 4);

@@ -142,7 +142,7 @@ fn read_as(expr: Expr, ty: &DataType) -> Result<Transformed<Expr>> {
 /// Reads the quoted literals cast to a time, or compared with one (`=`, `<`, ...,
 /// `IN`, `BETWEEN`).
 fn literal_times(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
-    let time_type = |e: &Expr| e.get_type(schema).ok().filter(|ty| is_time(ty));
+    let time_type = |e: &Expr| e.get_type(schema).ok().filter(is_time);
     match expr {
         Expr::Cast(Cast { expr: inner, field }) if quoted(&inner).is_some() => {
             match read_as(*inner, field.data_type())? {
