@@ -99,6 +99,10 @@ pub struct ColumnDeclarations {
     /// one is refused (key columns always have one).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub not_null: BTreeSet<String>,
+    /// Attribute timestamp columns declared with fewer than 6 digits of a second
+    /// (`TIMESTAMP(3)`): written values are rounded to them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub time_precision: BTreeMap<String, u8>,
 }
 
 impl ColumnDeclarations {
@@ -119,6 +123,9 @@ impl ColumnDeclarations {
         }
         if let Some(kind) = declared.kind {
             self.kinds.insert(column.to_string(), kind);
+        }
+        if let Some(digits) = declared.time_precision {
+            self.time_precision.insert(column.to_string(), digits);
         }
     }
 }
@@ -170,6 +177,15 @@ impl TableMeta {
             return None;
         }
         max_chars.get(column).copied()
+    }
+
+    /// The digits of a second a `TIMESTAMP(p)` column keeps, if fewer than 6.
+    pub fn time_precision(&self, column: &str) -> Option<u8> {
+        let precisions = &self.declared.time_precision;
+        if precisions.is_empty() {
+            return None;
+        }
+        precisions.get(column).copied()
     }
 
     /// Whether `column` was declared single precision.

@@ -333,6 +333,25 @@ pub struct Declared {
     pub kind: Option<SqlKind>,
     /// `NOT NULL`: every row has a value in the column.
     pub not_null: bool,
+    /// A `TIMESTAMP(p)`'s digits of a second below 6: written values are rounded to
+    /// them.
+    pub time_precision: Option<u8>,
+}
+
+/// A microsecond timestamp rounded to `digits` digits of a second, half away from zero
+/// as PostgreSQL rounds to a `timestamp(p)`; ±infinity (the extreme integers) stay.
+pub fn round_timestamp(micros: i64, digits: u8) -> i64 {
+    if micros == i64::MAX || micros == i64::MIN || digits >= 6 {
+        return micros;
+    }
+    let unit = 10i64.pow(u32::from(6 - digits));
+    let half = unit / 2;
+    let rounded = if micros >= 0 {
+        micros.saturating_add(half) / unit
+    } else {
+        -(micros.saturating_neg().saturating_add(half) / unit)
+    };
+    rounded.saturating_mul(unit)
 }
 
 /// A narrower integer type than Table Store's 64-bit Integer that a column was declared

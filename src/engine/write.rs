@@ -675,13 +675,15 @@ fn new_row_value(table: &TableMeta, write: &RowWrite, now: i64) -> Option<(Vec<u
     let RowChange::Put(ops) = &write.change else {
         return None;
     };
-    // (A table with REAL columns takes `apply_write`, which rounds their values.)
+    // (A table with REAL or TIMESTAMP(p) columns takes `apply_write`, which rounds their
+    // values.)
     if write.return_row
         || write.condition.row != RowExistence::ExpectNotExist
         || write.condition.column.is_some()
         || table.options.max_versions < 1
         || !table.options.alive(now, now)
         || !table.declared.single_precision.is_empty()
+        || !table.declared.time_precision.is_empty()
     {
         return None;
     }
@@ -952,9 +954,13 @@ fn over_length(table: &TableMeta, column: &str, value: &Value) -> bool {
 
 /// A value as a column stores it: a double rounded to the nearest `f32` in a column
 /// declared single precision; a string cut to a `VARCHAR(n)` column's limit (what
-/// `check_length` let past it is blanks).
+/// `check_length` let past it is blanks); a timestamp rounded to a `TIMESTAMP(p)`'s
+/// digits.
 fn as_stored(table: &TableMeta, column: &str, value: &Value) -> Value {
     match value {
+        Value::Integer(micros) if table.time_precision(column).is_some() => Value::Integer(
+            super::types::round_timestamp(*micros, table.time_precision(column).unwrap_or(6)),
+        ),
         Value::Double(f) if table.is_single_precision(column) => {
             Value::Double(f64::from(*f as f32))
         }

@@ -184,10 +184,17 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
             &column_name,
             declared(
                 ty,
-                max_chars(&column.data_type)?,
+                Some(&column.data_type),
                 is_not_null(column) || generator.is_some(),
-            ),
+            )?,
         );
+        if pk_names.contains(&column_name) && time_precision(&column.data_type).is_some() {
+            return Err(SqlError::unsupported(format!(
+                "a key column of type {} (its values would have to be rounded before they \
+                 are keys; TIMESTAMP without a precision works)",
+                column.data_type
+            )));
+        }
         generated.extend(generator);
         if pk_names.contains(&column_name) {
             continue;
@@ -245,11 +252,15 @@ async fn drop_sequences(engine: &Engine, instance: &str, names: &[String]) {
     }
 }
 
-/// The SQL type of a declared column type, `SERIAL`'s integer types included.
+/// The SQL type of a declared column type, `SERIAL`'s integer types included, and a
+/// `TIMESTAMP(p)`'s (whose precision the column keeps, see `time_precision`).
 fn column_type(data_type: &DataType) -> SqlResult<SqlType> {
-    match sequences::serial_type(data_type) {
-        Some(ty) => Ok(ty),
-        None => sql_type(data_type),
+    if let Some(ty) = sequences::serial_type(data_type) {
+        return Ok(ty);
+    }
+    match data_type {
+        DataType::Timestamp(Some(_), zone) => sql_type(&DataType::Timestamp(None, *zone)),
+        other => sql_type(other),
     }
 }
 
@@ -321,7 +332,7 @@ pub fn table_as_spec(create: &CreateTable, columns: &[OutputColumn]) -> SqlResul
     }
     for column in columns {
         spec.column_order.push(column.name.clone());
-        spec.declare(&column.name, declared(column.ty, None, false));
+        spec.declare(&column.name, declared(column.ty, None, false)?);
         if !pk_names.contains(&column.name) {
             spec.columns.push(AttrColumn {
                 name: column.name.clone(),
@@ -367,14 +378,20 @@ async fn has_rows(engine: &Engine, table: &crate::engine::TableMeta) -> SqlResul
     }
 }
 
-/// What a column declared `ty` (with `max_chars`, a `VARCHAR(n)`'s limit, and `NOT
-/// NULL` or not) keeps beyond its stored value type.
-fn declared(ty: SqlType, max_chars: Option<u32>, not_null: bool) -> Declared {
-    Declared {
+/// What a column declared `ty` (spelled `data_type`, whose modifiers say a
+/// `VARCHAR(n)`'s limit or a `TIMESTAMP(p)`'s precision; `None` for a query's column)
+/// and `NOT NULL` or not keeps beyond its stored value type.
+fn declared(ty: SqlType, data_type: Option<&DataType>, not_null: bool) -> SqlResult<Declared> {
+    let (max_chars, time_precision) = match data_type {
+        Some(data_type) => (max_chars(data_type)?, time_precision(data_type)),
+        None => (None, None),
+    };
+    Ok(Declared {
         not_null,
         width: integer_width(ty),
         single_precision: ty == SqlType::Float4,
         max_chars,
+        time_precision,
         kind: match ty {
             SqlType::Timestamp => Some(SqlKind::Timestamp),
             SqlType::TimestampTz => Some(SqlKind::TimestampTz),
@@ -382,6 +399,15 @@ fn declared(ty: SqlType, max_chars: Option<u32>, not_null: bool) -> Declared {
             SqlType::Uuid => Some(SqlKind::Uuid),
             _ => None,
         },
+    })
+}
+
+/// A `TIMESTAMP(p)`'s digits of a second when fewer than 6 (PostgreSQL keeps 6 at
+/// most, and so does a larger `p`).
+pub fn time_precision(data_type: &DataType) -> Option<u8> {
+    match data_type {
+        DataType::Timestamp(Some(p), _) if *p < 6 => Some(*p as u8),
+        _ => None,
     }
 }
 
@@ -435,7 +461,7 @@ pub async fn alter_table(
                 ..
             } => {
                 unenforced::check_column(column_def)?;
-                let ty = sql_type(&column_def.data_type)?;
+                let ty = column_type(&column_def.data_type)?;
                 // The rows already there have no value in the new column.
                 let not_null = is_not_null(column_def);
                 if not_null && has_rows(engine, &*engine.table(instance, &name)?).await? {
@@ -456,7 +482,7 @@ pub async fn alter_table(
                         instance,
                         &name,
                         column,
-                        declared(ty, max_chars(&column_def.data_type)?, not_null),
+                        declared(ty, Some(&column_def.data_type), not_null)?,
                     )
                     .await
                 {

@@ -192,6 +192,15 @@ impl SqlType {
 /// The SQL type a declared type maps to.
 pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
     use DataType as D;
+    if let D::Timestamp(Some(p), _) = data_type {
+        // A column keeps its precision (`ddl::time_precision`); a cast's rounding is
+        // not done yet, and truncating instead would be wrong.
+        if *p < 6 {
+            return Err(SqlError::unsupported(format!(
+                "a cast to {data_type} is not supported yet (columns of that type are)"
+            )));
+        }
+    }
     Ok(match data_type {
         D::Text | D::Varchar(_) | D::Char(_) | D::String(_) | D::Nvarchar(_) | D::CharacterVarying(_) | D::Character(_) => SqlType::Text,
         D::BigInt(_) | D::Int8(_) | D::Int64 => SqlType::Int8,
@@ -204,10 +213,11 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
         D::Bytea => SqlType::Bytea,
         D::Date => SqlType::Date,
         D::Uuid => SqlType::Uuid,
-        D::Timestamp(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
+        // A precision (`TIMESTAMP(3)`) is kept by the column (`ddl::time_precision`).
+        D::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
             SqlType::Timestamp
         }
-        D::Timestamp(None, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
+        D::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
             SqlType::TimestampTz
         }
         D::Custom(name, _) if name.to_string().eq_ignore_ascii_case("name") => SqlType::Text,

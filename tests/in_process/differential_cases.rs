@@ -674,3 +674,24 @@ async fn uuids_keep_their_type() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// A `TIMESTAMP(p)` column keeps `p` digits of a second: written values are rounded to
+/// them (half away from zero), on every write form, as PostgreSQL rounds them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timestamp_precision_rounds_written_values() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (k BIGINT PRIMARY KEY, a TIMESTAMP(3), b TIMESTAMPTZ(0), \
+         c TIMESTAMP(6))",
+        "INSERT INTO t VALUES (1, '2024-03-01 10:00:00.12345', '2024-03-01 10:00:00.5', \
+         '2024-03-01 10:00:00.1234567') RETURNING *",
+        "INSERT INTO t VALUES (2, '1969-12-31 23:59:59.9995', '1969-12-31 23:59:59.4', \
+         'infinity'), (3, 'infinity', '-infinity', NULL)",
+        "UPDATE t SET a = '2024-03-01 10:00:00.0004' WHERE k = 3 RETURNING a",
+        "INSERT INTO t VALUES (1, '2024-03-01 10:00:00.9999', NULL, NULL) \
+         ON CONFLICT (k) DO UPDATE SET a = EXCLUDED.a RETURNING a",
+        "SELECT * FROM t ORDER BY k",
+        "SELECT k FROM t WHERE a = '2024-03-01 10:00:01'",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

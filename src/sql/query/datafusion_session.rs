@@ -181,7 +181,7 @@ impl QueryEngine {
         // column by (`'{1}'::int[]` is `int4`, not `array`).
         let names = column_names(&query);
         pg_array_literals::rewrite(&mut query)?;
-        pg_time_text::microsecond_timestamps(&mut query);
+        pg_time_text::microsecond_timestamps(&mut query)?;
         pg_sequences::number_calls(&mut query);
         pg_array_subqueries::rewrite(&mut query)?;
         let mut given = given.to_vec();

@@ -39,8 +39,11 @@ pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
 }
 
 /// Gives every `TIMESTAMP` type of `query` without a precision PostgreSQL's
-/// microseconds, and makes every cast to `uuid` a call of `pg_uuid_in`.
-pub fn microsecond_timestamps(query: &mut Query) {
+/// microseconds, and makes every cast to `uuid` a call of `pg_uuid_in`. A cast to a
+/// `TIMESTAMP(p)` of fewer digits is refused: DataFusion would truncate where
+/// PostgreSQL rounds.
+pub fn microsecond_timestamps(query: &mut Query) -> crate::sql::sql_types::SqlResult<()> {
+    let mut refused = None;
     let _ = ast::visit_expressions_mut(query, |expr| {
         let uuid_of = match expr {
             ast::Expr::Cast {
@@ -75,11 +78,17 @@ pub fn microsecond_timestamps(query: &mut Query) {
             ast::Expr::TypedString(typed) => &mut typed.data_type,
             _ => return ControlFlow::<()>::Continue(()),
         };
-        if let ast::DataType::Timestamp(precision @ None, _) = data_type {
-            *precision = Some(6);
+        match data_type {
+            ast::DataType::Timestamp(precision @ None, _) => *precision = Some(6),
+            ast::DataType::Timestamp(Some(p), _) if *p < 6 => {
+                refused = crate::sql::sql_types::sql_type(data_type).err();
+                return ControlFlow::Break(());
+            }
+            _ => {}
         }
         ControlFlow::Continue(())
     });
+    refused.map_or(Ok(()), Err)
 }
 
 /// A quoted literal as a time of type `ty`, read by `datetime` (UTC, the session's
