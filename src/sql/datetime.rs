@@ -94,6 +94,8 @@ impl TimeZone {
     /// The offset east of UTC, in seconds, at the UTC instant `at`.
     fn offset_at(&self, at: NaiveDateTime) -> i32 {
         match self {
+            // The session's usual zone, without a look-up per value shown.
+            TimeZone::Named(chrono_tz::UTC) => 0,
             TimeZone::Named(zone) => zone.offset_from_utc_datetime(&at).fix().local_minus_utc(),
             TimeZone::Fixed(offset) => offset.local_minus_utc(),
         }
@@ -422,21 +424,35 @@ pub fn format_timestamp(micros: i64, zone: Option<&TimeZone>) -> SqlResult<Strin
     let utc = naive(micros)?;
     let east = zone.map_or(0, |z| z.offset_at(utc));
     let local = utc + chrono::Duration::seconds(i64::from(east));
+    // Written digit by digit: a range read shows one of these per row, and `write!`
+    // with its format machinery made a timestamp key's range 12% slower than a bigint's.
     let mut text = String::with_capacity(32);
     let (year, bc) = display_year(local.year());
-    let _ = write!(
-        text,
-        "{year:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-        local.month(),
-        local.day(),
-        local.hour(),
-        local.minute(),
-        local.second()
-    );
-    let fraction = micros.rem_euclid(1_000_000);
+    if year > 9999 {
+        let _ = write!(text, "{year}");
+    } else {
+        push_digits(&mut text, year as u32, 4);
+    }
+    text.push('-');
+    push_digits(&mut text, local.month(), 2);
+    text.push('-');
+    push_digits(&mut text, local.day(), 2);
+    text.push(' ');
+    push_digits(&mut text, local.hour(), 2);
+    text.push(':');
+    push_digits(&mut text, local.minute(), 2);
+    text.push(':');
+    push_digits(&mut text, local.second(), 2);
+    let mut fraction = micros.rem_euclid(1_000_000) as u32;
     if fraction != 0 {
-        let digits = format!(".{fraction:06}");
-        text.push_str(digits.trim_end_matches('0'));
+        // Microseconds without their trailing zeros.
+        let mut width = 6;
+        while fraction % 10 == 0 {
+            fraction /= 10;
+            width -= 1;
+        }
+        text.push('.');
+        push_digits(&mut text, fraction, width);
     }
     if zone.is_some() {
         let sign = if east < 0 { '-' } else { '+' };
@@ -453,6 +469,20 @@ pub fn format_timestamp(micros: i64, zone: Option<&TimeZone>) -> SqlResult<Strin
         text.push_str(" BC");
     }
     Ok(text)
+}
+
+/// Appends `value` zero-padded to `width` digits.
+fn push_digits(text: &mut String, value: u32, width: usize) {
+    let mut digits = [b'0'; 10];
+    let mut rest = value;
+    let mut at = digits.len();
+    while rest > 0 && at > 0 {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    let start = (digits.len() - width).min(at);
+    text.extend(digits[start..].iter().map(|&d| char::from(d)));
 }
 
 /// A date in PostgreSQL's ISO text, `2024-03-01`.
