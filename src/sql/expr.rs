@@ -91,6 +91,11 @@ pub enum Function {
     Length,
     /// A `real`'s text form (`0.1`, not the double it is held in, `0.10000000149011612`).
     RealText,
+    /// The text of a `timestamptz` (`2024-03-01 10:00:00+00`); any other date, time or
+    /// uuid's text is its value's alone.
+    ZonedText,
+    /// The text of a `timestamp`, `date` or `uuid`.
+    OwnKindText,
 }
 
 /// What expressions are compiled against: the relation's columns and the statement's
@@ -353,10 +358,20 @@ fn compile_unfolded(
             if let (Scalar::Column(_), Some(source)) = (&inner, source) {
                 refuse_uncastable(source, ty)?;
             }
-            // A date or time cast computed per row is DataFusion's: its text depends on
-            // whether it is a timestamptz, which the value alone does not say.
+            // A date, time or uuid column's text: a timestamptz's says its zone, which
+            // the value alone does not (`Datum::Timestamp` is both kinds).
+            if let (Scalar::Column(_), Some(source), SqlType::Text) = (&inner, source, ty) {
+                if source.is_distinct_kind() {
+                    let f = match source {
+                        SqlType::TimestampTz => Function::ZonedText,
+                        _ => Function::OwnKindText,
+                    };
+                    return Ok(Scalar::Function(f, vec![inner]));
+                }
+            }
+            // Any other cast to or from one computed per row is DataFusion's.
             let per_row = !matches!(inner, Scalar::Const(_) | Scalar::Param(_));
-            if (per_row && ty.is_distinct_kind()) || is_own_kind(&inner, source) {
+            if per_row && (ty.is_distinct_kind() || is_own_kind(&inner, source)) {
                 return Err(temporal_operand());
             }
             if let (Scalar::Column(_), Some(SqlType::Float4), SqlType::Text) = (&inner, source, ty)
@@ -581,7 +596,8 @@ fn typed_constant(d: Datum, ty: SqlType) -> Scalar {
         | SqlType::Float4
         | SqlType::Timestamp
         | SqlType::TimestampTz
-        | SqlType::Date => Scalar::Cast(Box::new(Scalar::Const(d)), ty),
+        | SqlType::Date
+        | SqlType::Uuid => Scalar::Cast(Box::new(Scalar::Const(d)), ty),
         _ => Scalar::Const(d),
     }
 }
@@ -602,7 +618,10 @@ fn is_own_kind(scalar: &Scalar, ty: Option<SqlType>) -> bool {
 /// DataFusion, whose are PostgreSQL's (`date + 1`, `ts - interval '1 day'`, `ts::text`),
 /// and so the same for uuids: it only compares, stores and returns them.
 fn temporal_operand() -> SqlError {
-    SqlError::unsupported("date, time and uuid operations are planned by the query engine")
+    SqlError::unsupported(
+        "this operation on a date, time or uuid is not supported here yet (it is in a \
+         SELECT's query)",
+    )
 }
 
 /// Compiles an operand of an operator or function the fast path computes itself, which
@@ -1032,6 +1051,10 @@ fn call(f: Function, mut args: Vec<Datum>) -> SqlResult<Datum> {
     if let (Function::RealText, Some(Datum::Float(value))) = (f, args.first()) {
         return Ok(Datum::Text((*value as f32).to_string()));
     }
+    if let (Function::ZonedText, Some(Datum::Timestamp(micros))) = (f, args.first()) {
+        let utc = super::datetime::TimeZone::default();
+        return super::datetime::format_timestamp(*micros, Some(&utc)).map(Datum::Text);
+    }
     let text = |d: Datum| match d {
         Datum::Bytes(b) if f == Function::Md5 => b,
         other => as_text(other).into_bytes(),
@@ -1044,6 +1067,11 @@ fn call(f: Function, mut args: Vec<Datum>) -> SqlResult<Datum> {
         Function::Length => Datum::Int(String::from_utf8_lossy(&first).chars().count() as i64),
         // A value that is not a double (NULL is handled before `call`).
         Function::RealText => Datum::Text(String::from_utf8_lossy(&first).into_owned()),
+        // A timestamp, date or uuid (or, for ZonedText, a value that is not a
+        // timestamp): `as_text` writes each without a zone.
+        Function::ZonedText | Function::OwnKindText => {
+            Datum::Text(String::from_utf8_lossy(&first).into_owned())
+        }
         Function::Lpad => {
             let s: Vec<char> = String::from_utf8_lossy(&first).chars().collect();
             let width = int_arg(&args[0])?.max(0) as usize;

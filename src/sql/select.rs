@@ -276,6 +276,10 @@ pub fn static_type(s: &Scalar, params: &Params) -> SqlType {
         Scalar::Const(Datum::Float(_)) => SqlType::Float8,
         Scalar::Const(Datum::Bool(_)) => SqlType::Bool,
         Scalar::Const(Datum::Bytes(_)) => SqlType::Bytea,
+        Scalar::Const(Datum::Uuid(_)) => SqlType::Uuid,
+        Scalar::Const(Datum::Date(_)) => SqlType::Date,
+        // A timestamp constant is typed by the Cast it is kept under (`typed_constant`).
+        Scalar::Const(Datum::Timestamp(_)) => SqlType::TimestampTz,
         Scalar::Const(_) | Scalar::Concat(..) => SqlType::Text,
         Scalar::Function(super::expr::Function::Length, _) => SqlType::Int4,
         Scalar::Function(..) => SqlType::Text,

@@ -546,6 +546,8 @@ async fn dates_and_times_keep_their_types() {
         "UPDATE t SET n = ts WHERE dev = 'a' RETURNING n",
         "UPDATE t SET d = n WHERE dev = 'b' RETURNING d",
         "UPDATE t SET n = n + interval '1 day' WHERE dev = 'b' RETURNING n",
+        "UPDATE t SET v = v + 1 WHERE dev = 'a' RETURNING ts::text, d::text, n::text, v",
+        "SELECT ts::text, DATE '2024-01-02', n FROM t WHERE dev = 'b'",
         "DELETE FROM t WHERE ts < '2000-01-01' AND dev = 'b' RETURNING dev, ts",
         "SELECT v FROM t WHERE ts > '2024-03-01 10:00' AND length(dev) = 1 ORDER BY v",
         "SELECT count(*) FROM t WHERE ts IN ('-infinity', '2024-03-02') AND v > 0",
@@ -666,6 +668,10 @@ async fn uuids_keep_their_type() {
         "SELECT 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'::uuid, \
          CAST('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' AS uuid)::text",
         "UPDATE t SET other = 'ffffffff-ffff-ffff-ffff-ffffffffffff' WHERE n = 2 RETURNING other",
+        "INSERT INTO t (id, n) VALUES ('00000000-0000-0000-0000-000000000009', 9) \
+         RETURNING id::text, id, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid",
+        "SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, n, id::text FROM t \
+         WHERE id = '00000000-0000-0000-0000-000000000009'",
         "SELECT max(n), min(n) FROM t GROUP BY other IS NULL ORDER BY 1",
         "SELECT length(gen_random_uuid()::text), \
          substr(gen_random_uuid()::text, 15, 1)",
