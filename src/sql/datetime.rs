@@ -220,7 +220,9 @@ fn parse(text: &str, kind: Kind) -> SqlResult<Parsed> {
     let mut rest = trimmed;
     let mut before_christ = false;
     for (suffix, bc) in [(" BC", true), (" AD", false)] {
-        if rest.len() > 3 && rest[rest.len() - 3..].eq_ignore_ascii_case(suffix) {
+        // `get`: the text may end in a character of several bytes.
+        let tail = rest.len().checked_sub(3).and_then(|at| rest.get(at..));
+        if rest.len() > 3 && tail.is_some_and(|tail| tail.eq_ignore_ascii_case(suffix)) {
             rest = rest[..rest.len() - 3].trim_end();
             before_christ = bc;
         }
@@ -552,6 +554,9 @@ mod tests {
         assert_eq!(code("yesterday-ish"), Err("22007"));
         assert_eq!(code("2024-02-01 10:00 Mars/Olympus"), Err("22007"));
         assert_eq!(code(""), Err("22007"));
+        assert_eq!(code("2024-01-01 é"), Err("22007"));
+        assert_eq!(code("2024-01-01 日本"), Err("22007"));
+        assert_eq!(code("2024-01-01 éé"), Err("22007"));
     }
 
     #[test]
