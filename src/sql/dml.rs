@@ -815,10 +815,11 @@ async fn insert_rows(
                     if *value == Datum::Null {
                         continue;
                     }
-                    let temporal = matches!(value, Datum::Timestamp(_) | Datum::Date(_));
+                    let own_kind =
+                        matches!(value, Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_));
                     let value = match ty {
-                        // Converted in place: only a date or time needs its copy.
-                        Some(ty) if !(ty.is_temporal() || temporal) => {
+                        // Converted in place: only a date, time or uuid needs its copy.
+                        Some(ty) if !(ty.is_distinct_kind() || own_kind) => {
                             datum_to_value(value, sql_value_type(*ty))?
                         }
                         Some(ty) => column_value(value.clone(), Some(*ty))?,

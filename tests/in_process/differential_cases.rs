@@ -657,6 +657,10 @@ async fn uuids_keep_their_type() {
          ('ffffffff-ffff-ffff-ffff-ffffffffffff', 'a0eebc999c0b4ef8bb6d6bb9bd380a11', 3) \
          RETURNING *",
         "INSERT INTO t VALUES ('bad', NULL, 4)",
+        "CREATE TABLE u (k BIGINT PRIMARY KEY, b BYTEA, s TEXT)",
+        "INSERT INTO u VALUES (1, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid, 'x')",
+        "INSERT INTO u VALUES (2, NULL, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid) \
+         RETURNING s",
         "INSERT INTO t VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1', NULL, 4)",
         "INSERT INTO t (id, n) VALUES (5, 5)",
         "SELECT * FROM t ORDER BY id",
