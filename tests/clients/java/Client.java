@@ -41,6 +41,7 @@ public class Client {
                 batch(conn, base, mode[0]);
                 transactions(conn, base, mode[0]);
                 arrays(conn, base, mode[0]);
+                datesUuidsAndKeys(conn, mode[0]);
             }
             base += 1000;
         }
@@ -57,6 +58,59 @@ public class Client {
     }
 
     /** setArray and getArray: `= ANY(?)` with a java.sql.Array, and arrays in results. */
+    /** java.time values, a UUID and a generated key, as an application writes them. */
+    static void datesUuidsAndKeys(Connection conn, String mode) throws SQLException {
+        try (Statement st = conn.createStatement()) {
+            st.execute("CREATE TABLE events_jdbc (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+                    + "token UUID NOT NULL, at TIMESTAMPTZ NOT NULL, day DATE, local TIMESTAMP)");
+        }
+        java.util.UUID token = java.util.UUID.fromString("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+        java.time.OffsetDateTime at = java.time.OffsetDateTime.of(2024, 3, 1, 10, 0, 5, 123_000_000,
+                java.time.ZoneOffset.ofHours(2));
+        java.time.LocalDate day = java.time.LocalDate.of(1969, 7, 20);
+        java.time.LocalDateTime local = java.time.LocalDateTime.of(1, 1, 1, 0, 0, 2);
+        long id;
+        try (PreparedStatement ps = conn.prepareStatement(
+                "INSERT INTO events_jdbc (token, at, day, local) VALUES (?, ?, ?, ?)",
+                Statement.RETURN_GENERATED_KEYS)) {
+            ps.setObject(1, token);
+            ps.setObject(2, at);
+            ps.setObject(3, day);
+            ps.setObject(4, local);
+            check(ps.executeUpdate() == 1, mode + " insert of java.time values and a UUID");
+            try (ResultSet keys = ps.getGeneratedKeys()) {
+                check(keys.next(), mode + " getGeneratedKeys has a row");
+                id = keys.getLong("id");
+                check(id == 1, mode + " generated key " + id);
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement(
+                "SELECT token, at, day, local FROM events_jdbc WHERE id = ? AND at >= ?")) {
+            ps.setLong(1, id);
+            ps.setObject(2, at.minusSeconds(1));
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next(), mode + " row by key and timestamptz bound");
+                check(rs.getObject(1, java.util.UUID.class).equals(token), mode + " UUID round trip");
+                java.time.OffsetDateTime back = rs.getObject(2, java.time.OffsetDateTime.class);
+                check(back.isEqual(at), mode + " timestamptz round trip " + back);
+                check(rs.getObject(3, java.time.LocalDate.class).equals(day), mode + " date round trip");
+                check(rs.getObject(4, java.time.LocalDateTime.class).equals(local),
+                        mode + " timestamp round trip " + rs.getObject(4, java.time.LocalDateTime.class));
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO events_jdbc (id, token, at) VALUES (?, ?, now())")) {
+            ps.setLong(1, 9);
+            ps.setObject(2, token);
+            ps.executeUpdate();
+            check(false, mode + " a value for a GENERATED ALWAYS key is refused");
+        } catch (SQLException e) {
+            check("428C9".equals(e.getSQLState()), mode + " GENERATED ALWAYS refuses a value: " + e.getSQLState());
+        }
+        try (Statement st = conn.createStatement()) {
+            st.execute("DROP TABLE events_jdbc");
+        }
+    }
+
     static void arrays(Connection conn, long base, String mode) throws SQLException {
         try (PreparedStatement ins = conn.prepareStatement("INSERT INTO pairs (a, b, v) VALUES (?, ?, ?)")) {
             for (long b = 1; b <= 4; b++) {
