@@ -338,7 +338,7 @@ impl Catalog {
                         .sequences
                         .entry(meta.instance.clone())
                         .or_default()
-                        .insert(meta.name.clone(), Arc::new(meta));
+                        .insert(meta.spec.name.clone(), Arc::new(meta));
                 }
                 Some(b'S') => {
                     let raw: [u8; 4] = value
@@ -459,10 +459,19 @@ impl Catalog {
         }
         let mut batch = WriteBatch::default();
         batch.delete(instance_key(name));
+        // Its sequences go with it (those of its tables went with the tables).
+        let sequences = self.sequences(name);
+        for sequence in &sequences {
+            self.drop_sequence_into(sequence, &mut batch);
+        }
         self.backend.write(batch).await?;
+        for sequence in &sequences {
+            self.forget_sequence(sequence);
+        }
         let mut state = self.write();
         state.instances.remove(name);
         state.tables.remove(name);
+        state.sequences.remove(name);
         Ok(())
     }
 
@@ -634,7 +643,12 @@ impl Catalog {
         let owned: Vec<Arc<SequenceMeta>> = self
             .sequences(instance)
             .into_iter()
-            .filter(|s| s.owner.as_ref().is_some_and(|(table, _)| table == name))
+            .filter(|s| {
+                s.spec
+                    .owner
+                    .as_ref()
+                    .is_some_and(|(table, _)| table == name)
+            })
             .collect();
         for sequence in &owned {
             self.drop_sequence_into(sequence, &mut batch);

@@ -458,6 +458,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
         limit: usize,
     ) -> Result<(u64, bool), Fault> {
         let mut sent = 0u64;
+        // A statement's rows are shown in one zone (SET cannot run meanwhile).
+        let zone = self.session.time_zone();
         loop {
             if limit > 0 && sent as usize >= limit {
                 return Ok((sent, false));
@@ -480,7 +482,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
                 self.put_notices();
                 return Ok((sent, true));
             };
-            let zone = self.session.time_zone();
             put_data_row(self.wire.out(), &row?, columns, formats, &zone)?;
             sent += 1;
             self.wire.flush_if_full().await?;

@@ -449,7 +449,7 @@ pub fn format_timestamp(micros: i64, zone: Option<&TimeZone>) -> SqlResult<Strin
     if fraction != 0 {
         // Microseconds without their trailing zeros.
         let mut width = 6;
-        while fraction % 10 == 0 {
+        while fraction.is_multiple_of(10) {
             fraction /= 10;
             width -= 1;
         }

@@ -462,6 +462,14 @@ pub async fn alter_table(
             } => {
                 unenforced::check_column(column_def)?;
                 let ty = column_type(&column_def.data_type)?;
+                // The rows already there would need values from the sequence.
+                if sequences::generated_column(column_def, ty)?.is_some() {
+                    return Err(SqlError::unsupported(format!(
+                        "ADD COLUMN of a SERIAL or identity column (\"{}\") is not supported \
+                         yet; declare it in CREATE TABLE",
+                        fold(&column_def.name)
+                    )));
+                }
                 // The rows already there have no value in the new column.
                 let not_null = is_not_null(column_def);
                 if not_null && has_rows(engine, &*engine.table(instance, &name)?).await? {

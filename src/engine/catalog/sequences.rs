@@ -19,23 +19,17 @@ const COUNTER_TAG: u8 = b'N';
 /// Values reserved per backend write (PostgreSQL logs 32 ahead too).
 const BLOCK: i128 = 32;
 
-/// A sequence's definition.
+/// A sequence as the catalog keeps it: its definition, with its id and database.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SequenceMeta {
     pub id: u32,
     pub instance: String,
-    pub name: String,
-    pub increment: i64,
-    pub min: i64,
-    pub max: i64,
-    pub start: i64,
-    pub cycle: bool,
-    /// The column whose values it generates (`SERIAL`, identity): dropped with its table.
-    pub owner: Option<(String, String)>,
+    #[serde(flatten)]
+    pub spec: SequenceSpec,
 }
 
-/// What `create_sequence` needs: a definition without its id.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A sequence's definition: what `create_sequence` needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SequenceSpec {
     pub name: String,
     pub increment: i64,
@@ -43,6 +37,7 @@ pub struct SequenceSpec {
     pub max: i64,
     pub start: i64,
     pub cycle: bool,
+    /// The column whose values it generates (`SERIAL`, identity): dropped with its table.
     pub owner: Option<(String, String)>,
 }
 
@@ -77,18 +72,18 @@ fn decode_counter(raw: &[u8]) -> EngineResult<i128> {
 impl SequenceMeta {
     fn exhausted(&self) -> EngineError {
         EngineError::SequenceLimit {
-            name: self.name.clone(),
-            ascending: self.increment > 0,
-            limit: if self.increment > 0 {
-                self.max
+            name: self.spec.name.clone(),
+            ascending: self.spec.increment > 0,
+            limit: if self.spec.increment > 0 {
+                self.spec.max
             } else {
-                self.min
+                self.spec.min
             },
         }
     }
 
     fn holds(&self, value: i128) -> bool {
-        (i128::from(self.min)..=i128::from(self.max)).contains(&value)
+        (i128::from(self.spec.min)..=i128::from(self.spec.max)).contains(&value)
     }
 }
 
@@ -128,18 +123,12 @@ impl Catalog {
         let meta = SequenceMeta {
             id: self.allocate_id(&mut batch),
             instance: instance.into(),
-            name: spec.name,
-            increment: spec.increment,
-            min: spec.min,
-            max: spec.max,
-            start: spec.start,
-            cycle: spec.cycle,
-            owner: spec.owner,
+            spec,
         };
-        batch.put(sequence_key(instance, &meta.name), to_json(&meta)?);
+        batch.put(sequence_key(instance, &meta.spec.name), to_json(&meta)?);
         batch.put(
             counter_key(meta.id),
-            i128::from(meta.start).to_be_bytes().to_vec(),
+            i128::from(meta.spec.start).to_be_bytes().to_vec(),
         );
         self.backend.write(batch).await?;
         let meta = Arc::new(meta);
@@ -147,7 +136,7 @@ impl Catalog {
             .sequences
             .entry(instance.into())
             .or_default()
-            .insert(meta.name.clone(), Arc::clone(&meta));
+            .insert(meta.spec.name.clone(), Arc::clone(&meta));
         Ok(meta)
     }
 
@@ -164,14 +153,14 @@ impl Catalog {
 
     /// Adds the deletion of `meta`'s records to `batch` (under the DDL lock).
     pub(super) fn drop_sequence_into(&self, meta: &SequenceMeta, batch: &mut WriteBatch) {
-        batch.delete(sequence_key(&meta.instance, &meta.name));
+        batch.delete(sequence_key(&meta.instance, &meta.spec.name));
         batch.delete(counter_key(meta.id));
     }
 
     /// Removes a dropped sequence from the cached catalog.
     pub(super) fn forget_sequence(&self, meta: &SequenceMeta) {
         if let Some(sequences) = self.write().sequences.get_mut(&meta.instance) {
-            sequences.remove(&meta.name);
+            sequences.remove(&meta.spec.name);
         }
         self.blocks_lock().remove(&meta.id);
     }
@@ -188,7 +177,7 @@ impl Catalog {
                 return None;
             }
             let value = i64::try_from(block.next).ok()?;
-            block.next += i128::from(meta.increment);
+            block.next += i128::from(meta.spec.increment);
             block.left -= 1;
             Some(value)
         };
@@ -201,26 +190,26 @@ impl Catalog {
             let Some(raw) = &current else {
                 // Dropped meanwhile.
                 return Err(EngineError::TableNotFound {
-                    name: meta.name.clone(),
+                    name: meta.spec.name.clone(),
                 });
             };
             let mut next = decode_counter(raw)?;
             if !meta.holds(next) {
-                if !meta.cycle {
+                if !meta.spec.cycle {
                     return Err(meta.exhausted());
                 }
-                next = i128::from(if meta.increment > 0 {
-                    meta.min
+                next = i128::from(if meta.spec.increment > 0 {
+                    meta.spec.min
                 } else {
-                    meta.max
+                    meta.spec.max
                 });
             }
             // As many values as fit before the bound, at most a block.
-            let increment = i128::from(meta.increment);
+            let increment = i128::from(meta.spec.increment);
             let room = if increment > 0 {
-                (i128::from(meta.max) - next) / increment + 1
+                (i128::from(meta.spec.max) - next) / increment + 1
             } else {
-                (i128::from(meta.min) - next) / increment + 1
+                (i128::from(meta.spec.min) - next) / increment + 1
             };
             let count = room.clamp(1, BLOCK);
             let after = next + count * increment;
@@ -241,14 +230,14 @@ impl Catalog {
     pub async fn setval(&self, meta: &SequenceMeta, value: i64, called: bool) -> EngineResult<()> {
         if !meta.holds(i128::from(value)) {
             return Err(EngineError::SetvalOutOfBounds {
-                name: meta.name.clone(),
+                name: meta.spec.name.clone(),
                 value,
-                min: meta.min,
-                max: meta.max,
+                min: meta.spec.min,
+                max: meta.spec.max,
             });
         }
         let next = match called {
-            true => i128::from(value) + i128::from(meta.increment),
+            true => i128::from(value) + i128::from(meta.spec.increment),
             false => i128::from(value),
         };
         let mut batch = WriteBatch::default();

@@ -216,7 +216,7 @@ pub async fn create_for_column(
         )?;
         match engine.create_sequence(instance, spec).await {
             Err(EngineError::TableExists { .. }) => continue,
-            other => return other.map(|meta| meta.name.clone()).map_err(Into::into),
+            other => return other.map(|meta| meta.spec.name.clone()).map_err(Into::into),
         }
     }
     Err(SqlError::new(
@@ -273,7 +273,7 @@ pub async fn drop(
             Err(EngineError::TableNotFound { .. }) if if_exists => continue,
             other => other?,
         };
-        if let Some((table, column)) = &sequence.owner {
+        if let Some((table, column)) = &sequence.spec.owner {
             return Err(SqlError::new(
                 SqlState::DependentObjectsStillExist,
                 format!(

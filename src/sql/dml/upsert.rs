@@ -208,7 +208,7 @@ impl Scope for ConflictScope<'_> {
         })?;
         let ty = match &self.targets[slot] {
             Target::Pk(k) => {
-                declared_type(&self.table, &self.table.pk[*k].name).unwrap_or(SqlType::Int8)
+                declared_type(self.table, &self.table.pk[*k].name).unwrap_or(SqlType::Int8)
             }
             Target::Attr(_, Some(ty)) => *ty,
             _ => SqlType::Int8,

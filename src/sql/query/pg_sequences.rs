@@ -90,7 +90,7 @@ impl SequenceFunction {
                     .nextval(&sequence)
                     .await
                     .map_err(|e| failed(e.into()))?;
-                self.values.took(&sequence.name, value);
+                self.values.took(&sequence.spec.name, value);
                 ScalarValue::Int64(Some(value))
             }
             "setval" => {
@@ -107,7 +107,7 @@ impl SequenceFunction {
                     .await
                     .map_err(|e| failed(e.into()))?;
                 if called {
-                    self.values.set(&sequence.name, value);
+                    self.values.set(&sequence.spec.name, value);
                 }
                 ScalarValue::Int64(Some(value))
             }
@@ -115,13 +115,13 @@ impl SequenceFunction {
                 let Some(sequence) = self.sequence(&first)? else {
                     return Ok(ScalarValue::Int64(None));
                 };
-                let value = self.values.current(&sequence.name);
+                let value = self.values.current(&sequence.spec.name);
                 ScalarValue::Int64(Some(value.ok_or_else(|| {
                     failed(SqlError::new(
                         SqlState::ObjectNotInPrerequisiteState,
                         format!(
                             "currval of sequence \"{}\" is not yet defined in this session",
-                            sequence.name
+                            sequence.spec.name
                         ),
                     ))
                 })?))

@@ -28,7 +28,13 @@ fn keyword(token: &Token) -> Option<Keyword> {
 /// `sql` with the options of its CREATE SEQUENCE statements reordered; `None` when it
 /// has none to reorder (or does not tokenize: the parser reports that).
 pub fn reorder(sql: &str) -> Option<String> {
-    if !sql.to_ascii_lowercase().contains("sequence") {
+    // Every statement passes here: look for the word without copying the text.
+    let mentions = |word: &[u8]| {
+        sql.as_bytes()
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word))
+    };
+    if !mentions(b"sequence") {
         return None;
     }
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
