@@ -12,6 +12,7 @@ mod expr;
 mod notices;
 pub mod pg_array_text;
 mod pg_catalog;
+pub mod pg_numeric;
 mod pg_uuid;
 mod plan_cache;
 mod queried_writes;

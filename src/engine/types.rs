@@ -319,6 +319,11 @@ pub enum SqlKind {
     TimestampTz,
     Date,
     Uuid,
+    /// `NUMERIC(precision, scale)`, stored as its String text (`1.50`).
+    Numeric {
+        precision: u8,
+        scale: u8,
+    },
 }
 
 /// What a column's declared SQL type says beyond its stored value type.

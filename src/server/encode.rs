@@ -9,8 +9,10 @@
 
 use super::wire::patch_length;
 use crate::sql::datetime::{self, TimeZone};
+use crate::sql::pg_numeric;
 use crate::sql::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
+use bigdecimal::BigDecimal;
 use bytes::{BufMut, BytesMut};
 
 /// Result column formats chosen by the client in Bind (simple queries are all text).
@@ -72,7 +74,7 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Date => 4,
         SqlType::Uuid => 16,
-        SqlType::Text | SqlType::Bytea | SqlType::Array(_) => -1,
+        SqlType::Text | SqlType::Bytea | SqlType::Numeric(_) | SqlType::Array(_) => -1,
     }
 }
 
@@ -92,7 +94,12 @@ pub(crate) fn put_row_description(out: &mut BytesMut, columns: &[OutputColumn], 
         out.put_i16(attnum);
         out.put_u32(column.ty.oid());
         out.put_i16(type_size(column.ty));
-        out.put_i32(-1); // no type modifier
+        // A table column's NUMERIC(p,s) says so, as PostgreSQL's `atttypmod`.
+        let typmod = match (column.ty, column.origin) {
+            (SqlType::Numeric(Some(typmod)), Some(_)) => typmod.atttypmod(),
+            _ => -1,
+        };
+        out.put_i32(typmod);
         out.put_i16(i16::from(formats.is_binary(i)));
     }
     patch_length(out, start);
@@ -164,6 +171,9 @@ pub(crate) fn put_text(
         }
         SqlType::Date => out.put_slice(datetime::format_date(as_date(datum, ty)?)?.as_bytes()),
         SqlType::Uuid => out.put_slice(crate::sql::format_uuid(&as_uuid(datum, ty)?).as_bytes()),
+        SqlType::Numeric(_) => {
+            out.put_slice(pg_numeric::format(&as_numeric(datum, ty)?).as_bytes())
+        }
         SqlType::Array(of) => match datum {
             Datum::Array(items) => put_array_text(out, items, of.element(), zone)?,
             other => return Err(mismatch(other, ty)),
@@ -200,6 +210,11 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
             micros => micros - datetime::PG_EPOCH_MICROS,
         }),
         SqlType::Uuid => out.put_slice(&as_uuid(datum, ty)?),
+        SqlType::Numeric(_) => {
+            let mut bytes = Vec::new();
+            pg_numeric::encode_binary(&as_numeric(datum, ty)?, &mut bytes);
+            out.put_slice(&bytes);
+        }
         SqlType::Date => out.put_i32(match as_date(datum, ty)? {
             infinite @ (datetime::DATE_INFINITY | datetime::DATE_MINUS_INFINITY) => infinite,
             days => days - datetime::PG_EPOCH_DAYS as i32,
@@ -269,6 +284,7 @@ fn put_natural_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlResult
     match datum {
         Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) => return Err(mismatch(datum, ty)),
         Datum::Null => {}
+        Datum::Numeric(n) => out.put_slice(pg_numeric::format(n).as_bytes()),
         Datum::Bool(b) => out.put_slice(if *b { b"true" } else { b"false" }),
         Datum::Int(i) => out.put_slice(itoa::Buffer::new().format(*i).as_bytes()),
         Datum::Float(f) => put_float_text(out, *f, false),
@@ -347,6 +363,14 @@ fn as_float(datum: &Datum, ty: SqlType) -> SqlResult<f64> {
     }
 }
 
+fn as_numeric(datum: &Datum, ty: SqlType) -> SqlResult<BigDecimal> {
+    match datum {
+        Datum::Numeric(n) => Ok(n.clone()),
+        Datum::Int(i) => Ok(BigDecimal::from(*i)),
+        other => Err(mismatch(other, ty)),
+    }
+}
+
 fn as_timestamp(datum: &Datum, ty: SqlType) -> SqlResult<i64> {
     match datum {
         Datum::Timestamp(micros) => Ok(*micros),
@@ -387,6 +411,7 @@ fn mismatch(datum: &Datum, ty: SqlType) -> SqlError {
         Datum::Timestamp(_) => "timestamp",
         Datum::Date(_) => "date",
         Datum::Uuid(_) => "uuid",
+        Datum::Numeric(_) => "numeric",
     };
     tracing::warn!(
         ?datum,

@@ -56,6 +56,7 @@ fn decode_binary(raw: &[u8], ty: SqlType) -> Option<Datum> {
             })
         }
         SqlType::Uuid => Datum::Uuid(raw.try_into().ok()?),
+        SqlType::Numeric(_) => Datum::Numeric(crate::sql::pg_numeric::decode_binary(raw)?),
         SqlType::Date => Datum::Date(match i32::from_be_bytes(raw.try_into().ok()?) {
             infinite @ (datetime::DATE_INFINITY | datetime::DATE_MINUS_INFINITY) => infinite,
             days => days.checked_add(datetime::PG_EPOCH_DAYS as i32)?,
@@ -173,6 +174,7 @@ fn decode_text(raw: &[u8], ty: SqlType, zone: &TimeZone) -> SqlResult<Datum> {
         SqlType::TimestampTz => Datum::Timestamp(datetime::parse_timestamp(text, Some(zone))?),
         SqlType::Date => Datum::Date(datetime::parse_date(text)?),
         SqlType::Uuid => Datum::Uuid(crate::sql::parse_uuid(text)?),
+        SqlType::Numeric(_) => Datum::Numeric(crate::sql::pg_numeric::parse(text)?),
         SqlType::Array(of) => {
             let mut items = Vec::new();
             for item in crate::sql::pg_array_text::parse(text)? {

@@ -206,7 +206,15 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
         }
         if let Some((slot, op, operand)) = column_comparison(&part) {
             match relation.slot_source(slot) {
-                Source::Attr(name) if relation.kind == RelationKind::Table => {
+                // A numeric is stored as its text, which does not sort or compare
+                // as its value (`'10.00' < '9.00'`, `'1.5' <> '1.50'`).
+                Source::Attr(name)
+                    if relation.kind == RelationKind::Table
+                        && !matches!(
+                            crate::sql::values::declared_type(&relation.table, name),
+                            Some(SqlType::Numeric(_))
+                        ) =>
+                {
                     pushed.push((name.clone(), op, operand.clone()))
                 }
                 Source::Version => version_bounds.push((op, operand.clone())),

@@ -397,6 +397,18 @@ fn declared(ty: SqlType, data_type: Option<&DataType>, not_null: bool) -> SqlRes
             SqlType::TimestampTz => Some(SqlKind::TimestampTz),
             SqlType::Date => Some(SqlKind::Date),
             SqlType::Uuid => Some(SqlKind::Uuid),
+            SqlType::Numeric(Some(typmod)) => Some(SqlKind::Numeric {
+                precision: typmod.precision,
+                scale: typmod.scale,
+            }),
+            // Its values would each keep their own scale, which the query engine's
+            // decimals (one scale a column) cannot show as PostgreSQL does.
+            SqlType::Numeric(None) => {
+                return Err(SqlError::unsupported(
+                    "a NUMERIC column without a precision and scale is not supported yet: \
+                     declare NUMERIC(p,s), with p at most 28",
+                ))
+            }
             _ => None,
         },
     })

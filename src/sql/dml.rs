@@ -1160,8 +1160,7 @@ pub(super) fn unchanged_since_read(
             Some(datum) => ColumnCondition::Compare {
                 column: column.clone(),
                 op: crate::engine::CompareOp::Eq,
-                value: datum_to_natural_value(datum)
-                    .ok_or_else(|| SqlError::internal("a non-NULL value has no stored form"))?,
+                value: stored_form(datum)?,
                 pass_if_missing: false,
             },
         });
@@ -1170,6 +1169,16 @@ pub(super) fn unchanged_since_read(
         row: condition.row,
         column: Some(ColumnCondition::And(parts)),
     })
+}
+
+/// The stored value a datum read from a column was: a numeric (read from a
+/// `NUMERIC(p,s)` column, at its scale) is its text.
+fn stored_form(datum: &Datum) -> SqlResult<crate::engine::Value> {
+    match datum {
+        Datum::Numeric(n) => Ok(crate::engine::Value::String(super::pg_numeric::format(n))),
+        datum => datum_to_natural_value(datum)
+            .ok_or_else(|| SqlError::internal("a non-NULL value has no stored form")),
+    }
 }
 
 pub async fn execute_delete(

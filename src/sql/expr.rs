@@ -257,6 +257,7 @@ fn compile_unfolded(
             UnaryOperator::Minus => match compile_operand(expr, scope, params, expected)? {
                 Scalar::Const(Datum::Int(i)) => Scalar::Const(Datum::Int(-i)),
                 Scalar::Const(Datum::Float(f)) => Scalar::Const(Datum::Float(-f)),
+                Scalar::Const(Datum::Numeric(n)) => Scalar::Const(Datum::Numeric(-n)),
                 other => Scalar::Neg(Box::new(other)),
             },
             UnaryOperator::Plus => compile(expr, scope, params, expected)?,
@@ -569,6 +570,18 @@ fn binary(
             if is_own_kind(&l, lty) || is_own_kind(&r, rty) {
                 return Err(temporal_operand());
             }
+            // A decimal literal is a numeric: with anything but a double, so is the
+            // result (`2 * 1.25` is 2.50), which DataFusion computes.
+            let (left_decimal, right_decimal) =
+                (is_decimal_literal(left), is_decimal_literal(right));
+            let double = |ty: Option<SqlType>, decimal: bool| {
+                !decimal && matches!(ty, Some(SqlType::Float4 | SqlType::Float8))
+            };
+            let numeric_literal = (left_decimal && !double(rty, right_decimal))
+                || (right_decimal && !double(lty, left_decimal));
+            if numeric_literal {
+                return Err(temporal_operand());
+            }
             let narrow = narrow_integer_result(&l, lty, &r, rty);
             let computed = Scalar::Arith(arith, Box::new(l), Box::new(r));
             // Integers narrower than bigint compute in their type, as PostgreSQL's
@@ -605,23 +618,60 @@ fn typed_constant(d: Datum, ty: SqlType) -> Scalar {
 /// A compiled operand and its type, where known.
 type Typed = (Scalar, Option<SqlType>);
 
-/// Whether a compiled operand is a date, time or uuid (`SqlType::is_distinct_kind`).
+/// Whether a compiled operand is a date, time, uuid or numeric
+/// (`SqlType::is_distinct_kind`).
 fn is_own_kind(scalar: &Scalar, ty: Option<SqlType>) -> bool {
-    ty.is_some_and(SqlType::is_distinct_kind)
-        || matches!(
-            scalar,
-            Scalar::Const(Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_))
-        )
+    family(scalar, ty).is_some()
+}
+
+/// The types that compare with each other: dates and times, uuids, numerics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Time,
+    Uuid,
+    Numeric,
+}
+
+/// The family of a compiled operand of type `ty` (or, for a constant, of its value).
+fn family(scalar: &Scalar, ty: Option<SqlType>) -> Option<Family> {
+    let of_value = |d: &Datum| match d {
+        Datum::Timestamp(_) | Datum::Date(_) => Some(Family::Time),
+        Datum::Uuid(_) => Some(Family::Uuid),
+        Datum::Numeric(_) => Some(Family::Numeric),
+        _ => None,
+    };
+    match scalar {
+        Scalar::Const(d) if of_value(d).is_some() => of_value(d),
+        _ => ty.and_then(type_family),
+    }
+}
+
+fn type_family(ty: SqlType) -> Option<Family> {
+    match ty {
+        SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date => Some(Family::Time),
+        SqlType::Uuid => Some(Family::Uuid),
+        SqlType::Numeric(_) => Some(Family::Numeric),
+        _ => None,
+    }
 }
 
 /// The fast path leaves date and time arithmetic, functions and text forms to
 /// DataFusion, whose are PostgreSQL's (`date + 1`, `ts - interval '1 day'`, `ts::text`),
-/// and so the same for uuids: it only compares, stores and returns them.
+/// and so the same for uuids and numerics: it only compares, stores and returns them.
 fn temporal_operand() -> SqlError {
     SqlError::unsupported(
-        "this operation on a date, time or uuid is not supported here yet (it is in a \
-         SELECT's query)",
+        "this operation on a date, time, uuid or numeric is not supported here yet (it \
+         is in a SELECT's query)",
     )
+}
+
+/// The type a value compared with a column of type `ty` is read as: a numeric without
+/// the column's typmod, so `n = '1.505'` compares exactly, as in PostgreSQL.
+fn comparison_type(ty: SqlType) -> SqlType {
+    match ty {
+        SqlType::Numeric(_) => SqlType::Numeric(None),
+        ty => ty,
+    }
 }
 
 /// Compiles an operand of an operator or function the fast path computes itself, which
@@ -685,14 +735,16 @@ fn facing(other: Option<SqlType>, side: Scalar, side_type: Option<SqlType>) -> S
         return Ok(side);
     };
     let side = match side {
-        Scalar::Const(Datum::Text(text)) => Scalar::Const(cast(Datum::Text(text), other)?),
+        Scalar::Const(Datum::Text(text)) => {
+            Scalar::Const(cast(Datum::Text(text), comparison_type(other))?)
+        }
+        Scalar::Const(Datum::Int(i)) if matches!(other, SqlType::Numeric(_)) => {
+            Scalar::Const(Datum::Numeric(i.into()))
+        }
         side => side,
     };
-    let uuid = |s: &Scalar, ty: Option<SqlType>| {
-        ty == Some(SqlType::Uuid) || matches!(s, Scalar::Const(Datum::Uuid(_)))
-    };
     let same_family =
-        is_own_kind(&side, side_type) && uuid(&side, side_type) == (other == SqlType::Uuid);
+        family(&side, side_type).is_some() && family(&side, side_type) == type_family(other);
     if same_family || matches!(side, Scalar::Param(_) | Scalar::Const(Datum::Null)) {
         return Ok(side);
     }
@@ -782,11 +834,27 @@ fn datum_type(d: &Datum) -> Option<SqlType> {
         Datum::Timestamp(_) => None,
         Datum::Date(_) => Some(SqlType::Date),
         Datum::Uuid(_) => Some(SqlType::Uuid),
+        Datum::Numeric(_) => Some(SqlType::Numeric(None)),
         Datum::Array(items) => items
             .iter()
             .find_map(datum_type)
             .and_then(ArrayOf::of)
             .map(SqlType::Array),
+    }
+}
+
+/// Whether `expr` is a number literal with a point or an exponent (`1.5`, `-2e3`).
+fn is_decimal_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Value(v) => {
+            matches!(&v.value, ast::Value::Number(n, _) if n.contains(['.', 'e', 'E']))
+        }
+        Expr::Nested(inner) => is_decimal_literal(inner),
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus | UnaryOperator::Plus,
+            expr,
+        } => is_decimal_literal(expr),
+        _ => false,
     }
 }
 
@@ -822,6 +890,31 @@ pub fn numeric_literal_rounded(expr: &Expr) -> SqlResult<Option<i64>> {
     super::values::float_to_bigint(value.round()).map(Some)
 }
 
+/// A number literal: an integer that fits 64 bits is a bigint; any other number is a
+/// `numeric`, as in PostgreSQL (so `0.1 + 0.2` is exactly `0.3`), except where it
+/// meets a double or an integer column, which compares or stores it as a double.
+fn number_literal(text: &str, expected: Option<SqlType>) -> SqlResult<Datum> {
+    let as_float = matches!(
+        expected,
+        Some(SqlType::Float4 | SqlType::Float8 | SqlType::Int2 | SqlType::Int4 | SqlType::Int8)
+    );
+    if let Ok(i) = text.parse::<i64>() {
+        return Ok(match expected {
+            Some(SqlType::Numeric(_)) => Datum::Numeric(i.into()),
+            _ => Datum::Int(i),
+        });
+    }
+    if as_float {
+        return text.parse::<f64>().map(Datum::Float).map_err(|_| {
+            SqlError::new(
+                SqlState::InvalidTextRepresentation,
+                format!("invalid number {text}"),
+            )
+        });
+    }
+    super::pg_numeric::parse(text).map(Datum::Numeric)
+}
+
 fn literal(
     value: &ast::Value,
     params: &mut Params,
@@ -829,25 +922,14 @@ fn literal(
 ) -> SqlResult<Scalar> {
     use ast::Value as V;
     Ok(Scalar::Const(match value {
-        V::Number(n, _) => {
-            if let Ok(i) = n.parse::<i64>() {
-                Datum::Int(i)
-            } else {
-                Datum::Float(n.parse::<f64>().map_err(|_| {
-                    SqlError::new(
-                        SqlState::InvalidTextRepresentation,
-                        format!("invalid number {n}"),
-                    )
-                })?)
-            }
-        }
+        V::Number(n, _) => number_literal(n, expected)?,
         V::SingleQuotedString(s)
         | V::EscapedStringLiteral(s)
         | V::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => match expected {
             Some(SqlType::Bytea) => Datum::Bytes(super::values::parse_bytea(s)?),
             // A quoted literal compared with or written to a date, time or uuid is read as
             // one.
-            Some(ty) if ty.is_distinct_kind() => cast(Datum::Text(s.clone()), ty)?,
+            Some(ty) if ty.is_distinct_kind() => cast(Datum::Text(s.clone()), comparison_type(ty))?,
             _ => Datum::Text(s.clone()),
         },
         V::Boolean(b) => Datum::Bool(*b),
@@ -1159,6 +1241,7 @@ fn as_text(d: Datum) -> String {
         }
         Datum::Date(days) => super::datetime::format_date(days).unwrap_or_default(),
         Datum::Uuid(bytes) => super::pg_uuid::format(&bytes),
+        Datum::Numeric(n) => super::pg_numeric::format(&n),
         Datum::Array(items) => super::pg_array_text::format(
             items
                 .into_iter()

@@ -33,7 +33,7 @@ mod table_sizes;
 
 pub use empty_tables::EMPTY_TABLES;
 pub use oids::{attnum, table_by_oid, table_oid, INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG};
-pub use pg_type::{format_type, type_oid_by_name};
+pub use pg_type::{format_type, format_type_with_typmod, type_oid_by_name};
 pub use table_columns::{pk_columns, pkey_name};
 
 use crate::engine::{Engine, TableMeta};

@@ -20,6 +20,7 @@ mod pg_arrays;
 mod pg_compat;
 mod pg_functions;
 mod pg_in_subqueries;
+mod pg_integer_avg;
 mod pg_integer_overflow;
 mod pg_parameter_types;
 mod pg_sequences;

@@ -277,6 +277,7 @@ pub fn static_type(s: &Scalar, params: &Params) -> SqlType {
         Scalar::Const(Datum::Bool(_)) => SqlType::Bool,
         Scalar::Const(Datum::Bytes(_)) => SqlType::Bytea,
         Scalar::Const(Datum::Uuid(_)) => SqlType::Uuid,
+        Scalar::Const(Datum::Numeric(_)) => SqlType::Numeric(None),
         Scalar::Const(Datum::Date(_)) => SqlType::Date,
         // A timestamp constant is typed by the Cast it is kept under (`typed_constant`).
         Scalar::Const(Datum::Timestamp(_)) => SqlType::TimestampTz,

@@ -1,8 +1,10 @@
 //! The values, types and results the SQL layer hands to the wire server. The server only
 //! encodes these; it knows nothing of tables or the engine.
 
+use super::pg_numeric::NumericTypmod;
 pub use super::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
+use bigdecimal::BigDecimal;
 use futures::stream::BoxStream;
 use sqlparser::ast::{self, DataType};
 use std::sync::Arc;
@@ -26,6 +28,8 @@ pub enum SqlType {
     Date,
     /// `uuid`, a `Datum::Uuid`.
     Uuid,
+    /// `numeric`, a `Datum::Numeric`; a column's `NUMERIC(p,s)` carries its typmod.
+    Numeric(Option<NumericTypmod>),
     /// A one-dimensional array (`bigint[]`, `text[]`), a `Datum::Array`.
     Array(ArrayOf),
 }
@@ -73,6 +77,7 @@ impl ArrayOf {
             | SqlType::TimestampTz
             | SqlType::Date
             | SqlType::Uuid
+            | SqlType::Numeric(_)
             | SqlType::Array(_) => return None,
         })
     }
@@ -94,6 +99,7 @@ impl SqlType {
             SqlType::Timestamp => 1114,
             SqlType::TimestampTz => 1184,
             SqlType::Uuid => 2950,
+            SqlType::Numeric(_) => 1700,
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => 1000,
                 ArrayOf::Bytea => 1001,
@@ -123,6 +129,7 @@ impl SqlType {
             1114 => SqlType::Timestamp,
             1184 => SqlType::TimestampTz,
             2950 => SqlType::Uuid,
+            1700 => SqlType::Numeric(None),
             1000 => SqlType::Array(ArrayOf::Bool),
             1001 => SqlType::Array(ArrayOf::Bytea),
             1005 => SqlType::Array(ArrayOf::Int2),
@@ -161,6 +168,7 @@ impl SqlType {
             SqlType::Timestamp => "timestamp without time zone",
             SqlType::TimestampTz => "timestamp with time zone",
             SqlType::Uuid => "uuid",
+            SqlType::Numeric(_) => "numeric",
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => "boolean[]",
                 ArrayOf::Bytea => "bytea[]",
@@ -183,9 +191,9 @@ impl SqlType {
     }
 
     /// Whether the type's values compare only with their own kind and have no text or
-    /// number form the fast path may use for them: dates, times and uuids.
+    /// number form the fast path may compute with: dates, times, uuids and numerics.
     pub fn is_distinct_kind(self) -> bool {
-        self.is_temporal() || self == SqlType::Uuid
+        self.is_temporal() || matches!(self, SqlType::Uuid | SqlType::Numeric(_))
     }
 }
 
@@ -213,6 +221,7 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
         D::Bytea => SqlType::Bytea,
         D::Date => SqlType::Date,
         D::Uuid => SqlType::Uuid,
+        D::Numeric(info) | D::Decimal(info) | D::Dec(info) => SqlType::Numeric(numeric_typmod(info)?),
         // A precision (`TIMESTAMP(3)`) is kept by the column (`ddl::time_precision`).
         D::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
             SqlType::Timestamp
@@ -226,6 +235,20 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
                 SqlState::UndefinedObject,
                 format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN, BYTEA, TIMESTAMP, TIMESTAMPTZ, DATE or UUID"),
             ))
+        }
+    })
+}
+
+/// The typmod of `NUMERIC`, `NUMERIC(p)` or `NUMERIC(p,s)`.
+fn numeric_typmod(info: &ast::ExactNumberInfo) -> SqlResult<Option<NumericTypmod>> {
+    Ok(match info {
+        ast::ExactNumberInfo::None => None,
+        ast::ExactNumberInfo::Precision(p) => Some(NumericTypmod::new(*p, None)?),
+        ast::ExactNumberInfo::PrecisionAndScale(p, s) => {
+            let scale = u64::try_from(*s).map_err(|_| {
+                SqlError::unsupported(format!("NUMERIC({p},{s}): a negative scale"))
+            })?;
+            Some(NumericTypmod::new(*p, Some(scale))?)
         }
     })
 }
@@ -248,6 +271,8 @@ pub enum Datum {
     Date(i32),
     /// A `uuid`'s 16 bytes.
     Uuid([u8; 16]),
+    /// A `numeric`, with the scale it was written or computed with.
+    Numeric(BigDecimal),
     /// A one-dimensional array's elements, each a datum of its element type.
     Array(Vec<Datum>),
 }

@@ -2,11 +2,13 @@
 //! `PkValue`), and the SQL type each engine type is shown as.
 
 use super::datetime;
+use super::pg_numeric::{self, NumericTypmod};
 use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
 use crate::engine::{
     IntegerWidth, PkRef, PkType, PkValue, SqlKind, TableMeta, Value, ValueRef, ValueType,
 };
 use crate::sqlstate::SqlState;
+use bigdecimal::BigDecimal;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
@@ -31,7 +33,11 @@ pub fn sql_pk_type(ty: SqlType) -> Option<PkType> {
         | SqlType::Timestamp
         | SqlType::TimestampTz
         | SqlType::Date => Some(PkType::Integer),
-        SqlType::Bool | SqlType::Float4 | SqlType::Float8 | SqlType::Array(_) => None,
+        SqlType::Bool
+        | SqlType::Float4
+        | SqlType::Float8
+        | SqlType::Numeric(_)
+        | SqlType::Array(_) => None,
     }
 }
 
@@ -49,6 +55,9 @@ pub fn declared_type(table: &TableMeta, column: &str) -> Option<SqlType> {
             (SqlType::Int8, _, Some(SqlKind::TimestampTz)) => SqlType::TimestampTz,
             (SqlType::Int8, _, Some(SqlKind::Date)) => SqlType::Date,
             (SqlType::Bytea, _, Some(SqlKind::Uuid)) => SqlType::Uuid,
+            (SqlType::Text, _, Some(SqlKind::Numeric { precision, scale })) => {
+                SqlType::Numeric(Some(NumericTypmod { precision, scale }))
+            }
             (SqlType::Int8, Some(IntegerWidth::Int16), _) => SqlType::Int2,
             (SqlType::Int8, Some(IntegerWidth::Int32), _) => SqlType::Int4,
             (SqlType::Float8, _, _) if table.is_single_precision(column) => SqlType::Float4,
@@ -78,7 +87,8 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
         | SqlType::Date => ValueType::Integer,
         SqlType::Float4 | SqlType::Float8 => ValueType::Double,
         SqlType::Bool => ValueType::Boolean,
-        SqlType::Text | SqlType::Array(_) => ValueType::String,
+        // A numeric is its text (`1.50`), exact and with its scale.
+        SqlType::Text | SqlType::Numeric(_) | SqlType::Array(_) => ValueType::String,
         SqlType::Bytea | SqlType::Uuid => ValueType::Binary,
     }
 }
@@ -134,6 +144,7 @@ pub fn render(datum: &Datum) -> String {
             datetime::format_date(*days).unwrap_or_else(|_| days.to_string())
         ),
         Datum::Uuid(bytes) => format!("'{}'", super::pg_uuid::format(bytes)),
+        Datum::Numeric(n) => pg_numeric::format(n),
         Datum::Array(items) => format!(
             "ARRAY[{}]",
             items.iter().map(render).collect::<Vec<_>>().join(",")
@@ -208,6 +219,11 @@ pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
         (ValueType::Integer, Datum::Timestamp(micros)) => Value::Integer(*micros),
         (ValueType::Integer, Datum::Date(days)) => Value::Integer(i64::from(*days)),
         (ValueType::Binary, Datum::Uuid(bytes)) => Value::Binary(bytes.to_vec()),
+        (ValueType::String, Datum::Numeric(n)) => Value::String(pg_numeric::format(n)),
+        (ValueType::Double, Datum::Numeric(n)) => Value::Double(pg_numeric::to_f64(n)),
+        (ValueType::Integer, Datum::Numeric(n)) => {
+            Value::Integer(pg_numeric::to_i64(n).ok_or_else(bigint_out_of_range)?)
+        }
         (ValueType::Integer, Datum::Float(f)) => {
             Value::Integer(float_to_bigint(f.round_ties_even())?)
         }
@@ -229,12 +245,13 @@ pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
 pub fn float_to_bigint(whole: f64) -> SqlResult<i64> {
     if !whole.is_finite() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&whole)
     {
-        return Err(SqlError::new(
-            SqlState::NumericValueOutOfRange,
-            "bigint out of range",
-        ));
+        return Err(bigint_out_of_range());
     }
     Ok(whole as i64)
+}
+
+fn bigint_out_of_range() -> SqlError {
+    SqlError::new(SqlState::NumericValueOutOfRange, "bigint out of range")
 }
 
 /// Text as a value of type `ty`, as an assignment of a text literal to such a column.
@@ -318,6 +335,8 @@ pub fn datum_to_natural_value(datum: &Datum) -> Option<Value> {
         Datum::Bool(b) => Value::Boolean(*b),
         Datum::Int(i) => Value::Integer(*i),
         Datum::Float(f) => Value::Double(*f),
+        // An undeclared column has no numeric type: it keeps Table Store's Double.
+        Datum::Numeric(n) => Value::Double(pg_numeric::to_f64(n)),
         Datum::Text(t) => Value::String(t.clone()),
         Datum::Bytes(b) => Value::Binary(b.clone()),
     })
@@ -395,6 +414,16 @@ pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
             Ok(bytes) => Datum::Uuid(bytes),
             Err(_) => Datum::Null,
         },
+        (SqlType::Numeric(_), d @ Datum::Numeric(_)) => d,
+        (SqlType::Numeric(_), Datum::Text(t)) => match pg_numeric::parse(&t) {
+            Ok(n) => Datum::Numeric(n),
+            Err(_) => Datum::Null,
+        },
+        (SqlType::Numeric(_), Datum::Int(i)) => Datum::Numeric(BigDecimal::from(i)),
+        (SqlType::Float4 | SqlType::Float8, Datum::Numeric(n)) => {
+            Datum::Float(pg_numeric::to_f64(&n))
+        }
+        (SqlType::Text, Datum::Numeric(n)) => Datum::Text(pg_numeric::format(&n)),
         (SqlType::Bytea, d @ Datum::Bytes(_)) => d,
         (SqlType::Bytea, Datum::Text(t)) => Datum::Bytes(t.into_bytes()),
         (SqlType::Text, d @ Datum::Text(_)) => d,
@@ -422,6 +451,19 @@ pub fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
         (Datum::Timestamp(x), Datum::Timestamp(y)) => Some(x.cmp(y)),
         (Datum::Date(x), Datum::Date(y)) => Some(x.cmp(y)),
         (Datum::Uuid(x), Datum::Uuid(y)) => Some(x.cmp(y)),
+        // A numeric meets an integer exactly, a double as a double (PostgreSQL casts the
+        // numeric to float8 there), text as the numeric it reads as.
+        (Datum::Numeric(x), Datum::Numeric(y)) => Some(x.cmp(y)),
+        (Datum::Numeric(x), Datum::Int(y)) => Some(x.cmp(&BigDecimal::from(*y))),
+        (Datum::Int(x), Datum::Numeric(y)) => Some(BigDecimal::from(*x).cmp(y)),
+        (Datum::Numeric(x), Datum::Float(_)) => compare(&Datum::Float(pg_numeric::to_f64(x)), b),
+        (Datum::Float(_), Datum::Numeric(y)) => compare(a, &Datum::Float(pg_numeric::to_f64(y))),
+        (Datum::Numeric(_), Datum::Text(t)) => {
+            compare(a, &Datum::Numeric(pg_numeric::parse(t).ok()?))
+        }
+        (Datum::Text(t), Datum::Numeric(_)) => {
+            compare(&Datum::Numeric(pg_numeric::parse(t).ok()?), b)
+        }
         // A date compares as its midnight.
         (Datum::Date(x), Datum::Timestamp(_)) => {
             compare(&Datum::Timestamp(datetime::timestamp_of_date(*x).ok()?), b)
@@ -463,6 +505,9 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     }
     if ty == SqlType::Uuid || matches!(datum, Datum::Uuid(_)) {
         return cast_uuid(datum, ty);
+    }
+    if matches!(ty, SqlType::Numeric(_)) || matches!(datum, Datum::Numeric(_)) {
+        return cast_numeric(datum, ty);
     }
     let cast = value_to_datum(datum_to_value(&datum, sql_value_type(ty))?.as_ref());
     if let (Datum::Float(f), SqlType::Float4) = (&cast, ty) {
@@ -524,11 +569,62 @@ fn cast_uuid(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     })
 }
 
+/// A cast to or from a numeric, as PostgreSQL's: exact from integers and text, a
+/// double by its shortest text; to integers rounded half away from zero; fitted to a
+/// `NUMERIC(p,s)` (`pg_numeric::fit`).
+fn cast_numeric(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
+    let refused = |other: &Datum| {
+        SqlError::new(
+            SqlState::CannotCoerce,
+            format!("cannot cast {} to {}", render(other), ty.name()),
+        )
+    };
+    let value = match (ty, datum) {
+        (SqlType::Numeric(_), Datum::Numeric(n)) => n,
+        (SqlType::Numeric(_), Datum::Int(i)) => BigDecimal::from(i),
+        (SqlType::Numeric(_), Datum::Text(t)) => pg_numeric::parse(&t)?,
+        (SqlType::Numeric(_), Datum::Float(f)) => pg_numeric::from_f64(f).ok_or_else(|| {
+            SqlError::unsupported(format!(
+                "the numeric value {f} is not supported: pgwide's numerics are finite"
+            ))
+        })?,
+        (SqlType::Text, Datum::Numeric(n)) => return Ok(Datum::Text(pg_numeric::format(&n))),
+        (SqlType::Float8, Datum::Numeric(n)) => return Ok(Datum::Float(pg_numeric::to_f64(&n))),
+        (SqlType::Float4, Datum::Numeric(n)) => {
+            return single_precision(pg_numeric::to_f64(&n)).map(Datum::Float)
+        }
+        (SqlType::Int2 | SqlType::Int4 | SqlType::Int8, Datum::Numeric(n)) => {
+            let whole = pg_numeric::to_i64(&n).ok_or_else(|| out_of_range(ty))?;
+            if integer_width(ty).is_some_and(|width| !width.holds(whole)) {
+                return Err(out_of_range(ty));
+            }
+            return Ok(Datum::Int(whole));
+        }
+        (_, other) => return Err(refused(&other)),
+    };
+    Ok(Datum::Numeric(match ty {
+        SqlType::Numeric(Some(typmod)) => pg_numeric::fit(&value, typmod)?,
+        _ => value,
+    }))
+}
+
+fn out_of_range(ty: SqlType) -> SqlError {
+    SqlError::new(
+        SqlState::NumericValueOutOfRange,
+        format!("{} out of range", ty.name()),
+    )
+}
+
 /// A value assigned to a column declared `ty` (INSERT, UPDATE, COPY), as PostgreSQL's
 /// assignment casts allow: a date or time only into a date or time column (a date
 /// becoming its midnight, a time its date) or into text, a uuid only into a uuid or
 /// text column; nothing else into one of those.
 pub fn assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
+    if datum != Datum::Null
+        && (matches!(ty, SqlType::Numeric(_)) || matches!(datum, Datum::Numeric(_)))
+    {
+        return numeric_assignment(datum, ty);
+    }
     let own_kind = matches!(datum, Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_));
     if datum == Datum::Null || !(own_kind || ty.is_distinct_kind()) {
         return Ok(datum);
@@ -552,6 +648,38 @@ pub fn assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
             ),
         )),
     }
+}
+
+/// A value assigned to or from a numeric: a number or its text into a numeric column,
+/// a numeric into a number or text column (PostgreSQL's assignment casts); a boolean,
+/// bytea, date, time or uuid is 42804 either way.
+fn numeric_assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
+    let allowed = match ty {
+        SqlType::Numeric(_) => matches!(
+            datum,
+            Datum::Numeric(_) | Datum::Int(_) | Datum::Float(_) | Datum::Text(_)
+        ),
+        _ => matches!(
+            ty,
+            SqlType::Int2
+                | SqlType::Int4
+                | SqlType::Int8
+                | SqlType::Float4
+                | SqlType::Float8
+                | SqlType::Text
+        ),
+    };
+    if !allowed {
+        return Err(SqlError::new(
+            SqlState::DatatypeMismatch,
+            format!(
+                "a column of type {} cannot take the value {}",
+                ty.name(),
+                render(&datum)
+            ),
+        ));
+    }
+    cast_numeric(datum, ty)
 }
 
 /// The engine value written to a column declared `ty` (`None`: a column of no known

@@ -705,3 +705,63 @@ async fn timestamp_precision_rounds_written_values() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// NUMERIC(p,s) columns and decimal literals are exact `numeric`s: written values are
+/// rounded to the column's scale (half away from zero) and refused past its precision,
+/// compared by value, summed exactly; `sum(bigint)` and `avg` of integers are numerics
+/// that do not overflow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn numerics_are_exact() {
+    let differences = compare(&[
+        &[
+            "CREATE TABLE t (k BIGINT PRIMARY KEY, price NUMERIC(10,2), qty NUMERIC(5), \
+             d DOUBLE PRECISION)",
+            "INSERT INTO t VALUES (1, 1.5, 3, 0.5), (2, '2.255', 4.5, 1), \
+             (3, 12345678.994, -2, 2), (4, NULL, NULL, NULL) RETURNING *",
+            "INSERT INTO t VALUES (5, 123456789.5, 1, 1)",
+            "INSERT INTO t VALUES (6, 'abc', 1, 1)",
+            "INSERT INTO t VALUES (7, -0.005, 99999, 1) RETURNING price, qty",
+            "INSERT INTO t VALUES (8, 1, 100000, 1)",
+            "INSERT INTO t VALUES (9, true, 1, 1)",
+            "SELECT * FROM t ORDER BY k",
+            "SELECT k, price FROM t WHERE price > 2 ORDER BY k",
+            "SELECT k FROM t WHERE price = 1.5",
+            "SELECT k FROM t WHERE price = '2.26'",
+            "SELECT k FROM t WHERE price = 1.505",
+            "SELECT k FROM t WHERE price IN (1.5, 2.26) ORDER BY k",
+            "SELECT k FROM t WHERE price BETWEEN 1 AND 3 ORDER BY k",
+            "SELECT sum(price), max(price), min(qty), count(price) FROM t",
+            "SELECT price * 2, price + 0.001, price - 1, -price, price::text, \
+             price::float8, price::int FROM t WHERE k = 1",
+            "SELECT k, price FROM t ORDER BY price DESC NULLS LAST, k",
+            "UPDATE t SET price = price + 1 WHERE k = 1 RETURNING price",
+            "UPDATE t SET price = 7.777 WHERE k = 2 RETURNING *",
+            "UPDATE t SET price = 99999999.999 WHERE k = 2",
+            "INSERT INTO t VALUES (2, 3.333, 1, 1) ON CONFLICT (k) DO UPDATE \
+             SET price = EXCLUDED.price RETURNING price",
+            "SELECT price, qty FROM t WHERE k IN (1, 2) ORDER BY k",
+            "SELECT atttypmod::int, format_type(atttypid, atttypmod) FROM pg_attribute \
+             WHERE attrelid = 't'::regclass AND attnum > 0 ORDER BY attnum",
+            "SELECT numeric_precision::int, numeric_scale::int FROM information_schema.columns \
+             WHERE table_name = 't' ORDER BY ordinal_position",
+        ],
+        &[
+            "SELECT 0.1 + 0.2, 1.50, -1.25, 1e3, 1.5e-3, pg_typeof(1.5)::text",
+            "SELECT 2.5::numeric(5,2), 2.567::numeric(3,1), 12.5::int, 13.5::numeric::int, \
+             '1.5'::numeric, 5::numeric, 1.005::numeric(4,2)",
+            "SELECT 99999::numeric(3,1)",
+            "SELECT 'x1'::numeric",
+            "SELECT 1.5 > 1, 1.5 = 1.50, 2 * 1.25, 0.1::float8 + 0.2",
+            "CREATE TABLE u (k BIGINT PRIMARY KEY, a BIGINT, i INTEGER)",
+            "INSERT INTO u VALUES (1, 9223372036854775807, 1), (2, 9223372036854775807, 2), \
+             (3, -5, 2)",
+            "SELECT sum(a), pg_typeof(sum(a))::text, sum(i), pg_typeof(sum(i))::text FROM u",
+            "SELECT avg(i), pg_typeof(avg(i))::text FROM u",
+            "SELECT k, sum(a) FROM u GROUP BY k ORDER BY k",
+            "SELECT avg(a) FROM u WHERE k = 3",
+            "SELECT sum(a) + 1 FROM u",
+        ],
+    ])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -241,7 +241,7 @@ async fn a_cell_of_another_type_is_null_with_a_notice_naming_row_and_column() {
 
     // Through DataFusion the aggregate still answers; the notice comes again.
     let row = client
-        .query_one("SELECT sum(qty), count(*) FROM stock", &[])
+        .query_one("SELECT sum(qty)::bigint, count(*) FROM stock", &[])
         .await
         .expect("aggregate");
     assert_eq!(row.get::<_, Option<i64>>(0), Some(12));

@@ -8,6 +8,7 @@ use super::oids::{INFORMATION_SCHEMA, OWNER, PG_CATALOG};
 use super::pg_type::TYPES;
 use super::table_columns::{column_default, columns, identity, pk_columns, pkey_name};
 use crate::engine::TableMeta;
+use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
 
 pub const SCHEMATA: &[Col] = &[
@@ -60,6 +61,7 @@ pub const COLUMNS: &[Col] = &[
     ("udt_name", 't'),
     ("character_maximum_length", 'i'),
     ("numeric_precision", 'i'),
+    ("numeric_scale", 'i'),
     ("udt_catalog", 't'),
     ("udt_schema", 't'),
     ("is_identity", 't'),
@@ -95,7 +97,8 @@ pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
                         t(ty.name()),
                         t(udt),
                         V::N,
-                        V::N,
+                        precision(ty),
+                        scale(ty),
                         t(db),
                         t(PG_CATALOG),
                         t(if identity.is_empty() { "NO" } else { "YES" }),
@@ -178,4 +181,27 @@ pub fn key_column_usage_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>>
                 })
         })
         .collect()
+}
+
+/// `numeric_precision`: binary digits for integers and floats, decimal digits for a
+/// `NUMERIC(p,s)`, as PostgreSQL reports them.
+fn precision(ty: SqlType) -> V {
+    match ty {
+        SqlType::Int2 => V::I(16),
+        SqlType::Int4 => V::I(32),
+        SqlType::Int8 => V::I(64),
+        SqlType::Float4 => V::I(24),
+        SqlType::Float8 => V::I(53),
+        SqlType::Numeric(Some(typmod)) => V::I(i64::from(typmod.precision)),
+        _ => V::N,
+    }
+}
+
+/// `numeric_scale`: 0 for integers, a `NUMERIC(p,s)`'s `s`.
+fn scale(ty: SqlType) -> V {
+    match ty {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => V::I(0),
+        SqlType::Numeric(Some(typmod)) => V::I(i64::from(typmod.scale)),
+        _ => V::N,
+    }
 }

@@ -52,7 +52,7 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bo
         V::I(i64::from(ty.oid())),
         V::I(i as i64 + 1),
         V::I(-1),
-        V::I(-1),
+        V::I(typmod(ty)),
         V::B(not_null),
         V::B(false),
         V::B(false),
@@ -70,4 +70,12 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bo
         V::B(true),
         t(""),
     ]
+}
+
+/// `atttypmod`: a `NUMERIC(p,s)`'s precision and scale; -1 for every other type.
+pub fn typmod(ty: SqlType) -> i64 {
+    match ty {
+        SqlType::Numeric(Some(typmod)) => i64::from(typmod.atttypmod()),
+        _ => -1,
+    }
 }

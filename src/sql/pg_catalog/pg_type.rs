@@ -50,6 +50,19 @@ pub fn type_oid_by_name(name: &str) -> Option<i64> {
         .map(|(oid, _, _)| *oid)
 }
 
+/// The name `format_type(oid, typmod)` prints: a numeric's precision and scale
+/// follow its name, as `numeric(10,2)`.
+pub fn format_type_with_typmod(oid: i64, typmod: Option<i64>) -> Option<String> {
+    let name = format_type(oid)?;
+    Some(match (oid, typmod) {
+        (1700, Some(typmod)) if typmod >= 4 => {
+            let packed = typmod - 4;
+            format!("{name}({},{})", packed >> 16, packed & 0xffff)
+        }
+        _ => name.to_string(),
+    })
+}
+
 /// The name `format_type` prints for a type OID.
 pub fn format_type(oid: i64) -> Option<&'static str> {
     u32::try_from(oid)

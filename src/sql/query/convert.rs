@@ -3,16 +3,18 @@
 //! Arrow types pgwide's `SqlType` lacks (dates, timestamps, decimals, lists) are sent
 //! as text in PostgreSQL's format where it differs from Arrow's.
 
+use crate::sql::pg_numeric::{self, NumericTypmod};
 use crate::sql::sql_types::{ArrayOf, Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Array, FixedSizeBinaryBuilder,
-    Float32Array, Float64Builder, Int16Array, Int32Array, Int64Builder, StringBuilder,
-    TimestampMicrosecondArray,
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Array, Decimal128Array,
+    FixedSizeBinaryBuilder, Float32Array, Float64Builder, Int16Array, Int32Array, Int64Builder,
+    StringBuilder, TimestampMicrosecondArray,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
-    DataType, Date32Type, Float64Type, Int64Type, SchemaRef, TimeUnit, TimestampMicrosecondType,
+    DataType, Date32Type, Decimal128Type, Float64Type, Int64Type, SchemaRef, TimeUnit,
+    TimestampMicrosecondType,
 };
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
@@ -38,6 +40,11 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
         SqlType::Date => DataType::Date32,
         SqlType::Uuid => DataType::FixedSizeBinary(16),
+        SqlType::Numeric(Some(typmod)) => {
+            DataType::Decimal128(typmod.precision, typmod.scale as i8)
+        }
+        // DataFusion's own `numeric` without a typmod.
+        SqlType::Numeric(None) => DataType::Decimal128(38, 10),
         SqlType::Array(of) => DataType::List(Arc::new(
             datafusion::arrow::datatypes::Field::new_list_field(arrow_type(of.element()), true),
         )),
@@ -56,6 +63,16 @@ pub fn sql_type(ty: &DataType) -> SqlType {
         DataType::Timestamp(_, None) => SqlType::Timestamp,
         DataType::Timestamp(_, Some(_)) => SqlType::TimestampTz,
         DataType::Date32 | DataType::Date64 => SqlType::Date,
+        DataType::Decimal128(precision, scale) => SqlType::Numeric(
+            u8::try_from(*scale)
+                .ok()
+                .map(|scale| NumericTypmod {
+                    precision: *precision,
+                    scale,
+                })
+                .filter(|t| t.precision <= pg_numeric::MAX_PRECISION && t.scale <= t.precision),
+        ),
+        DataType::Decimal256(..) => SqlType::Numeric(None),
         // uuid columns and `gen_random_uuid()`.
         DataType::FixedSizeBinary(16) => SqlType::Uuid,
         DataType::Binary
@@ -107,6 +124,23 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
         },
         Datum::Date(days) => ScalarValue::Date32(Some(*days)),
         Datum::Uuid(bytes) => ScalarValue::FixedSizeBinary(16, Some(bytes.to_vec())),
+        Datum::Numeric(n) => {
+            let (precision, scale) = match ty {
+                DataType::Decimal128(precision, scale) => (*precision, *scale),
+                _ => (38, n.fractional_digit_count().clamp(0, 38) as i8),
+            };
+            let unscaled = pg_numeric::to_i128(n, scale).ok_or_else(|| {
+                SqlError::new(
+                    SqlState::NumericValueOutOfRange,
+                    format!(
+                        "the numeric {} does not fit the query's numeric({precision},{scale}) \
+                         without rounding",
+                        pg_numeric::format(n)
+                    ),
+                )
+            })?;
+            ScalarValue::Decimal128(Some(unscaled), precision, scale)
+        }
         Datum::Array(items) => {
             let element = match ty {
                 DataType::List(field) => field.data_type().clone(),
@@ -149,6 +183,9 @@ fn natural_type(datum: &Datum) -> DataType {
         Datum::Timestamp(_) => DataType::Timestamp(TimeUnit::Microsecond, None),
         Datum::Date(_) => DataType::Date32,
         Datum::Uuid(_) => DataType::FixedSizeBinary(16),
+        Datum::Numeric(n) => {
+            DataType::Decimal128(38, n.fractional_digit_count().clamp(0, 38) as i8)
+        }
         Datum::Array(items) => DataType::List(Arc::new(
             datafusion::arrow::datatypes::Field::new_list_field(
                 items
@@ -237,6 +274,14 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
                 }
                 Arc::new(b.finish())
             }
+            // NUMERIC(p,s) columns, whose values the engine keeps at their scale.
+            DataType::Decimal128(precision, scale) => Arc::new(
+                Decimal128Array::from_iter(values.map(|d| match d {
+                    Datum::Numeric(n) => pg_numeric::to_i128(n, *scale),
+                    _ => None,
+                }))
+                .with_precision_and_scale(*precision, *scale)?,
+            ),
             DataType::Binary => {
                 let mut b = BinaryBuilder::new();
                 values.for_each(|d| {
@@ -379,6 +424,29 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                     _ => Datum::Null,
                 });
             }
+        }
+        SqlType::Numeric(_) => {
+            let decimals = match array.data_type() {
+                DataType::Decimal128(..) => Arc::clone(array),
+                // An integer or a wider decimal, at its own scale.
+                DataType::Decimal256(precision, scale) => {
+                    cast(array, &DataType::Decimal128((*precision).min(38), *scale))
+                        .map_err(arrow_error)?
+                }
+                _ => cast(array, &DataType::Decimal128(38, 0)).map_err(arrow_error)?,
+            };
+            let scale = match decimals.data_type() {
+                DataType::Decimal128(_, scale) => *scale,
+                _ => 0,
+            };
+            let decimals = decimals.as_primitive::<Decimal128Type>();
+            (0..len).for_each(|i| {
+                out.push(if decimals.is_null(i) {
+                    Datum::Null
+                } else {
+                    Datum::Numeric(pg_numeric::from_i128(decimals.value(i), scale))
+                })
+            });
         }
         SqlType::Date => {
             let days = cast(array, &DataType::Date32).map_err(arrow_error)?;

@@ -135,6 +135,7 @@ impl QueryEngine {
         // kept and shown in UTC.
         let mut config = config;
         config.options_mut().execution.time_zone = Some("+00:00".into());
+        config.options_mut().sql_parser.parse_float_as_decimal = true;
         let catalogs = catalog_list::catalog_list(Arc::clone(&engine), instance, roles);
         let mut state = SessionStateBuilder::new()
             .with_config(config)

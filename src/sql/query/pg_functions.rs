@@ -125,7 +125,8 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
         DataType::Utf8,
         Arc::new(|a| {
             text(int(a.first()).map(|oid| {
-                pg_catalog::format_type(oid).map_or_else(|| "???".to_string(), String::from)
+                pg_catalog::format_type_with_typmod(oid, int(a.get(1)))
+                    .unwrap_or_else(|| "???".to_string())
             }))
         }),
     )?;

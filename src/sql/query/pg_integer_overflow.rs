@@ -4,9 +4,13 @@
 //! Before a query is optimized, `+`, `-` and `*` over two integers (smallint, integer
 //! or bigint; the narrower operand widened to the other's type, as PostgreSQL's
 //! operators are chosen) and `sum` over integers are replaced by checked versions that
-//! fail with 22003 instead. The expressions keep their names, so the plan's
-//! schema does not change. (PostgreSQL's `sum(bigint)` is `numeric`, so there it does
-//! not overflow at all: pgwide answers with an error rather than a wrong number.)
+//! fail with 22003 instead. The expressions keep their names.
+//!
+//! A decimal cast to an integer rounds, as PostgreSQL's does, rather than truncate.
+//! Aggregates over integers get PostgreSQL's result types here too: `sum(bigint)` is
+//! an exact `numeric` (DataFusion's sum over a 38-digit decimal), `sum` of smallints
+//! and integers a checked bigint, and `avg` of any integer a `numeric`
+//! (`pg_integer_avg`).
 
 use crate::sql::sql_types::SqlError;
 use crate::sqlstate::SqlState;
@@ -147,6 +151,56 @@ fn checked(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 ScalarFunction::new_udf(
                     function,
                     vec![widen(*left, &left_type), widen(*right, &right_type)],
+                ),
+            )))
+        }
+        // Arrow truncates a decimal cast to an integer; PostgreSQL rounds half away
+        // from zero, as Arrow does rescaling a decimal to scale 0 first.
+        Expr::Cast(cast_expr)
+            if integer_rank(cast_expr.field.data_type()).is_some()
+                && matches!(
+                    cast_expr.expr.get_type(schema),
+                    Ok(DataType::Decimal128(_, scale)) if scale > 0
+                ) =>
+        {
+            let whole = Expr::Cast(datafusion::logical_expr::Cast::new(
+                cast_expr.expr,
+                DataType::Decimal128(38, 0),
+            ));
+            Ok(Transformed::yes(Expr::Cast(
+                datafusion::logical_expr::Cast::new_from_field(Box::new(whole), cast_expr.field),
+            )))
+        }
+        // PostgreSQL's sum(bigint) is a numeric, which does not overflow.
+        Expr::AggregateFunction(mut aggregate)
+            if aggregate.func.name() == "sum"
+                && aggregate.params.args.len() == 1
+                && aggregate.params.args[0].get_type(schema).ok() == Some(DataType::Int64) =>
+        {
+            let exact = Expr::Cast(datafusion::logical_expr::Cast::new(
+                Box::new(aggregate.params.args.remove(0)),
+                DataType::Decimal128(38, 0),
+            ));
+            aggregate.params.args.push(exact);
+            Ok(Transformed::yes(Expr::AggregateFunction(aggregate)))
+        }
+        Expr::AggregateFunction(aggregate)
+            if aggregate.func.name() == "avg"
+                && !aggregate.params.distinct
+                && aggregate.params.args.len() == 1
+                && aggregate.params.args[0]
+                    .get_type(schema)
+                    .is_ok_and(|t| integer_rank(&t).is_some()) =>
+        {
+            let params = aggregate.params;
+            Ok(Transformed::yes(Expr::AggregateFunction(
+                AggregateFunction::new_udf(
+                    Arc::clone(&super::pg_integer_avg::INTEGER_AVG),
+                    params.args,
+                    params.distinct,
+                    params.filter,
+                    params.order_by,
+                    params.null_treatment,
                 ),
             )))
         }

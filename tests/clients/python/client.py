@@ -348,9 +348,46 @@ def psycopg_dates_and_times():
         conn.execute("DROP TABLE tokens")
 
 
+def psycopg_decimals():
+    """NUMERIC(p,s) columns and sum/avg of integers arrive as Decimal, exact."""
+    from decimal import Decimal
+
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS prices")
+        conn.execute("CREATE TABLE prices (id BIGINT PRIMARY KEY, amount NUMERIC(12,2), n BIGINT)")
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                cur.execute("DELETE FROM prices")
+                cur.execute(
+                    "INSERT INTO prices VALUES (%s, %s, %s), (%s, %s, %s)",
+                    (1, Decimal("19.995"), 9223372036854775807, 2, Decimal("-0.10"), 9223372036854775807),
+                )
+                cur.execute("SELECT amount FROM prices WHERE id = %s", (1,))
+                check(cur.fetchone()[0] == Decimal("20.00"),
+                      f"a numeric(12,2) rounds half away from zero binary={binary}")
+                cur.execute("SELECT amount FROM prices WHERE amount = %s", (Decimal("-0.1"),))
+                row = cur.fetchone()
+                check(row is not None and str(row[0]) == "-0.10",
+                      f"a numeric keeps its column's scale binary={binary}: {row!r}")
+                cur.execute("SELECT sum(amount), sum(n), avg(id) FROM prices")
+                total, big, mean = cur.fetchone()
+                check(total == Decimal("19.90") and big == Decimal(2 * 9223372036854775807)
+                      and mean == Decimal("1.5"),
+                      f"sum and avg are exact Decimals binary={binary}: {(total, big, mean)!r}")
+                cur.execute("SELECT 0.1 + 0.2")
+                check(cur.fetchone()[0] == Decimal("0.3"), f"decimal literals are numeric binary={binary}")
+                try:
+                    cur.execute("INSERT INTO prices VALUES (3, %s, 0)", (Decimal("1e10"),))
+                    check(False, "a numeric past its precision is refused")
+                except psycopg.errors.NumericValueOutOfRange:
+                    pass
+        conn.execute("DROP TABLE prices")
+
+
 def main():
     psycopg_binds()
     psycopg_dates_and_times()
+    psycopg_decimals()
     psycopg_copy()
     engine = create_engine(URL)
     with engine.connect() as conn:
