@@ -169,13 +169,14 @@ impl Engine {
     }
 
     /// Adds a known attribute column (metadata only), with what its declared SQL type
-    /// says beyond its value type.
+    /// says beyond its value type and its `DEFAULT` expression, if any.
     pub async fn add_column(
         &self,
         instance: &str,
         name: &str,
         column: AttrColumn,
         declared: Declared,
+        default: Option<String>,
     ) -> EngineResult<Arc<TableMeta>> {
         check_name(&column.name)?;
         self.catalog
@@ -187,7 +188,35 @@ impl Engine {
                 }
                 meta.column_order.push(column.name.clone());
                 meta.declare(&column.name, declared);
+                if let Some(default) = default {
+                    meta.defaults.insert(column.name.clone(), default);
+                }
                 meta.columns.push(column);
+                Ok(())
+            })
+            .await
+    }
+
+    /// Sets (`Some`) or drops (`None`) a column's `DEFAULT` expression.
+    pub async fn set_column_default(
+        &self,
+        instance: &str,
+        name: &str,
+        column: &str,
+        default: Option<String>,
+    ) -> EngineResult<Arc<TableMeta>> {
+        self.catalog
+            .alter_table(instance, name, |meta| {
+                if meta.column(column).is_none() && meta.pk_index(column).is_none() {
+                    return Err(EngineError::NoSuchColumn {
+                        table: meta.name.clone(),
+                        column: column.into(),
+                    });
+                }
+                match default {
+                    Some(default) => meta.defaults.insert(column.into(), default),
+                    None => meta.defaults.remove(column),
+                };
                 Ok(())
             })
             .await

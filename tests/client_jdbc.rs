@@ -39,5 +39,5 @@ fn pgjdbc() {
     let stdout = assert_success("tests/clients/java/Client.java", &output);
     assert!(stdout.contains("ALL JDBC CHECKS PASSED"), "{stdout}");
     let checks = stdout.lines().filter(|l| l.starts_with("ok ")).count();
-    assert!(checks >= 356, "only {checks} checks ran:\n{stdout}");
+    assert!(checks >= 368, "only {checks} checks ran:\n{stdout}");
 }

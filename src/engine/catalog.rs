@@ -71,6 +71,10 @@ pub struct TableMeta {
     /// Integer columns (key or attribute) whose values a sequence generates.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub generated: BTreeMap<String, Generated>,
+    /// Columns declared with a `DEFAULT`: its expression's SQL text, which an INSERT
+    /// that leaves the column out computes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub defaults: BTreeMap<String, String>,
 }
 
 /// What a table's column declarations say beyond the columns' value types: types
@@ -246,6 +250,8 @@ pub struct TableSpec {
     pub declared: ColumnDeclarations,
     /// Columns whose values a sequence generates.
     pub generated: BTreeMap<String, Generated>,
+    /// Columns' `DEFAULT` expressions, as SQL text.
+    pub defaults: BTreeMap<String, String>,
 }
 
 impl TableSpec {
@@ -577,6 +583,7 @@ impl Catalog {
             column_order,
             declared: spec.declared,
             generated: spec.generated,
+            defaults: spec.defaults,
         };
         self.store_table(meta, batch).await
     }

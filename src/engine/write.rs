@@ -1008,6 +1008,7 @@ mod tests {
             column_order: Vec::new(),
             declared: Default::default(),
             generated: Default::default(),
+            defaults: Default::default(),
         }
     }
 

@@ -1,12 +1,13 @@
 //! DDL: CREATE/ALTER/DROP TABLE and CREATE/DROP DATABASE, mapped onto the engine's
 //! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
 
+pub mod defaults;
 pub mod sequences;
 mod unenforced;
 
 use super::expr::fold;
 use super::sql_types::{sql_type, OutputColumn, SqlError, SqlResult, SqlType};
-use super::values::{integer_width, sql_pk_type, sql_value_type};
+use super::values::{declared_type, integer_width, sql_pk_type, sql_value_type};
 use crate::engine::{
     AttrColumn, Declared, Direction, Engine, EngineError, Generated, OptionValue, PkBound,
     PkColumn, PkType, RangeRequest, SqlKind, TableSpec,
@@ -194,6 +195,9 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
                  are keys; TIMESTAMP without a precision works)",
                 column.data_type
             )));
+        }
+        if let Some(default) = defaults::declared_default(column, ty, generator.is_some())? {
+            spec.defaults.insert(column_name.clone(), default);
         }
         generated.extend(generator);
         if pk_names.contains(&column_name) {
@@ -482,6 +486,16 @@ pub async fn alter_table(
                         fold(&column_def.name)
                     )));
                 }
+                let default = defaults::declared_default(column_def, ty, false)?;
+                // The rows already there would need the default written into them.
+                if default.is_some() && has_rows(engine, &*engine.table(instance, &name)?).await? {
+                    return Err(SqlError::unsupported(format!(
+                        "ADD COLUMN \"{}\" with a DEFAULT on a table that has rows is not \
+                         supported yet (pgwide would have to write the default into every \
+                         row); add the column, then UPDATE the rows",
+                        fold(&column_def.name)
+                    )));
+                }
                 // The rows already there have no value in the new column.
                 let not_null = is_not_null(column_def);
                 if not_null && has_rows(engine, &*engine.table(instance, &name)?).await? {
@@ -503,6 +517,7 @@ pub async fn alter_table(
                         &name,
                         column,
                         declared(ty, Some(&column_def.data_type), not_null)?,
+                        default,
                     )
                     .await
                 {
@@ -511,6 +526,48 @@ pub async fn alter_table(
                         other?;
                     }
                 }
+            }
+            AlterTableOperation::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::SetDefault { value },
+            } => {
+                let table = engine.table(instance, &name)?;
+                let column = fold(column_name);
+                let ty = declared_type(&table, &column).ok_or_else(|| {
+                    SqlError::new(
+                        SqlState::UndefinedColumn,
+                        format!("column \"{column}\" of relation \"{name}\" does not exist"),
+                    )
+                })?;
+                if table.generated.contains_key(&column) {
+                    return Err(SqlError::unsupported(format!(
+                        "SET DEFAULT on column \"{column}\", whose values a sequence \
+                         generates, is not supported yet"
+                    )));
+                }
+                let default = defaults::check(&column, value, ty)?;
+                engine
+                    .set_column_default(instance, &name, &column, Some(default))
+                    .await?;
+            }
+            AlterTableOperation::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::DropDefault,
+            } => {
+                let column = fold(column_name);
+                let table = engine.table(instance, &name)?;
+                if table
+                    .generated
+                    .get(&column)
+                    .is_some_and(|g| g.kind == crate::engine::GeneratedKind::Serial)
+                {
+                    return Err(SqlError::unsupported(format!(
+                        "DROP DEFAULT on the SERIAL column \"{column}\" is not supported yet"
+                    )));
+                }
+                engine
+                    .set_column_default(instance, &name, &column, None)
+                    .await?;
             }
             other => {
                 return Err(SqlError::unsupported(format!(

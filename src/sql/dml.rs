@@ -282,7 +282,7 @@ pub fn plan_insert(
         let mut scalars = Vec::new();
         for (i, (expr, target)) in row.iter().zip(&targets).enumerate() {
             let generator = table.generated.get(&column_names[i]);
-            if is_default(expr) {
+            if super::ddl::defaults::is_default_item(expr) {
                 // No column has a default but a generated one's: DEFAULT is NULL.
                 if let Some(generator) = generator {
                     defaults.push((n, i, generator.sequence.clone()));
@@ -334,12 +334,6 @@ pub fn plan_insert(
         generated,
         defaults,
     })
-}
-
-/// `DEFAULT` as a VALUES item.
-fn is_default(expr: &Expr) -> bool {
-    matches!(expr, Expr::Identifier(ident)
-        if ident.quote_style.is_none() && ident.value.eq_ignore_ascii_case("default"))
 }
 
 /// 428C9 for a value given to a `GENERATED ALWAYS AS IDENTITY` column.

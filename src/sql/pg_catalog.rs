@@ -49,6 +49,7 @@ const PG_TABLES: &[&str] = &[
     "pg_namespace",
     "pg_class",
     "pg_attribute",
+    "pg_attrdef",
     "pg_type",
     "pg_index",
     "pg_constraint",
@@ -173,6 +174,10 @@ impl CatalogSchema {
             "pg_namespace" => (pg_namespace::COLUMNS, pg_namespace::rows()),
             "pg_class" => (pg_class::COLUMNS, pg_class::rows(&tables)),
             "pg_attribute" => (pg_attribute::COLUMNS, pg_attribute::rows(&tables)),
+            "pg_attrdef" => (
+                pg_attribute::ATTRDEF_COLUMNS,
+                pg_attribute::attrdef_rows(&tables),
+            ),
             "pg_type" => (pg_type::COLUMNS, pg_type::rows()),
             "pg_index" => (pg_index::COLUMNS, pg_index::rows(&tables)),
             "pg_constraint" => (pg_constraint::COLUMNS, pg_constraint::rows(&tables)),

@@ -22,6 +22,7 @@ mod pg_functions;
 mod pg_in_subqueries;
 mod pg_integer_avg;
 mod pg_integer_overflow;
+mod pg_numeric_results;
 mod pg_parameter_types;
 mod pg_sequences;
 mod pg_session;

@@ -214,6 +214,13 @@ mod tests {
             (TableNotFound { name: s() }, "42P01"),
             (TableExists { name: s() }, "42P07"),
             (ColumnExists { name: s() }, "42701"),
+            (
+                NoSuchColumn {
+                    table: s(),
+                    column: s(),
+                },
+                "42703",
+            ),
             (PkColumnCount { count: 5 }, "22023"),
             (
                 BadPkType {

@@ -2,6 +2,7 @@
 //! Store writes, which go to the open transaction block's staged writes or straight
 //! to the engine.
 
+use super::ddl;
 use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
 use super::expr::Params;
 use super::queried_writes::{beyond_fast_path, QueriedWrite};
@@ -177,6 +178,21 @@ fn plan_insert(
     insert: &ast::Insert,
     params: &mut Params,
 ) -> SqlResult<WriteStatement> {
+    // The columns' DEFAULTs, written into the statement (`ddl::defaults`).
+    let table = match &insert.table {
+        ast::TableObject::TableName(name) => state
+            .engine
+            .table(&state.instance, &ddl::table_name(name)?)
+            .ok(),
+        _ => None,
+    };
+    if let Some(filled) = table
+        .map(|table| ddl::defaults::fill_insert(insert, &table))
+        .transpose()?
+        .flatten()
+    {
+        return plan_insert(state, &filled, params);
+    }
     let before = params.clone();
     let plan = match dml::plan_insert(&state.engine, &state.instance, insert, params) {
         Ok(plan) => plan,

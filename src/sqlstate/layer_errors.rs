@@ -30,6 +30,7 @@ impl From<&EngineError> for SqlState {
             TableNotFound { .. } => SqlState::UndefinedTable,
             TableExists { .. } => SqlState::DuplicateTable,
             ColumnExists { .. } => SqlState::DuplicateColumn,
+            NoSuchColumn { .. } => SqlState::UndefinedColumn,
             BadPkType { .. } | PkTypeMismatch { .. } | IncrementType { .. } => {
                 SqlState::DatatypeMismatch
             }

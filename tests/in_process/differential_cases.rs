@@ -734,6 +734,8 @@ async fn numerics_are_exact() {
             "SELECT price * 2, price + 0.001, price - 1, -price, price::text, \
              price::float8, price::int FROM t WHERE k = 1",
             "SELECT k, price FROM t ORDER BY price DESC NULLS LAST, k",
+            "SELECT ceil(price), floor(price), trunc(price), round(price, 1), abs(price), \
+             price::bigint FROM t WHERE k IN (3, 7) ORDER BY k",
             "UPDATE t SET price = price + 1 WHERE k = 1 RETURNING price",
             "UPDATE t SET price = 7.777 WHERE k = 2 RETURNING *",
             "UPDATE t SET price = 99999999.999 WHERE k = 2",
@@ -762,6 +764,50 @@ async fn numerics_are_exact() {
             "SELECT sum(a) + 1 FROM u",
         ],
     ])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// A column's DEFAULT fills it wherever an INSERT leaves it out or says DEFAULT: VALUES
+/// with and without a column list, INSERT ... SELECT, DEFAULT VALUES, ON CONFLICT;
+/// constants and expressions (`now()`, `gen_random_uuid()`), a default that cannot be
+/// stored is refused when declared; SET and DROP DEFAULT change what later INSERTs get.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn defaults_fill_what_an_insert_leaves_out() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, flag BOOLEAN DEFAULT true, \
+         n INTEGER DEFAULT 5, s TEXT DEFAULT 'x' || 'y', at TIMESTAMPTZ DEFAULT now(), \
+         u UUID DEFAULT gen_random_uuid(), price NUMERIC(6,2) DEFAULT 1.005)",
+        "INSERT INTO t (id) VALUES (1) \
+         RETURNING id, flag, n, s, at IS NOT NULL, u IS NOT NULL, price",
+        "INSERT INTO t VALUES (2, false, DEFAULT, DEFAULT) \
+         RETURNING id, flag, n, s, at IS NOT NULL, price",
+        "INSERT INTO t (id, n) VALUES (3, NULL), (4, DEFAULT) RETURNING n, flag",
+        "INSERT INTO t (id) SELECT 5 RETURNING id, flag, s",
+        "INSERT INTO t (id, s) VALUES (5, 'a') ON CONFLICT (id) DO UPDATE \
+         SET s = EXCLUDED.s || EXCLUDED.n::text RETURNING id, s, n",
+        "SELECT id, flag, n, s, price FROM t ORDER BY id",
+        "SELECT count(DISTINCT u), count(at) FROM t",
+        "ALTER TABLE t ALTER COLUMN n SET DEFAULT 7",
+        "INSERT INTO t (id) VALUES (6) RETURNING n",
+        "ALTER TABLE t ALTER COLUMN n DROP DEFAULT",
+        "INSERT INTO t (id) VALUES (7) RETURNING n",
+        "ALTER TABLE t ALTER COLUMN nope SET DEFAULT 1",
+        "SELECT column_name::text FROM information_schema.columns \
+         WHERE table_name = 't' AND column_default IS NOT NULL ORDER BY ordinal_position",
+        "SELECT attname::text, atthasdef FROM pg_attribute \
+         WHERE attrelid = 't'::regclass AND attnum > 0 ORDER BY attnum",
+        "CREATE TABLE u (id INTEGER PRIMARY KEY, a INTEGER DEFAULT 'abc')",
+        "CREATE TABLE u (id INTEGER PRIMARY KEY, a INTEGER DEFAULT id)",
+        "CREATE TABLE u (id INTEGER PRIMARY KEY, a INTEGER DEFAULT (SELECT 1))",
+        "CREATE TABLE u (id SERIAL PRIMARY KEY, name TEXT DEFAULT 'anon', \
+         n BIGINT NOT NULL DEFAULT 0)",
+        "INSERT INTO u DEFAULT VALUES RETURNING *",
+        "INSERT INTO u DEFAULT VALUES RETURNING *",
+        "INSERT INTO u (name) VALUES (DEFAULT), ('b') RETURNING *",
+        "INSERT INTO u VALUES (10) RETURNING *",
+        "SELECT * FROM u ORDER BY id",
+    ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }

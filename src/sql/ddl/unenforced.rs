@@ -53,7 +53,8 @@ pub fn check_column(column: &ColumnDef) -> SqlResult<()> {
         let what = match &option.option {
             // NOT NULL is kept and enforced (`ddl::declared`).
             ColumnOption::Null | ColumnOption::NotNull | ColumnOption::PrimaryKey(_) => continue,
-            ColumnOption::Default(_) => "a DEFAULT".to_string(),
+            // Kept and computed by INSERT (`ddl::defaults`).
+            ColumnOption::Default(_) => continue,
             ColumnOption::Unique(_) => "UNIQUE".to_string(),
             ColumnOption::ForeignKey(_) => "REFERENCES".to_string(),
             ColumnOption::Check(_) => "a CHECK constraint".to_string(),

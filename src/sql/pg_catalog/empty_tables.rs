@@ -1,22 +1,13 @@
 //! Catalog relations that always exist but are empty in pgwide: it has no views,
-//! triggers, policies, inheritance, publications, defaults or comments. Clients join
+//! triggers, policies, inheritance, publications or comments. Clients join
 //! them in their introspection queries, so each needs its columns, but never a row.
 
 use super::memory_table::Col;
 
 /// Catalog tables that always exist but are empty in pgwide (no views, triggers,
-/// policies, inheritance, publications, defaults, comments). Queries that inner-join
+/// policies, inheritance, publications, comments). Queries that inner-join
 /// one are answered with no rows without planning (see `pg_compat`).
 pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
-    (
-        "pg_attrdef",
-        &[
-            ("oid", 'i'),
-            ("adrelid", 'i'),
-            ("adnum", 'i'),
-            ("adbin", 't'),
-        ],
-    ),
     (
         "pg_description",
         &[

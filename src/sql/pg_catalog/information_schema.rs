@@ -6,7 +6,7 @@
 use super::memory_table::{t, Col, V};
 use super::oids::{INFORMATION_SCHEMA, OWNER, PG_CATALOG};
 use super::pg_type::TYPES;
-use super::table_columns::{column_default, columns, identity, pk_columns, pkey_name};
+use super::table_columns::{all_columns, column_default, identity, pk_columns, pkey_name};
 use crate::engine::TableMeta;
 use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
@@ -73,44 +73,38 @@ pub const COLUMNS: &[Col] = &[
 /// One row per visible column of each table; key and `NOT NULL` columns are not
 /// nullable.
 pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
-    tables
-        .iter()
-        .flat_map(|table| {
-            columns(table)
-                .into_iter()
-                .enumerate()
-                .map(move |(i, (name, ty, not_null))| {
-                    let udt = TYPES
-                        .iter()
-                        .find(|t| t.0 == i64::from(ty.oid()))
-                        .map_or("text", |t| t.1);
-                    let identity = identity(table, &name);
-                    let default = column_default(table, &name).map_or(V::N, V::T);
-                    vec![
-                        t(db),
-                        t("public"),
-                        V::T(table.name.clone()),
-                        V::T(name),
-                        V::I(i as i64 + 1),
-                        default,
-                        t(if not_null { "NO" } else { "YES" }),
-                        t(ty.name()),
-                        t(udt),
-                        V::N,
-                        precision(ty),
-                        scale(ty),
-                        t(db),
-                        t(PG_CATALOG),
-                        t(if identity.is_empty() { "NO" } else { "YES" }),
-                        match identity {
-                            "a" => t("ALWAYS"),
-                            "d" => t("BY DEFAULT"),
-                            _ => V::N,
-                        },
-                        t("NEVER"),
-                        t("YES"),
-                    ]
-                })
+    all_columns(tables)
+        .map(|(table, i, (name, ty, not_null))| {
+            let udt = TYPES
+                .iter()
+                .find(|t| t.0 == i64::from(ty.oid()))
+                .map_or("text", |t| t.1);
+            let identity = identity(table, &name);
+            let default = column_default(table, &name).map_or(V::N, V::T);
+            vec![
+                t(db),
+                t("public"),
+                V::T(table.name.clone()),
+                V::T(name),
+                V::I(i as i64 + 1),
+                default,
+                t(if not_null { "NO" } else { "YES" }),
+                t(ty.name()),
+                t(udt),
+                V::N,
+                precision(ty),
+                scale(ty),
+                t(db),
+                t(PG_CATALOG),
+                t(if identity.is_empty() { "NO" } else { "YES" }),
+                match identity {
+                    "a" => t("ALWAYS"),
+                    "d" => t("BY DEFAULT"),
+                    _ => V::N,
+                },
+                t("NEVER"),
+                t("YES"),
+            ]
         })
         .collect()
 }

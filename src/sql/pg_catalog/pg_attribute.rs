@@ -3,7 +3,7 @@
 
 use super::memory_table::{t, Col, V};
 use super::oids::table_oid;
-use super::table_columns::{columns, identity};
+use super::table_columns::{all_columns, column_default, identity};
 use crate::engine::TableMeta;
 use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
@@ -31,14 +31,8 @@ pub const COLUMNS: &[Col] = &[
 
 /// One row per visible column of each table.
 pub fn rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
-    tables
-        .iter()
-        .flat_map(|table| {
-            columns(table)
-                .into_iter()
-                .enumerate()
-                .map(move |(i, (name, ty, not_null))| row(table, i, name, ty, not_null))
-        })
+    all_columns(tables)
+        .map(|(table, i, (name, ty, not_null))| row(table, i, name, ty, not_null))
         .collect()
 }
 
@@ -46,6 +40,7 @@ pub fn rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
 fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bool) -> Vec<V> {
     let text = ty == SqlType::Text;
     let identity = identity(table, &name);
+    let has_default = column_default(table, &name).is_some();
     vec![
         V::I(table_oid(table)),
         V::T(name),
@@ -54,7 +49,7 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bo
         V::I(-1),
         V::I(typmod(ty)),
         V::B(not_null),
-        V::B(false),
+        V::B(has_default),
         V::B(false),
         t(identity),
         t(""),
@@ -78,4 +73,29 @@ pub fn typmod(ty: SqlType) -> i64 {
         SqlType::Numeric(Some(typmod)) => i64::from(typmod.atttypmod()),
         _ => -1,
     }
+}
+
+pub const ATTRDEF_COLUMNS: &[Col] = &[
+    ("oid", 'i'),
+    ("adrelid", 'i'),
+    ("adnum", 'i'),
+    ("adbin", 't'),
+];
+
+/// `pg_attrdef`: one row per column with a default (`table_columns::column_default`),
+/// its expression's text as `adbin` (which `pg_get_expr` prints as it is).
+pub fn attrdef_rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
+    all_columns(tables)
+        .filter_map(|(table, i, (name, ..))| {
+            let default = column_default(table, &name)?;
+            let attnum = i as i64 + 1;
+            Some(vec![
+                // Unique among the catalog's oids: the table's, times a column.
+                V::I(table_oid(table) * 2000 + attnum),
+                V::I(table_oid(table)),
+                V::I(attnum),
+                V::T(default),
+            ])
+        })
+        .collect()
 }

@@ -27,6 +27,19 @@ pub fn columns(table: &Arc<TableMeta>) -> Vec<(String, SqlType, bool)> {
         .collect()
 }
 
+/// Every visible column of `tables`, each with its table and its place (0-based; the
+/// attnum less one): what the per-column catalogs list a row for.
+pub fn all_columns(
+    tables: &[Arc<TableMeta>],
+) -> impl Iterator<Item = (&Arc<TableMeta>, usize, (String, SqlType, bool))> {
+    tables.iter().flat_map(|table| {
+        columns(table)
+            .into_iter()
+            .enumerate()
+            .map(move |(i, column)| (table, i, column))
+    })
+}
+
 /// `pg_attribute.attidentity`: `a` for `GENERATED ALWAYS AS IDENTITY`, `d` for `BY
 /// DEFAULT`, empty otherwise (a `SERIAL` column is no identity).
 pub fn identity(table: &TableMeta, column: &str) -> &'static str {
@@ -37,13 +50,15 @@ pub fn identity(table: &TableMeta, column: &str) -> &'static str {
     }
 }
 
-/// The default PostgreSQL shows for a column: a `SERIAL` column's `nextval`.
+/// The default PostgreSQL shows for a column: a `SERIAL` column's `nextval`, or the
+/// expression its `DEFAULT` declares.
 pub fn column_default(table: &TableMeta, column: &str) -> Option<String> {
     table
         .generated
         .get(column)
         .filter(|g| g.kind == GeneratedKind::Serial)
         .map(|g| format!("nextval('{}'::regclass)", g.sequence))
+        .or_else(|| table.defaults.get(column).cloned())
 }
 
 /// The PK columns a client sees: none for a table keyed by the hidden `_rowid`.

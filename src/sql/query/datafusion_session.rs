@@ -8,7 +8,8 @@ use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
     pg_array_subqueries, pg_compat, pg_functions, pg_in_subqueries, pg_integer_overflow,
-    pg_parameter_types, pg_sequences, pg_settings, pg_syntax, pg_time, pg_time_text,
+    pg_numeric_results, pg_parameter_types, pg_sequences, pg_settings, pg_syntax, pg_time,
+    pg_time_text,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -214,6 +215,7 @@ impl QueryEngine {
             .map_err(|e| self.planning_error(query, &e))?;
         pg_in_subqueries::check(&logical)?;
         let logical = pg_integer_overflow::rewrite(logical).map_err(|e| from_datafusion(&e))?;
+        let logical = pg_numeric_results::rewrite(logical).map_err(|e| from_datafusion(&e))?;
         let logical = pg_time_text::rewrite(logical).map_err(|e| from_datafusion(&e))?;
         let mut inferred = logical
             .get_parameter_types()

@@ -460,6 +460,10 @@ const EXPR_RULES: &[ExprRule] = &[
         apply: collation_subquery,
     },
     ExprRule {
+        name: "outer_condition_subquery",
+        apply: outer_condition_subquery,
+    },
+    ExprRule {
         name: "aggregate_scalar_subquery",
         apply: aggregate_scalar_subquery_rule,
     },
@@ -666,6 +670,90 @@ fn collation_subquery(expr: &mut Expr) -> Outcome {
     match expr {
         Expr::Subquery(q) if reads(q, "pg_collation") => Outcome::Replace(Expr::value(Value::Null)),
         _ => Outcome::Pass,
+    }
+}
+
+/// psql's column default lookup, `(SELECT ... FROM pg_attrdef d WHERE d.adrelid =
+/// a.attrelid AND d.adnum = a.attnum AND a.atthasdef)`, filters on an outer column
+/// alone, which is no correlation DataFusion can decorrelate. The same value is `CASE
+/// WHEN a.atthasdef THEN (the subquery without it) END`.
+fn outer_condition_subquery(expr: &mut Expr) -> Outcome {
+    let Expr::Subquery(q) = expr else {
+        return Outcome::Pass;
+    };
+    let SetExpr::Select(select) = &mut *q.body else {
+        return Outcome::Pass;
+    };
+    let inner: Vec<String> = select
+        .from
+        .iter()
+        .flat_map(|from| {
+            std::iter::once(&from.relation).chain(from.joins.iter().map(|j| &j.relation))
+        })
+        .filter_map(|r| match r {
+            TableFactor::Table { name, alias, .. } => Some(match alias {
+                Some(alias) => alias.name.value.clone(),
+                None => last(name),
+            }),
+            _ => None,
+        })
+        .collect();
+    let Some(selection) = select.selection.take() else {
+        return Outcome::Pass;
+    };
+    let mut kept = Vec::new();
+    let mut lifted = Vec::new();
+    for conjunct in conjuncts(selection) {
+        match &conjunct {
+            // `a.atthasdef`, `pg_catalog.pg_attribute.atthasdef`: a column of a table
+            // the subquery does not read.
+            Expr::CompoundIdentifier(parts)
+                if parts.len() >= 2 && !inner.contains(&parts[parts.len() - 2].value) =>
+            {
+                lifted.push(conjunct)
+            }
+            _ => kept.push(conjunct),
+        }
+    }
+    select.selection = kept.into_iter().reduce(|a, b| Expr::BinaryOp {
+        left: Box::new(a),
+        op: BinaryOperator::And,
+        right: Box::new(b),
+    });
+    let Some(condition) = lifted.into_iter().reduce(|a, b| Expr::BinaryOp {
+        left: Box::new(a),
+        op: BinaryOperator::And,
+        right: Box::new(b),
+    }) else {
+        return Outcome::Pass;
+    };
+    aggregate_scalar_subquery(q);
+    Outcome::Replace(Expr::Case {
+        case_token: ast::helpers::attached_token::AttachedToken::empty(),
+        end_token: ast::helpers::attached_token::AttachedToken::empty(),
+        operand: None,
+        conditions: vec![ast::CaseWhen {
+            condition,
+            result: expr.clone(),
+        }],
+        else_result: None,
+    })
+}
+
+/// The AND-ed parts of a condition.
+fn conjuncts(condition: Expr) -> Vec<Expr> {
+    match condition {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            let mut parts = conjuncts(*left);
+            parts.extend(conjuncts(*right));
+            parts
+        }
+        Expr::Nested(inner) => conjuncts(*inner),
+        other => vec![other],
     }
 }
 

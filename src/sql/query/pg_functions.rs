@@ -77,8 +77,16 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
         }),
     )?;
     let null: Arc<Body> = Arc::new(|_| text(None));
-    for name in [
+    // `pg_attrdef.adbin` is the expression's text already.
+    add(
         "pg_get_expr",
+        DataType::Utf8,
+        Arc::new(|args| match args.first() {
+            Some(ScalarValue::Utf8(expr)) => text(expr.clone()),
+            _ => text(None),
+        }),
+    )?;
+    for name in [
         "obj_description",
         "col_description",
         "shobj_description",

@@ -6,7 +6,6 @@
 //! operators are chosen) and `sum` over integers are replaced by checked versions that
 //! fail with 22003 instead. The expressions keep their names.
 //!
-//! A decimal cast to an integer rounds, as PostgreSQL's does, rather than truncate.
 //! Aggregates over integers get PostgreSQL's result types here too: `sum(bigint)` is
 //! an exact `numeric` (DataFusion's sum over a 38-digit decimal), `sum` of smallints
 //! and integers a checked bigint, and `avg` of any integer a `numeric`
@@ -152,23 +151,6 @@ fn checked(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                     function,
                     vec![widen(*left, &left_type), widen(*right, &right_type)],
                 ),
-            )))
-        }
-        // Arrow truncates a decimal cast to an integer; PostgreSQL rounds half away
-        // from zero, as Arrow does rescaling a decimal to scale 0 first.
-        Expr::Cast(cast_expr)
-            if integer_rank(cast_expr.field.data_type()).is_some()
-                && matches!(
-                    cast_expr.expr.get_type(schema),
-                    Ok(DataType::Decimal128(_, scale)) if scale > 0
-                ) =>
-        {
-            let whole = Expr::Cast(datafusion::logical_expr::Cast::new(
-                cast_expr.expr,
-                DataType::Decimal128(38, 0),
-            ));
-            Ok(Transformed::yes(Expr::Cast(
-                datafusion::logical_expr::Cast::new_from_field(Box::new(whole), cast_expr.field),
             )))
         }
         // PostgreSQL's sum(bigint) is a numeric, which does not overflow.

@@ -42,6 +42,7 @@ public class Client {
                 transactions(conn, base, mode[0]);
                 arrays(conn, base, mode[0]);
                 datesUuidsAndKeys(conn, mode[0]);
+                decimalsAndDefaults(conn, mode[0]);
             }
             base += 1000;
         }
@@ -108,6 +109,47 @@ public class Client {
         }
         try (Statement st = conn.createStatement()) {
             st.execute("DROP TABLE events_jdbc");
+        }
+    }
+
+    /** BigDecimal in and out of a NUMERIC(p,s) column, exact sums, and a column DEFAULT. */
+    static void decimalsAndDefaults(Connection conn, String mode) throws SQLException {
+        try (Statement st = conn.createStatement()) {
+            st.execute("CREATE TABLE prices_jdbc (id BIGINT PRIMARY KEY, amount NUMERIC(12,2) NOT NULL, "
+                    + "currency TEXT NOT NULL DEFAULT 'EUR')");
+        }
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO prices_jdbc (id, amount) VALUES (?, ?)")) {
+            ps.setLong(1, 1);
+            ps.setBigDecimal(2, new java.math.BigDecimal("19.995"));
+            ps.executeUpdate();
+            ps.setLong(1, 2);
+            ps.setBigDecimal(2, new java.math.BigDecimal("-0.1"));
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = conn.prepareStatement(
+                "SELECT amount, currency, 0.1 + 0.2 FROM prices_jdbc WHERE id = ?")) {
+            ps.setLong(1, 1);
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next(), mode + " numeric row");
+                check(rs.getBigDecimal(1).equals(new java.math.BigDecimal("20.00")),
+                        mode + " numeric(12,2) rounds half away from zero: " + rs.getBigDecimal(1));
+                check("EUR".equals(rs.getString(2)), mode + " DEFAULT fills an omitted column");
+                check(rs.getBigDecimal(3).equals(new java.math.BigDecimal("0.3")),
+                        mode + " decimal literals are exact: " + rs.getBigDecimal(3));
+                check(rs.getMetaData().getColumnType(1) == java.sql.Types.NUMERIC
+                        && rs.getMetaData().getPrecision(1) == 12 && rs.getMetaData().getScale(1) == 2,
+                        mode + " NUMERIC(12,2) metadata");
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement("SELECT amount FROM prices_jdbc WHERE amount = ?")) {
+            ps.setBigDecimal(1, new java.math.BigDecimal("-0.10"));
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next() && rs.getBigDecimal(1).equals(new java.math.BigDecimal("-0.10")),
+                        mode + " a BigDecimal parameter compares by value");
+            }
+        }
+        try (Statement st = conn.createStatement()) {
+            st.execute("DROP TABLE prices_jdbc");
         }
     }
 

@@ -188,6 +188,17 @@ def sqlalchemy_inspect(engine):
     check(pk["constrained_columns"] == ["device", "seq"], f"composite pk {pk}")
     check(insp.get_foreign_keys("users") == [], "no foreign keys")
     check(insp.get_schema_names().count("public") == 1, "schema names include public")
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE defaulted (id BIGINT PRIMARY KEY, "
+                          "state TEXT NOT NULL DEFAULT 'new', price NUMERIC(10,2))"))
+    cols = {c["name"]: c for c in inspect(engine).get_columns("defaulted")}
+    check(cols["state"]["default"] == "'new'" and cols["id"]["default"] is None,
+          f"get_columns sees a DEFAULT {cols['state']['default']!r}")
+    price = cols["price"]["type"]
+    check((type(price).__name__, price.precision, price.scale) == ("NUMERIC", 10, 2),
+          f"get_columns sees NUMERIC(10,2) {price!r}")
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute("DROP TABLE defaulted")
 
 
 def sqlalchemy_orm(engine):
