@@ -137,8 +137,10 @@ impl Params {
         if self.types.len() <= index {
             self.types.resize(index + 1, None);
         }
+        // A parameter is a value, not a column: a numeric one keeps its own scale
+        // (`price = $1` compares exactly; an INSERT fits it to the column later).
         if self.types[index].is_none() {
-            self.types[index] = ty;
+            self.types[index] = ty.map(comparison_type);
         }
     }
 
@@ -254,11 +256,16 @@ fn compile_unfolded(
             {
                 Scalar::Const(Datum::Int(i64::MIN))
             }
-            UnaryOperator::Minus => match compile_operand(expr, scope, params, expected)? {
-                Scalar::Const(Datum::Int(i)) => Scalar::Const(Datum::Int(-i)),
-                Scalar::Const(Datum::Float(f)) => Scalar::Const(Datum::Float(-f)),
-                Scalar::Const(Datum::Numeric(n)) => Scalar::Const(Datum::Numeric(-n)),
-                other => Scalar::Neg(Box::new(other)),
+            UnaryOperator::Minus => match compile_typed(expr, scope, params, expected)? {
+                (Scalar::Const(Datum::Int(i)), _) => Scalar::Const(Datum::Int(-i)),
+                (Scalar::Const(Datum::Float(f)), _) => Scalar::Const(Datum::Float(-f)),
+                (Scalar::Const(Datum::Numeric(n)), _) => Scalar::Const(Datum::Numeric(-n)),
+                // A numeric negates exactly here; a date, time or uuid not at all.
+                (other, ty) if family(&other, ty) == Some(Family::Numeric) => {
+                    Scalar::Neg(Box::new(other))
+                }
+                (other, ty) if is_own_kind(&other, ty) => return Err(temporal_operand()),
+                (other, _) => Scalar::Neg(Box::new(other)),
             },
             UnaryOperator::Plus => compile(expr, scope, params, expected)?,
             UnaryOperator::Not => Scalar::Not(Box::new(compile_operand(
@@ -567,6 +574,21 @@ fn binary(
                 _ => ArithOp::Mod,
             };
             let ((l, lty), (r, rty)) = compile_pair(scope, params, Some(SqlType::Int8))?;
+            // Numerics add, subtract and multiply exactly here, with PostgreSQL's scale
+            // (the larger one's, or their sum); with an integer too.
+            let numeric = |s: &Scalar, ty| family(s, ty) == Some(Family::Numeric);
+            let exact = |s: &Scalar, ty: Option<SqlType>| {
+                numeric(s, ty)
+                    || matches!(s, Scalar::Const(Datum::Int(_)))
+                    || ty.is_some_and(|ty| ty.integer_rank().is_some())
+            };
+            if matches!(arith, ArithOp::Add | ArithOp::Sub | ArithOp::Mul)
+                && (numeric(&l, lty) || numeric(&r, rty))
+                && exact(&l, lty)
+                && exact(&r, rty)
+            {
+                return Ok(Scalar::Arith(arith, Box::new(l), Box::new(r)));
+            }
             if is_own_kind(&l, lty) || is_own_kind(&r, rty) {
                 return Err(temporal_operand());
             }
@@ -1065,6 +1087,7 @@ pub fn eval(s: &Scalar, row: &[Datum], params: &[Datum]) -> SqlResult<Datum> {
         Scalar::Neg(e) => match eval(e, row, params)? {
             Datum::Int(i) => Datum::Int(i.checked_neg().ok_or_else(overflow)?),
             Datum::Float(f) => Datum::Float(-f),
+            Datum::Numeric(n) => Datum::Numeric(-n),
             Datum::Null => Datum::Null,
             other => {
                 return Err(SqlError::undefined_function(format!(
@@ -1257,6 +1280,30 @@ fn overflow() -> SqlError {
     SqlError::new(SqlState::NumericValueOutOfRange, "bigint out of range")
 }
 
+/// `+`, `-` or `*` with a numeric operand (the other a numeric or an integer), exact.
+fn numeric_arith(op: ArithOp, l: &Datum, r: &Datum) -> SqlResult<Datum> {
+    let exact = |d: &Datum| match d {
+        Datum::Numeric(n) => Some(n.clone()),
+        Datum::Int(i) => Some(bigdecimal::BigDecimal::from(*i)),
+        _ => None,
+    };
+    let (Some(a), Some(b)) = (exact(l), exact(r)) else {
+        return Err(SqlError::undefined_function(format!(
+            "operator does not exist for {} and {}",
+            super::values::render(l),
+            super::values::render(r)
+        )));
+    };
+    Ok(Datum::Numeric(match op {
+        ArithOp::Add => a + b,
+        ArithOp::Sub => a - b,
+        ArithOp::Mul => a * b,
+        ArithOp::Div | ArithOp::Mod => {
+            return Err(SqlError::unsupported("numeric division here"));
+        }
+    }))
+}
+
 fn arith(op: ArithOp, l: Datum, r: Datum) -> SqlResult<Datum> {
     let as_int = |d: &Datum| match d {
         Datum::Int(i) => Some(*i),
@@ -1271,6 +1318,9 @@ fn arith(op: ArithOp, l: Datum, r: Datum) -> SqlResult<Datum> {
     };
     if l == Datum::Null || r == Datum::Null {
         return Ok(Datum::Null);
+    }
+    if matches!(l, Datum::Numeric(_)) || matches!(r, Datum::Numeric(_)) {
+        return numeric_arith(op, &l, &r);
     }
     if let (Some(a), Some(b), false) = (
         as_int(&l),

@@ -239,6 +239,7 @@ fn plan_order(
 /// type announced in RowDescription).
 pub fn output_type(s: &Scalar, rel: Option<&Relation>, params: &Params) -> SqlType {
     let float = |ty: SqlType| matches!(ty, SqlType::Float4 | SqlType::Float8);
+    let numeric = |ty: SqlType| matches!(ty, SqlType::Numeric(_));
     match (s, rel) {
         (Scalar::Column(slot), Some(rel)) => rel.columns[rel.needed[*slot]].ty,
         (Scalar::Arith(_, l, r), _)
@@ -247,6 +248,13 @@ pub fn output_type(s: &Scalar, rel: Option<&Relation>, params: &Params) -> SqlTy
             SqlType::Float8
         }
         (Scalar::Neg(e), _) if float(output_type(e, rel, params)) => SqlType::Float8,
+        // Only numerics and integers reach the fast path's arithmetic together.
+        (Scalar::Arith(_, l, r), _)
+            if numeric(output_type(l, rel, params)) || numeric(output_type(r, rel, params)) =>
+        {
+            SqlType::Numeric(None)
+        }
+        (Scalar::Neg(e), _) if numeric(output_type(e, rel, params)) => SqlType::Numeric(None),
         (Scalar::Coalesce(operands), _) => {
             let first =
                 first_typed(operands).map_or(SqlType::Text, |o| output_type(o, rel, params));

@@ -420,7 +420,7 @@ impl Generator {
     }
 
     fn query(&mut self) -> String {
-        match self.rng.gen_range(0..17) {
+        match self.rng.gen_range(0..18) {
             // Subqueries, correlated and not, in WHERE.
             12 | 13 => {
                 let (first, rest) = match self.rng.gen_range(0..3) {
@@ -449,6 +449,28 @@ impl Generator {
                 self.where_clause(""),
                 self.limit()
             ),
+            // IN subqueries in the select list: correlated or not, negated or not,
+            // over columns with NULLs on both sides.
+            17 => {
+                let not = ["", "NOT "][self.rng.gen_range(0..2)];
+                let subquery = match self.rng.gen_range(0..3) {
+                    0 => format!(
+                        "SELECT t2.k1 FROM t2 WHERE t2.name {} {}",
+                        self.op(),
+                        self.word()
+                    ),
+                    1 => "SELECT t2.k1 FROM t2 WHERE t2.k1 = t1.k1".to_string(),
+                    _ => format!(
+                        "SELECT t2.k1 + 0 FROM t2 WHERE t2.w > {}",
+                        exact_double(&mut self.rng)
+                    ),
+                };
+                format!(
+                    "SELECT k1, k2, a {not}IN ({subquery}) AS i FROM t1{} ORDER BY k1, k2{}",
+                    self.where_clause(""),
+                    self.limit()
+                )
+            }
             // Casts, in the select list and in WHERE.
             15 => {
                 let (shown, tested) = (self.cast(true), self.cast(false));

@@ -811,3 +811,25 @@ async fn defaults_fill_what_an_insert_leaves_out() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// `x [NOT] IN (SELECT ...)` in a select list gives PostgreSQL's three-valued answer:
+/// NULL where x is NULL or where no row matches and one is NULL, false over no rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_subqueries_in_a_select_list_are_three_valued() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, x INTEGER)",
+        "CREATE TABLE u (id INTEGER PRIMARY KEY, y INTEGER)",
+        "INSERT INTO t VALUES (1, 1), (2, 2), (3, NULL), (4, 5)",
+        "INSERT INTO u VALUES (1, 1), (2, NULL), (3, 2)",
+        "SELECT 1 IN (SELECT y FROM u), 7 IN (SELECT y FROM u), NULL IN (SELECT y FROM u), \
+         1 IN (SELECT y FROM u WHERE false)",
+        "SELECT id, x IN (SELECT y FROM u) AS i, x NOT IN (SELECT y FROM u) AS n \
+         FROM t ORDER BY id",
+        "SELECT id, x IN (SELECT y FROM u WHERE u.id = t.id) FROM t ORDER BY id",
+        "SELECT id, x IN (SELECT y + 0 FROM u WHERE y IS NOT NULL) FROM t ORDER BY id",
+        "SELECT id, CASE WHEN x IN (SELECT y FROM u) THEN 'yes' ELSE 'no' END FROM t \
+         ORDER BY id",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -7,9 +7,9 @@
 use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
-    pg_array_subqueries, pg_compat, pg_functions, pg_in_subqueries, pg_integer_overflow,
-    pg_numeric_results, pg_parameter_types, pg_sequences, pg_settings, pg_syntax, pg_time,
-    pg_time_text,
+    pg_array_subqueries, pg_compat, pg_functions, pg_in_select_list, pg_in_subqueries,
+    pg_integer_overflow, pg_numeric_results, pg_parameter_types, pg_sequences, pg_settings,
+    pg_syntax, pg_time, pg_time_text,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -186,6 +186,7 @@ impl QueryEngine {
         pg_time_text::microsecond_timestamps(&mut query)?;
         pg_sequences::number_calls(&mut query);
         pg_array_subqueries::rewrite(&mut query)?;
+        pg_in_select_list::rewrite(&mut query);
         let mut given = given.to_vec();
         let mut untyped_any = Vec::new();
         let limits = pg_parameter_types::limit_parameter_types(&query);

@@ -863,6 +863,11 @@ mod tests {
             "SELECT (SELECT c.collname FROM pg_collation c WHERE c.oid <> 100)",
         ),
         (
+            "outer_condition_subquery",
+            "SELECT (SELECT d.adbin FROM pg_attrdef d WHERE d.adnum = a.attnum AND a.atthasdef) \
+             FROM pg_attribute a",
+        ),
+        (
             "aggregate_scalar_subquery",
             "SELECT (SELECT count(*) FROM pg_class)",
         ),
@@ -885,6 +890,20 @@ mod tests {
             });
             assert!(fired, "rule {name} does not fire on {sql}");
         }
+    }
+
+    #[test]
+    fn a_subquery_filtered_on_an_outer_column_alone_is_a_case() {
+        assert_eq!(
+            rewritten(
+                "SELECT (SELECT d.adbin FROM pg_attrdef d WHERE d.adrelid = a.attrelid \
+                 AND pg_catalog.pg_attribute.atthasdef AND d.adnum = a.attnum) \
+                 FROM pg_attribute"
+            ),
+            "SELECT CASE WHEN pg_catalog.pg_attribute.atthasdef THEN (SELECT max(d.adbin) \
+             FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = \
+             a.attnum) END FROM pg_catalog.pg_attribute"
+        );
     }
 
     #[test]

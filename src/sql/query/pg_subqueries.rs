@@ -61,7 +61,7 @@ fn prune_empty_branches(query: &mut Query) {
 
 /// A query that is one `SELECT column FROM ... [WHERE ...]` with nothing else: its
 /// column, FROM list and condition (`true` without one).
-fn plain_select(query: &Query) -> Option<(String, String, String)> {
+pub(super) fn plain_select(query: &Query) -> Option<(String, String, String)> {
     if query.with.is_some() || query.order_by.is_some() || query.limit_clause.is_some() {
         return None;
     }
