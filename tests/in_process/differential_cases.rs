@@ -741,6 +741,8 @@ async fn numerics_are_exact() {
             "UPDATE t SET price = 99999999.999 WHERE k = 2",
             "INSERT INTO t VALUES (2, 3.333, 1, 1) ON CONFLICT (k) DO UPDATE \
              SET price = EXCLUDED.price RETURNING price",
+            "INSERT INTO t VALUES (2, 0.005, 2, 1) ON CONFLICT (k) DO UPDATE \
+             SET price = t.price + EXCLUDED.price, qty = t.qty * 2 - 1 RETURNING price, qty",
             "SELECT price, qty FROM t WHERE k IN (1, 2) ORDER BY k",
             "SELECT atttypmod::int, format_type(atttypid, atttypmod) FROM pg_attribute \
              WHERE attrelid = 't'::regclass AND attnum > 0 ORDER BY attnum",

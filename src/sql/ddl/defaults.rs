@@ -116,64 +116,41 @@ pub fn is_default_item(expr: &Expr) -> bool {
 }
 
 /// `insert` with `table`'s defaults filled in (see the module comment), or `None` when
-/// it leaves out no column that has one and has no `DEFAULT` item for one.
+/// it leaves out no column that has one and has no `DEFAULT` item for one. Nothing is
+/// copied then: this runs for every INSERT.
 pub fn fill_insert(insert: &ast::Insert, table: &TableMeta) -> SqlResult<Option<ast::Insert>> {
-    let all_columns = || -> Vec<String> {
-        table
-            .ordered_columns()
-            .into_iter()
-            .filter(|c| !(table.auto_rowid && *c == super::ROWID))
-            .map(String::from)
-            .collect()
-    };
-    let mut insert = insert.clone();
-    let Some(source) = insert.source.as_mut() else {
-        if !insert.columns.is_empty() {
-            return Ok(None);
-        }
-        // `INSERT ... DEFAULT VALUES`: one row of the defaults (generated columns
-        // generate theirs when the INSERT is planned).
-        let columns: Vec<String> = all_columns()
-            .into_iter()
-            .filter(|c| table.defaults.contains_key(c))
-            .collect();
-        let row = columns
-            .iter()
-            .map(|c| parse_default(&table.defaults[c]))
-            .collect::<SqlResult<Vec<_>>>()?;
-        insert.columns = columns.iter().map(|c| quoted(c)).collect();
-        insert.source = Some(Box::new(values_query(vec![row])));
-        return Ok(Some(insert));
+    let Some(source) = insert.source.as_deref() else {
+        return default_values(insert, table);
     };
     if table.defaults.is_empty() {
         return Ok(None);
     }
-    let named: Vec<String> = if insert.columns.is_empty() {
-        let mut columns = all_columns();
-        // Without a column list, shorter VALUES rows fill the first columns.
-        if let SetExpr::Values(values) = &*source.body {
-            if let Some(width) = values.rows.first().map(|row| row.len()) {
-                columns.truncate(width);
-            }
-        }
-        columns
-    } else {
-        insert
-            .columns
-            .iter()
-            .map(|c| super::object_name(c).map(|(_, n)| n))
-            .collect::<SqlResult<_>>()?
-    };
+    let named = target_columns(insert, source, table)?;
     let omitted: Vec<&String> = table
         .column_order
         .iter()
         .filter(|c| table.defaults.contains_key(*c) && !named.contains(c))
         .collect();
-    let mut changed = !omitted.is_empty();
+    let defaulted_item = |row: &[Expr]| {
+        row.iter()
+            .zip(&named)
+            .any(|(item, column)| is_default_item(item) && table.defaults.contains_key(column))
+    };
+    let default_items = match &*source.body {
+        SetExpr::Values(values) => values.rows.iter().any(|row| defaulted_item(row)),
+        _ => false,
+    };
+    if omitted.is_empty() && !default_items {
+        return Ok(None);
+    }
     let omitted_defaults = omitted
         .iter()
         .map(|c| parse_default(&table.defaults[*c]))
         .collect::<SqlResult<Vec<_>>>()?;
+    let mut insert = insert.clone();
+    let Some(source) = insert.source.as_mut() else {
+        return Ok(None);
+    };
     match &mut *source.body {
         SetExpr::Values(values) => {
             for row in &mut values.rows {
@@ -181,13 +158,11 @@ pub fn fill_insert(insert: &ast::Insert, table: &TableMeta) -> SqlResult<Option<
                     if let (true, Some(text)) = (is_default_item(item), table.defaults.get(column))
                     {
                         *item = parse_default(text)?;
-                        changed = true;
                     }
                 }
                 row.extend(omitted_defaults.iter().cloned());
             }
         }
-        _ if omitted.is_empty() => {}
         _ => {
             // INSERT ... SELECT: the query's rows, each with the defaults after them.
             let defaults = omitted_defaults
@@ -211,15 +186,66 @@ pub fn fill_insert(insert: &ast::Insert, table: &TableMeta) -> SqlResult<Option<
                 .map_err(|e| SqlError::internal(format!("not a query: {sql}: {e}")))?;
         }
     }
-    if !changed {
-        return Ok(None);
-    }
     insert.columns = named
         .iter()
         .chain(omitted.iter().copied())
         .map(|c| quoted(c))
         .collect();
     Ok(Some(insert))
+}
+
+/// `INSERT ... DEFAULT VALUES` as one VALUES row of the defaults (generated columns
+/// generate theirs when the INSERT is planned); `None` for an INSERT with a column
+/// list and no source, which is not one.
+fn default_values(insert: &ast::Insert, table: &TableMeta) -> SqlResult<Option<ast::Insert>> {
+    if !insert.columns.is_empty() {
+        return Ok(None);
+    }
+    let columns: Vec<String> = visible_columns(table)
+        .into_iter()
+        .filter(|c| table.defaults.contains_key(c))
+        .collect();
+    let row = columns
+        .iter()
+        .map(|c| parse_default(&table.defaults[c]))
+        .collect::<SqlResult<Vec<_>>>()?;
+    let mut insert = insert.clone();
+    insert.columns = columns.iter().map(|c| quoted(c)).collect();
+    insert.source = Some(Box::new(values_query(vec![row])));
+    Ok(Some(insert))
+}
+
+/// The columns an INSERT's values go to: its column list, or the table's columns in
+/// order (as many as a VALUES row has: shorter rows fill the first columns).
+fn target_columns(
+    insert: &ast::Insert,
+    source: &ast::Query,
+    table: &TableMeta,
+) -> SqlResult<Vec<String>> {
+    if !insert.columns.is_empty() {
+        return insert
+            .columns
+            .iter()
+            .map(|c| super::object_name(c).map(|(_, n)| n))
+            .collect();
+    }
+    let mut columns = visible_columns(table);
+    if let SetExpr::Values(values) = &*source.body {
+        if let Some(width) = values.rows.first().map(|row| row.len()) {
+            columns.truncate(width);
+        }
+    }
+    Ok(columns)
+}
+
+/// The table's columns a client sees, in order (not the hidden `_rowid`).
+fn visible_columns(table: &TableMeta) -> Vec<String> {
+    table
+        .ordered_columns()
+        .into_iter()
+        .filter(|c| !(table.auto_rowid && *c == super::ROWID))
+        .map(String::from)
+        .collect()
 }
 
 /// A column name as an INSERT's column list item, quoted to keep its case.
