@@ -698,23 +698,20 @@ fn outer_condition_subquery(expr: &mut Expr) -> Outcome {
             _ => None,
         })
         .collect();
-    let Some(selection) = select.selection.take() else {
+    let Some(selection) = &select.selection else {
         return Outcome::Pass;
     };
-    let mut kept = Vec::new();
-    let mut lifted = Vec::new();
-    for conjunct in conjuncts(selection) {
-        match &conjunct {
-            // `a.atthasdef`, `pg_catalog.pg_attribute.atthasdef`: a column of a table
-            // the subquery does not read.
-            Expr::CompoundIdentifier(parts)
-                if parts.len() >= 2 && !inner.contains(&parts[parts.len() - 2].value) =>
-            {
-                lifted.push(conjunct)
-            }
-            _ => kept.push(conjunct),
-        }
+    let outer_column = |e: &Expr| {
+        matches!(e, Expr::CompoundIdentifier(parts)
+            if parts.len() >= 2 && !inner.contains(&parts[parts.len() - 2].value))
+    };
+    let parts = conjuncts(selection.clone());
+    if !parts.iter().any(outer_column) {
+        return Outcome::Pass;
     }
+    // `a.atthasdef`, `pg_catalog.pg_attribute.atthasdef`: a column of a table the
+    // subquery does not read, tested alone.
+    let (lifted, kept): (Vec<Expr>, Vec<Expr>) = parts.into_iter().partition(outer_column);
     select.selection = kept.into_iter().reduce(|a, b| Expr::BinaryOp {
         left: Box::new(a),
         op: BinaryOperator::And,
@@ -740,7 +737,8 @@ fn outer_condition_subquery(expr: &mut Expr) -> Outcome {
     })
 }
 
-/// The AND-ed parts of a condition.
+/// The AND-ed parts of a condition (a parenthesized part stays whole, parentheses and
+/// all, so the condition prints as it parses).
 fn conjuncts(condition: Expr) -> Vec<Expr> {
     match condition {
         Expr::BinaryOp {
@@ -752,7 +750,6 @@ fn conjuncts(condition: Expr) -> Vec<Expr> {
             parts.extend(conjuncts(*right));
             parts
         }
-        Expr::Nested(inner) => conjuncts(*inner),
         other => vec![other],
     }
 }
