@@ -701,6 +701,8 @@ async fn timestamp_precision_rounds_written_values() {
          ON CONFLICT (k) DO UPDATE SET a = EXCLUDED.a RETURNING a",
         "SELECT * FROM t ORDER BY k",
         "SELECT k FROM t WHERE a = '2024-03-01 10:00:01'",
+        "SELECT attname::text, atttypmod::int, format_type(atttypid, atttypmod) \
+         FROM pg_attribute WHERE attrelid = 't'::regclass AND attnum IN (2, 3) ORDER BY attnum",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));

@@ -41,13 +41,14 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bo
     let text = ty == SqlType::Text;
     let identity = identity(table, &name);
     let has_default = column_default(table, &name).is_some();
+    let typmod = typmod(table, &name, ty);
     vec![
         V::I(table_oid(table)),
         V::T(name),
         V::I(i64::from(ty.oid())),
         V::I(i as i64 + 1),
         V::I(-1),
-        V::I(typmod(ty)),
+        V::I(typmod),
         V::B(not_null),
         V::B(has_default),
         V::B(false),
@@ -67,10 +68,14 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bo
     ]
 }
 
-/// `atttypmod`: a `NUMERIC(p,s)`'s precision and scale; -1 for every other type.
-pub fn typmod(ty: SqlType) -> i64 {
+/// `atttypmod`: a `NUMERIC(p,s)`'s precision and scale, a `TIMESTAMP(p)`'s digits of a
+/// second; -1 for every other type.
+pub fn typmod(table: &TableMeta, column: &str, ty: SqlType) -> i64 {
     match ty {
         SqlType::Numeric(Some(typmod)) => i64::from(typmod.atttypmod()),
+        SqlType::Timestamp | SqlType::TimestampTz => {
+            table.time_precision(column).map_or(-1, i64::from)
+        }
         _ => -1,
     }
 }

@@ -50,8 +50,9 @@ pub fn type_oid_by_name(name: &str) -> Option<i64> {
         .map(|(oid, _, _)| *oid)
 }
 
-/// The name `format_type(oid, typmod)` prints: a numeric's precision and scale
-/// follow its name, as `numeric(10,2)`.
+/// The name `format_type(oid, typmod)` prints: a numeric's precision and scale follow
+/// its name (`numeric(10,2)`), a timestamp's digits its first word (`timestamp(3)
+/// without time zone`).
 pub fn format_type_with_typmod(oid: i64, typmod: Option<i64>) -> Option<String> {
     let name = format_type(oid)?;
     Some(match (oid, typmod) {
@@ -59,6 +60,11 @@ pub fn format_type_with_typmod(oid: i64, typmod: Option<i64>) -> Option<String> 
             let packed = typmod - 4;
             format!("{name}({},{})", packed >> 16, packed & 0xffff)
         }
+        // `timestamp(3) without time zone`: the digits follow the first word.
+        (1114 | 1184, Some(digits)) if (0..=6).contains(&digits) => match name.split_once(' ') {
+            Some((first, rest)) => format!("{first}({digits}) {rest}"),
+            None => format!("{name}({digits})"),
+        },
         _ => name.to_string(),
     })
 }
