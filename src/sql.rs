@@ -4,12 +4,14 @@
 
 mod access;
 mod copy_statement;
+mod cursor_statements;
 pub mod datetime;
 mod ddl;
 mod dml;
 mod explain;
 mod expr;
 mod notices;
+mod open_cursors;
 pub mod pg_array_text;
 mod pg_catalog;
 pub mod pg_numeric;
@@ -152,6 +154,12 @@ pub trait SqlSession: Send + 'static {
     /// The session's `TimeZone`, in which `timestamptz` values are read and shown.
     fn time_zone(&self) -> datetime::TimeZone {
         datetime::TimeZone::default()
+    }
+
+    /// The columns of the SQL cursor `name` (`DECLARE name CURSOR FOR ...`), which the
+    /// protocol may describe as a portal of that name, as PostgreSQL lets it.
+    fn cursor_columns(&self, _name: &str) -> Option<Arc<Vec<OutputColumn>>> {
+        None
     }
 
     /// A statement was interrupted (cancel or `statement_timeout`) before it finished:

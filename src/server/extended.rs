@@ -320,6 +320,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
                 self.wire.put(&ParameterDescription::new(oids));
                 self.put_description(&description, None);
             }
+            // A cursor DECLARE opened is a portal too (psycopg's named cursors describe
+            // theirs); FETCH reads it.
+            Target::Portal if self.portals.get(name).is_none() => {
+                let columns = self
+                    .session
+                    .cursor_columns(name)
+                    .ok_or_else(|| missing_portal(name))?;
+                let mut description = BytesMut::new();
+                put_row_description(&mut description, &columns, &Formats::Text);
+                self.put_description(&description.freeze(), None);
+            }
             Target::Portal => {
                 let portal = self.portals.get(name).ok_or_else(|| missing_portal(name))?;
                 let description = portal.text_row_description.clone();

@@ -4,6 +4,7 @@
 //! against lives in `SessionState`.
 
 use super::copy_statement::{Copies, CopyCommand};
+use super::cursor_statements::{CursorPlan, Cursors};
 use super::expr::Params;
 use super::notices::Notice;
 use super::plan_cache::{self, Lookup, PlanCache, Template};
@@ -40,6 +41,7 @@ enum Plan {
     Transaction(TransactionCommand),
     Session(SessionCommand),
     Copy(CopyCommand),
+    Cursor(CursorPlan),
     Role(Box<Statement>),
     /// Only comments or semicolons.
     Empty,
@@ -78,6 +80,10 @@ macro_rules! with_handler {
                 type $handler = RoleStatements;
                 $body
             }
+            Plan::Cursor($inner) => {
+                type $handler = Cursors;
+                $body
+            }
             Plan::Empty => $empty,
         }
     };
@@ -102,6 +108,7 @@ fn route(state: &SessionState, statement: Box<Statement>, params: &mut Params) -
     let statement = offer!(statement, RoleStatements, Plan::Role);
     let statement = offer!(statement, SchemaChanges, Plan::Schema);
     let statement = offer!(statement, Copies, Plan::Copy);
+    let statement = offer!(statement, Cursors, Plan::Cursor);
     Err(SqlError::unsupported(format!(
         "statement not supported yet: {}",
         first_words(&statement.to_string())
@@ -394,6 +401,10 @@ impl SqlSession for Session {
 
     fn time_zone(&self) -> super::datetime::TimeZone {
         self.state.settings.time_zone()
+    }
+
+    fn cursor_columns(&self, name: &str) -> Option<Arc<Vec<OutputColumn>>> {
+        self.state.cursors.get(name).map(|cursor| cursor.columns())
     }
 
     fn statement_interrupted(&mut self) {

@@ -6,6 +6,7 @@
 use super::dml::WriteTarget;
 use super::expr::Params;
 use super::notices::Notices;
+use super::open_cursors::Cursor;
 use super::query::{self, QueryEngine};
 use super::row_reader::ReadContext;
 use super::sequence_values::SequenceValues;
@@ -16,6 +17,7 @@ use super::transaction_block::Transaction;
 use crate::auth::Access;
 use crate::engine::Engine;
 use datafusion::execution::runtime_env::RuntimeEnv;
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 pub(super) struct SessionState {
@@ -39,6 +41,8 @@ pub(super) struct SessionState {
     pub(super) aftermath: Arc<Aftermath>,
     /// What the session's sequences handed out, for currval and lastval.
     pub(super) sequence_values: Arc<SequenceValues>,
+    /// The cursors DECLARE opened, by name.
+    pub(super) cursors: HashMap<String, Cursor>,
 }
 
 impl SessionState {
@@ -61,6 +65,7 @@ impl SessionState {
             access: Access::default(),
             aftermath: Arc::default(),
             sequence_values: Arc::default(),
+            cursors: HashMap::new(),
         }
     }
 
@@ -128,9 +133,11 @@ impl SessionState {
         }
     }
 
-    /// Ends the transaction block, if any: SET LOCAL values end with it.
+    /// Ends the transaction block, if any: SET LOCAL values and cursors without HOLD end
+    /// with it.
     pub(super) fn end_transaction(&mut self) -> Option<Transaction> {
         self.settings.end_transaction();
+        self.cursors.retain(|_, cursor| cursor.held());
         self.sync_query_settings();
         self.transaction.take()
     }

@@ -837,3 +837,38 @@ async fn in_subqueries_in_a_select_list_are_three_valued() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// SQL cursors: DECLARE in a block (or WITH HOLD outside one), FETCH forward by count,
+/// NEXT and ALL, CLOSE; a cursor without HOLD ends with its block.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cursors_fetch_forward() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)",
+        "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, NULL)",
+        "DECLARE c CURSOR FOR SELECT * FROM t",
+        "BEGIN",
+        "DECLARE c NO SCROLL CURSOR WITHOUT HOLD FOR SELECT id, v FROM t ORDER BY id",
+        "FETCH FORWARD 2 FROM c",
+        "FETCH NEXT FROM c",
+        "FETCH 1 IN c",
+        "FETCH ALL FROM c",
+        "FETCH FORWARD 3 FROM c",
+        "CLOSE c",
+        "COMMIT",
+        "BEGIN",
+        "DECLARE d CURSOR FOR SELECT v || '!' AS w, id * 2 FROM t WHERE id > 2 ORDER BY id DESC",
+        "FETCH 2 FROM d",
+        "COMMIT",
+        "FETCH 1 FROM d",
+        "DECLARE h CURSOR WITH HOLD FOR SELECT count(*) FROM t",
+        "FETCH ALL FROM h",
+        "CLOSE h",
+        "CLOSE h",
+        "DECLARE h1 CURSOR WITH HOLD FOR SELECT 1",
+        "DECLARE h2 CURSOR WITH HOLD FOR SELECT 2",
+        "CLOSE ALL",
+        "FETCH 1 FROM h2",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

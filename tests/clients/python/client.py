@@ -395,10 +395,38 @@ def psycopg_decimals():
         conn.execute("DROP TABLE prices")
 
 
+def psycopg_server_cursors():
+    """psycopg's named cursors: DECLARE, a described portal, FETCH in batches, CLOSE."""
+    with psycopg.connect(DSN) as conn:
+        with conn.cursor() as cur:
+            cur.execute("CREATE TABLE walk (id BIGINT PRIMARY KEY, v TEXT)")
+            cur.executemany("INSERT INTO walk VALUES (%s, %s)", [(i, f"v{i}") for i in range(10)])
+        conn.commit()
+        with conn.cursor(name="walker") as cur:
+            cur.itersize = 3
+            cur.execute("SELECT id, v FROM walk WHERE id >= %s ORDER BY id", (2,))
+            check([d.name for d in cur.description] == ["id", "v"], "named cursor is described")
+            rows = list(cur)
+            check(rows == [(i, f"v{i}") for i in range(2, 10)],
+                  f"named cursor fetches every row in batches {rows!r}")
+        conn.commit()
+        with conn.cursor(name="kept", withhold=True) as cur:
+            cur.execute("SELECT id FROM walk ORDER BY id DESC")
+            first = cur.fetchmany(2)
+            conn.commit()
+            rest = cur.fetchall()
+            check(first == [(9,), (8,)] and len(rest) == 8,
+                  f"a WITH HOLD cursor outlives its COMMIT {first!r} {len(rest)}")
+        conn.commit()
+        conn.autocommit = True
+        conn.execute("DROP TABLE walk")
+
+
 def main():
     psycopg_binds()
     psycopg_dates_and_times()
     psycopg_decimals()
+    psycopg_server_cursors()
     psycopg_copy()
     engine = create_engine(URL)
     with engine.connect() as conn:
