@@ -183,6 +183,13 @@ pub fn from_i128(unscaled: i128, scale: i8) -> BigDecimal {
     display_scale(BigDecimal::new(BigInt::from(unscaled), i64::from(scale)))
 }
 
+/// The numeric whose unscaled digits are `text` (an Arrow `Decimal256` value's), at
+/// `scale`; `None` if `text` is not an integer.
+pub fn from_unscaled_text(text: &str, scale: i8) -> Option<BigDecimal> {
+    let unscaled = BigInt::from_str(text).ok()?;
+    Some(display_scale(BigDecimal::new(unscaled, i64::from(scale))))
+}
+
 /// `numeric_send`: digit count, weight, sign and display scale, then the digits in
 /// base 10 000, each an `int16`, grouped around the point; no leading or trailing zero
 /// groups.
@@ -339,5 +346,10 @@ mod tests {
         assert_eq!(to_i128(&n("1.505"), 2), None);
         assert_eq!(format(&from_i128(-150, 2)), "-1.50");
         assert_eq!(format(&from_f64(0.1).expect("finite")), "0.1");
+        let wide = from_unscaled_text("-1999999999999999999999999999999999999998", 1);
+        assert_eq!(
+            wide.map(|n| format(&n)).as_deref(),
+            Some("-199999999999999999999999999999999999999.8")
+        );
     }
 }

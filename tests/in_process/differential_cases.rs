@@ -766,6 +766,9 @@ async fn numerics_are_exact() {
             "SELECT k, sum(a) FROM u GROUP BY k ORDER BY k",
             "SELECT avg(a) FROM u WHERE k = 3",
             "SELECT sum(a) + 1 FROM u",
+            "SELECT 123456789012345678901234567890123456789012 + x FROM (VALUES (1)) v(x)",
+            "SELECT sum(x) FROM (VALUES (99999999999999999999999999999999999999.0), \
+             (99999999999999999999999999999999999999.0)) v(x)",
         ],
     ])
     .await;

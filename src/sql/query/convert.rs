@@ -13,8 +13,8 @@ use datafusion::arrow::array::{
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Float64Type, Int64Type, SchemaRef, TimeUnit,
-    TimestampMicrosecondType,
+    DataType, Date32Type, Decimal128Type, Decimal256Type, Float64Type, Int64Type, SchemaRef,
+    TimeUnit, TimestampMicrosecondType,
 };
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
@@ -425,14 +425,25 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                 });
             }
         }
+        // A wider decimal (a sum of 38-digit ones, a 42-digit literal): each value as
+        // its digits, which no 128-bit cast could hold.
+        SqlType::Numeric(_) if matches!(array.data_type(), DataType::Decimal256(..)) => {
+            let decimals = array.as_primitive::<Decimal256Type>();
+            let scale = decimals.scale();
+            for i in 0..len {
+                out.push(match decimals.is_null(i) {
+                    true => Datum::Null,
+                    false => Datum::Numeric(
+                        pg_numeric::from_unscaled_text(&decimals.value(i).to_string(), scale)
+                            .ok_or_else(|| SqlError::internal("a decimal's digits do not parse"))?,
+                    ),
+                });
+            }
+        }
         SqlType::Numeric(_) => {
             let decimals = match array.data_type() {
                 DataType::Decimal128(..) => Arc::clone(array),
-                // An integer or a wider decimal, at its own scale.
-                DataType::Decimal256(precision, scale) => {
-                    cast(array, &DataType::Decimal128((*precision).min(38), *scale))
-                        .map_err(arrow_error)?
-                }
+                // An integer, at scale 0.
                 _ => cast(array, &DataType::Decimal128(38, 0)).map_err(arrow_error)?,
             };
             let scale = match decimals.data_type() {
