@@ -1294,14 +1294,15 @@ fn numeric_arith(op: ArithOp, l: &Datum, r: &Datum) -> SqlResult<Datum> {
             super::values::render(r)
         )));
     };
-    Ok(Datum::Numeric(match op {
+    let result = match op {
         ArithOp::Add => a + b,
         ArithOp::Sub => a - b,
         ArithOp::Mul => a * b,
         ArithOp::Div | ArithOp::Mod => {
             return Err(SqlError::unsupported("numeric division here"));
         }
-    }))
+    };
+    super::pg_numeric::bounded(result).map(Datum::Numeric)
 }
 
 fn arith(op: ArithOp, l: Datum, r: Datum) -> SqlResult<Datum> {

@@ -103,8 +103,23 @@ pub fn parse(text: &str) -> SqlResult<BigDecimal> {
             return Err(invalid(text));
         }
     }
-    let value = BigDecimal::from_str(trimmed).map_err(|_| invalid(text))?;
-    Ok(display_scale(value))
+    bounded(display_scale(
+        BigDecimal::from_str(trimmed).map_err(|_| invalid(text))?,
+    ))
+}
+
+/// `value`, or 22003 past PostgreSQL's bounds: 131072 digits before the point, 16383
+/// after (which also keeps `numeric_send`'s 16-bit digit count and weight in range).
+pub fn bounded(value: BigDecimal) -> SqlResult<BigDecimal> {
+    let scale = value.fractional_digit_count();
+    let whole_digits = value.digits() as i64 - scale;
+    if whole_digits > 131_072 || scale > 16_383 {
+        return Err(SqlError::new(
+            SqlState::NumericValueOutOfRange,
+            "value overflows numeric format",
+        ));
+    }
+    Ok(value)
 }
 
 /// A value with a negative scale (`1e3` is 1 × 10³) given scale 0, as PostgreSQL keeps
@@ -302,6 +317,8 @@ mod tests {
             let err = parse(input).expect_err(input);
             assert_eq!(err.code(), "22P02", "{input}");
         }
+        let huge = format!("1{}", "0".repeat(131_072));
+        assert_eq!(parse(&huge).map_err(|e| e.code()).err(), Some("22003"));
         let err = parse("NaN").expect_err("NaN");
         assert_eq!(err.code(), "0A000");
     }
