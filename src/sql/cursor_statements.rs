@@ -4,10 +4,11 @@
 //!
 //! A cursor's query is planned and started when it is declared; FETCH reads its next
 //! rows (`open_cursors`), so a cursor over a table sees rows written after DECLARE
-//! that its scan has not reached yet, where PostgreSQL's reads its snapshot. A cursor without HOLD may only be declared
-//! in a transaction block and is closed when the block ends; one WITH HOLD lives until
-//! CLOSE or the session's end. Cursors only move forward here: `SCROLL`, backward
-//! fetches and `BINARY` are refused (0A000) rather than accepted and ignored.
+//! that its scan has not reached yet, where PostgreSQL's reads its snapshot. A cursor
+//! without HOLD may only be declared in a transaction block and is closed when the
+//! block ends; one WITH HOLD lives until CLOSE or the session's end. Cursors only move
+//! forward here: `SCROLL`, backward fetches and `BINARY` are refused (0A000) rather
+//! than accepted and ignored.
 
 use super::expr::{fold, Params};
 use super::open_cursors::Cursor;
