@@ -197,6 +197,41 @@ impl Engine {
             .await
     }
 
+    /// Declares an attribute column `NOT NULL` (`true`) or not; a key column is always
+    /// NOT NULL, so it cannot drop it. The caller has checked the rows (`SET NOT NULL`
+    /// on a column some row lacks is 23502 in PostgreSQL).
+    pub async fn set_not_null(
+        &self,
+        instance: &str,
+        name: &str,
+        column: &str,
+        not_null: bool,
+    ) -> EngineResult<Arc<TableMeta>> {
+        self.catalog
+            .alter_table(instance, name, |meta| {
+                if meta.pk_index(column).is_some() {
+                    return match not_null {
+                        true => Ok(()),
+                        false => Err(EngineError::KeyColumnNotNull {
+                            column: column.into(),
+                        }),
+                    };
+                }
+                if meta.column(column).is_none() {
+                    return Err(EngineError::NoSuchColumn {
+                        table: meta.name.clone(),
+                        column: column.into(),
+                    });
+                }
+                match not_null {
+                    true => meta.declared.not_null.insert(column.into()),
+                    false => meta.declared.not_null.remove(column),
+                };
+                Ok(())
+            })
+            .await
+    }
+
     /// Sets (`Some`) or drops (`None`) a column's `DEFAULT` expression.
     pub async fn set_column_default(
         &self,

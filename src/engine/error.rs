@@ -38,6 +38,8 @@ pub enum EngineError {
     ColumnExists { name: String },
     #[error("column \"{column}\" of relation \"{table}\" does not exist")]
     NoSuchColumn { table: String, column: String },
+    #[error("column \"{column}\" is in a primary key")]
+    KeyColumnNotNull { column: String },
     #[error("a primary key has 1 to 4 columns, not {count}")]
     PkColumnCount { count: usize },
     #[error("primary key column \"{column}\" has type {given}, but only String (TEXT), Integer (BIGINT) and Binary (BYTEA) are allowed")]

@@ -357,6 +357,32 @@ fn is_not_null(column: &ast::ColumnDef) -> bool {
 
 /// Whether `table` has a row a reader sees.
 async fn has_rows(engine: &Engine, table: &crate::engine::TableMeta) -> SqlResult<bool> {
+    has_row_where(engine, table, Default::default()).await
+}
+
+/// Whether a row of `table` a reader sees has no value in `column`.
+async fn has_null_in(
+    engine: &Engine,
+    table: &crate::engine::TableMeta,
+    column: &str,
+) -> SqlResult<bool> {
+    let read = crate::engine::ReadOptions {
+        columns: Some(vec![column.to_string()]),
+        filter: Some(crate::engine::ColumnCondition::Exists {
+            column: column.to_string(),
+            present: false,
+        }),
+        ..Default::default()
+    };
+    has_row_where(engine, table, read).await
+}
+
+/// Whether `table` has a row that `read` (its filter) returns.
+async fn has_row_where(
+    engine: &Engine,
+    table: &crate::engine::TableMeta,
+    read: crate::engine::ReadOptions,
+) -> SqlResult<bool> {
     let mut start = vec![PkBound::InfMin; table.pk.len()];
     loop {
         let page = engine
@@ -367,7 +393,7 @@ async fn has_rows(engine: &Engine, table: &crate::engine::TableMeta) -> SqlResul
                     end: vec![PkBound::InfMax; table.pk.len()],
                     direction: Direction::Forward,
                     limit: Some(1),
-                    read: Default::default(),
+                    read: read.clone(),
                 },
             )
             .await?;
@@ -548,6 +574,28 @@ pub async fn alter_table(
                 let default = defaults::check(&column, value, ty)?;
                 engine
                     .set_column_default(instance, &name, &column, Some(default))
+                    .await?;
+            }
+            AlterTableOperation::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::SetNotNull,
+            } => {
+                let column = fold(column_name);
+                let table = engine.table(instance, &name)?;
+                if table.column(&column).is_some() && has_null_in(engine, &table, &column).await? {
+                    return Err(SqlError::new(
+                        SqlState::NotNullViolation,
+                        format!("column \"{column}\" of relation \"{name}\" contains null values"),
+                    ));
+                }
+                engine.set_not_null(instance, &name, &column, true).await?;
+            }
+            AlterTableOperation::AlterColumn {
+                column_name,
+                op: ast::AlterColumnOperation::DropNotNull,
+            } => {
+                engine
+                    .set_not_null(instance, &name, &fold(column_name), false)
                     .await?;
             }
             AlterTableOperation::AlterColumn {

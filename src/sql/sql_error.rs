@@ -221,6 +221,7 @@ mod tests {
                 },
                 "42703",
             ),
+            (KeyColumnNotNull { column: s() }, "42P16"),
             (PkColumnCount { count: 5 }, "22023"),
             (
                 BadPkType {

@@ -31,6 +31,7 @@ impl From<&EngineError> for SqlState {
             TableExists { .. } => SqlState::DuplicateTable,
             ColumnExists { .. } => SqlState::DuplicateColumn,
             NoSuchColumn { .. } => SqlState::UndefinedColumn,
+            KeyColumnNotNull { .. } => SqlState::InvalidTableDefinition,
             BadPkType { .. } | PkTypeMismatch { .. } | IncrementType { .. } => {
                 SqlState::DatatypeMismatch
             }

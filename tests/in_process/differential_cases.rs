@@ -875,3 +875,30 @@ async fn cursors_fetch_forward() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// `ALTER COLUMN ... SET NOT NULL` checks the rows there are (23502 if one has none)
+/// and is enforced from then on; `DROP NOT NULL` lifts it; a key column keeps it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alter_column_sets_and_drops_not_null() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, a TEXT, b INTEGER)",
+        "INSERT INTO t VALUES (1, 'x', NULL), (2, 'y', 5)",
+        "ALTER TABLE t ALTER COLUMN a SET NOT NULL",
+        "INSERT INTO t VALUES (3, NULL, 1)",
+        "ALTER TABLE t ALTER COLUMN b SET NOT NULL",
+        "SELECT attname::text, attnotnull FROM pg_attribute \
+         WHERE attrelid = 't'::regclass AND attnum > 0 ORDER BY attnum",
+        "UPDATE t SET b = 0 WHERE b IS NULL",
+        "ALTER TABLE t ALTER COLUMN b SET NOT NULL",
+        "UPDATE t SET b = NULL WHERE id = 1",
+        "ALTER TABLE t ALTER COLUMN a DROP NOT NULL",
+        "INSERT INTO t VALUES (4, NULL, 2)",
+        "ALTER TABLE t ALTER COLUMN id DROP NOT NULL",
+        "ALTER TABLE t ALTER COLUMN zz SET NOT NULL",
+        "SELECT column_name::text, is_nullable::text FROM information_schema.columns \
+         WHERE table_name = 't' ORDER BY ordinal_position",
+        "SELECT * FROM t ORDER BY id",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
