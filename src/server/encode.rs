@@ -14,6 +14,7 @@ use crate::sql::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use bigdecimal::BigDecimal;
 use bytes::{BufMut, BytesMut};
+use std::borrow::Cow;
 
 /// Result column formats chosen by the client in Bind (simple queries are all text).
 #[derive(Debug, Clone, PartialEq)]
@@ -172,7 +173,7 @@ pub(crate) fn put_text(
         SqlType::Date => out.put_slice(datetime::format_date(as_date(datum, ty)?)?.as_bytes()),
         SqlType::Uuid => out.put_slice(crate::sql::format_uuid(&as_uuid(datum, ty)?).as_bytes()),
         SqlType::Numeric(_) => {
-            out.put_slice(pg_numeric::format(&as_numeric(datum, ty)?).as_bytes())
+            out.put_slice(pg_numeric::format(&*as_numeric(datum, ty)?).as_bytes())
         }
         SqlType::Array(of) => match datum {
             Datum::Array(items) => put_array_text(out, items, of.element(), zone)?,
@@ -212,7 +213,7 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
         SqlType::Uuid => out.put_slice(&as_uuid(datum, ty)?),
         SqlType::Numeric(_) => {
             let mut bytes = Vec::new();
-            pg_numeric::encode_binary(&as_numeric(datum, ty)?, &mut bytes);
+            pg_numeric::encode_binary(&*as_numeric(datum, ty)?, &mut bytes);
             out.put_slice(&bytes);
         }
         SqlType::Date => out.put_i32(match as_date(datum, ty)? {
@@ -363,10 +364,11 @@ fn as_float(datum: &Datum, ty: SqlType) -> SqlResult<f64> {
     }
 }
 
-fn as_numeric(datum: &Datum, ty: SqlType) -> SqlResult<BigDecimal> {
+/// A numeric column's value: borrowed, or made from an integer.
+fn as_numeric(datum: &Datum, ty: SqlType) -> SqlResult<Cow<'_, BigDecimal>> {
     match datum {
-        Datum::Numeric(n) => Ok(n.clone()),
-        Datum::Int(i) => Ok(BigDecimal::from(*i)),
+        Datum::Numeric(n) => Ok(Cow::Borrowed(n)),
+        Datum::Int(i) => Ok(Cow::Owned(BigDecimal::from(*i))),
         other => Err(mismatch(other, ty)),
     }
 }

@@ -7,8 +7,8 @@
 //! that its scan has not reached yet, where PostgreSQL's reads its snapshot. A cursor
 //! without HOLD may only be declared in a transaction block and is closed when the
 //! block ends; one WITH HOLD lives until CLOSE or the session's end. Cursors only move
-//! forward here: `SCROLL`, backward fetches and `BINARY` are refused (0A000) rather
-//! than accepted and ignored.
+//! forward here: `SCROLL`, backward fetches, `BINARY` and `INSENSITIVE` are refused
+//! (0A000) rather than accepted and ignored.
 
 use super::expr::{fold, Params};
 use super::open_cursors::Cursor;
@@ -99,6 +99,14 @@ fn plan_declare(
     }
     if declare.scroll == Some(true) {
         return Err(forward_only("a SCROLL cursor"));
+    }
+    // FETCH reads the query's rows as it goes (`open_cursors`), so the cursor sees
+    // later writes: it could not keep an INSENSITIVE promise.
+    if declare.sensitive == Some(true) {
+        return Err(SqlError::unsupported(
+            "an INSENSITIVE cursor is not supported: pgwide's cursors read their rows as \
+             FETCH asks, and see rows written after DECLARE",
+        ));
     }
     Ok(CursorPlan::Declare {
         name: fold(name),

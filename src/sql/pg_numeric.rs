@@ -133,7 +133,10 @@ fn display_scale(value: BigDecimal) -> BigDecimal {
 
 /// A numeric's text, as `numeric_out` writes it: every digit of its scale, no exponent.
 pub fn format(value: &BigDecimal) -> String {
-    display_scale(value.clone()).to_plain_string()
+    match value.fractional_digit_count() < 0 {
+        true => value.with_scale(0).to_plain_string(),
+        false => value.to_plain_string(),
+    }
 }
 
 /// `value` fitted to `typmod`: rounded half away from zero to its scale, 22003 if it

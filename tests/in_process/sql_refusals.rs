@@ -63,6 +63,8 @@ async fn unenforced_declarations_are_refused_and_create_nothing() {
         "ALTER TABLE r ADD COLUMN d CHAR(10)",
         // pgwide's cursors move forward only: a SCROLL one would not scroll.
         "DECLARE s SCROLL CURSOR WITH HOLD FOR SELECT 1",
+        // Its rows are read as FETCH asks: it would see later writes.
+        "DECLARE s INSENSITIVE CURSOR WITH HOLD FOR SELECT 1",
         // USING would join another table into a DELETE; it was once ignored.
         "DELETE FROM r USING r AS s WHERE r.id = 1",
     ] {

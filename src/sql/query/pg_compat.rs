@@ -712,16 +712,8 @@ fn outer_condition_subquery(expr: &mut Expr) -> Outcome {
     // `a.atthasdef`, `pg_catalog.pg_attribute.atthasdef`: a column of a table the
     // subquery does not read, tested alone.
     let (lifted, kept): (Vec<Expr>, Vec<Expr>) = parts.into_iter().partition(outer_column);
-    select.selection = kept.into_iter().reduce(|a, b| Expr::BinaryOp {
-        left: Box::new(a),
-        op: BinaryOperator::And,
-        right: Box::new(b),
-    });
-    let Some(condition) = lifted.into_iter().reduce(|a, b| Expr::BinaryOp {
-        left: Box::new(a),
-        op: BinaryOperator::And,
-        right: Box::new(b),
-    }) else {
+    select.selection = conjunction(kept);
+    let Some(condition) = conjunction(lifted) else {
         return Outcome::Pass;
     };
     aggregate_scalar_subquery(q);
@@ -734,6 +726,15 @@ fn outer_condition_subquery(expr: &mut Expr) -> Outcome {
             result: expr.clone(),
         }],
         else_result: None,
+    })
+}
+
+/// `parts` AND-ed together; `None` for no parts.
+fn conjunction(parts: Vec<Expr>) -> Option<Expr> {
+    parts.into_iter().reduce(|a, b| Expr::BinaryOp {
+        left: Box::new(a),
+        op: BinaryOperator::And,
+        right: Box::new(b),
     })
 }
 
