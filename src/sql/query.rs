@@ -28,12 +28,14 @@ mod pg_parameter_types;
 mod pg_sequences;
 mod pg_session;
 mod pg_settings;
+mod pg_subplans;
 mod pg_subqueries;
 mod pg_syntax;
 mod pg_time;
 mod pg_time_text;
 mod provider;
 mod sql_ast;
+mod subplan_exec;
 #[cfg(test)]
 mod test_sql;
 mod udf;

@@ -6,7 +6,7 @@ mod sequence_options;
 use super::role_statements;
 use super::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
-use sqlparser::ast::{Query, Statement, Visit, Visitor};
+use sqlparser::ast::{BinaryOperator, Expr, Query, Statement, Visit, Visitor};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 use std::ops::ControlFlow;
@@ -45,39 +45,65 @@ pub const MAX_QUERY_NESTING: usize = 16;
 fn parse_sql(sql: &str) -> SqlResult<Vec<Statement>> {
     let statements = parse_unchecked(sql)?;
     for statement in &statements {
-        refuse_deep_queries(statement)?;
+        refuse_what_postgres_would(statement)?;
     }
     Ok(statements)
 }
 
-/// 54001 when queries nest more than `MAX_QUERY_NESTING` deep.
-fn refuse_deep_queries(statement: &Statement) -> SqlResult<()> {
-    struct Depth {
-        current: usize,
+/// What PostgreSQL's grammar refuses and sqlparser's accepts: queries nested more than
+/// `MAX_QUERY_NESTING` deep (54001), and a comparison whose operand is an unparenthesized
+/// comparison (`a = b = c`, 42601: the comparison operators do not associate).
+fn refuse_what_postgres_would(statement: &Statement) -> SqlResult<()> {
+    struct Checks {
+        depth: usize,
+        chained: Option<BinaryOperator>,
     }
-    impl Visitor for Depth {
+    impl Visitor for Checks {
         type Break = ();
         fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
-            self.current += 1;
-            match self.current > MAX_QUERY_NESTING {
+            self.depth += 1;
+            match self.depth > MAX_QUERY_NESTING {
                 true => ControlFlow::Break(()),
                 false => ControlFlow::Continue(()),
             }
         }
         fn post_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
-            self.current -= 1;
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+            if let Expr::BinaryOp { left, op, right } = expr {
+                let comparison =
+                    |e: &Expr| matches!(e, Expr::BinaryOp { op, .. } if is_comparison(op));
+                if is_comparison(op) && (comparison(left) || comparison(right)) {
+                    self.chained = Some(op.clone());
+                    return ControlFlow::Break(());
+                }
+            }
             ControlFlow::Continue(())
         }
     }
-    match statement.visit(&mut Depth { current: 0 }) {
-        ControlFlow::Break(()) => Err(SqlError::new(
+    let mut checks = Checks {
+        depth: 0,
+        chained: None,
+    };
+    match (statement.visit(&mut checks), checks.chained) {
+        (ControlFlow::Break(()), Some(op)) => Err(SqlError::syntax(format!(
+            "syntax error at or near \"{op}\""
+        ))),
+        (ControlFlow::Break(()), None) => Err(SqlError::new(
             SqlState::StatementTooComplex,
             format!(
                 "statement too complex: queries nest more than {MAX_QUERY_NESTING} levels deep"
             ),
         )),
-        ControlFlow::Continue(()) => Ok(()),
+        (ControlFlow::Continue(()), _) => Ok(()),
     }
+}
+
+fn is_comparison(op: &BinaryOperator) -> bool {
+    use BinaryOperator::*;
+    matches!(op, Eq | NotEq | Lt | LtEq | Gt | GtEq)
 }
 
 fn parse_unchecked(sql: &str) -> SqlResult<Vec<Statement>> {

@@ -370,19 +370,18 @@ impl Generator {
 
     /// A subquery predicate on t1 over t2: correlated by equality or by any comparison
     /// (EXISTS, IN), or not correlated (a scalar, ANY, ALL).
-    fn subquery_predicate(&mut self, not_in: bool) -> String {
+    fn subquery_predicate(&mut self) -> String {
         let op = self.op();
         let not = ["", "NOT "][self.rng.gen_range(0..2)];
         let w = exact_double(&mut self.rng);
         match self.rng.gen_range(0..7) {
             0 => format!("{not}EXISTS (SELECT 1 FROM t2 WHERE t2.k1 = t1.k1 AND t2.w {op} {w})"),
             1 => format!("{not}EXISTS (SELECT 1 FROM t2 WHERE t2.w {op} t1.b)"),
-            // (A correlated NOT IN is refused: DataFusion's anti join is not NULL-aware.)
-            2 => format!("t1.a IN (SELECT t2.k1 FROM t2 WHERE t2.name {op} t1.c)"),
-            // (NOT IN only AND-ed with the rest: under OR it is refused too.)
+            // (A correlated NOT IN, or one under OR, runs as a subplan: DataFusion's anti
+            // join is not NULL-aware.)
+            2 => format!("t1.a {not}IN (SELECT t2.k1 FROM t2 WHERE t2.name {op} t1.c)"),
             6 => format!(
-                "t1.a {}IN (SELECT t2.k1 FROM t2 WHERE t2.name {op} {})",
-                if not_in { not } else { "" },
+                "t1.a {not}IN (SELECT t2.k1 FROM t2 WHERE t2.name {op} {})",
                 self.word()
             ),
             3 => format!(
@@ -420,19 +419,60 @@ impl Generator {
     }
 
     fn query(&mut self) -> String {
-        match self.rng.gen_range(0..18) {
+        match self.rng.gen_range(0..19) {
+            // Correlated subqueries by any comparison, as PostgreSQL runs them (a
+            // SubPlan per row): aggregates, EXISTS and single values, in the select
+            // list and in WHERE; a single value over several rows is 21000.
+            18 => {
+                let (op, op2) = (self.op(), self.op());
+                let w = exact_double(&mut self.rng);
+                let not = ["", "NOT "][self.rng.gen_range(0..2)];
+                let scalar = match self.rng.gen_range(0..5) {
+                    0 => format!("(SELECT count(*) FROM t2 WHERE t2.w {op} t1.b)"),
+                    1 => format!(
+                        "(SELECT max(t2.name) FROM t2 WHERE t2.k1 {op} t1.a AND t2.w {op2} {w})"
+                    ),
+                    2 => format!("(SELECT sum(t2.w) FROM t2 WHERE t2.name {op} t1.c)"),
+                    3 => format!(
+                        "(SELECT t2.w FROM t2 WHERE t2.k1 {op} t1.k1 ORDER BY t2.id LIMIT 1)"
+                    ),
+                    _ => "(SELECT t2.name FROM t2 WHERE t2.id = t1.a + 70)".to_string(),
+                };
+                let exists = format!("{not}EXISTS (SELECT 1 FROM t2 WHERE t2.w {op2} t1.b)");
+                // A few outer rows: each runs the subquery again.
+                let k1 = self.rng.gen_range(-5..75i64);
+                let few = format!("t1.k1 BETWEEN {k1} AND {}", k1 + 2);
+                match self.rng.gen_range(0..3) {
+                    0 => format!(
+                        "SELECT k1, k2, {scalar} AS s, {exists} AS e FROM t1 WHERE {few} \
+                         ORDER BY k1, k2{}",
+                        self.limit()
+                    ),
+                    1 => format!(
+                        "SELECT k1, k2 FROM t1 WHERE {few} AND {scalar} IS NOT NULL AND {} \
+                         ORDER BY k1, k2",
+                        self.atom("t1.")
+                    ),
+                    _ => format!(
+                        "SELECT k1, k2, (SELECT count(*) FROM t2 WHERE t2.w {op} t1.b AND \
+                         EXISTS (SELECT 1 FROM t2 AS x WHERE x.k1 {op2} t2.k1 AND x.w <> t1.b)) \
+                         AS n FROM t1 WHERE {few} ORDER BY n, k1, k2{}",
+                        self.limit()
+                    ),
+                }
+            }
             // Subqueries, correlated and not, in WHERE.
             12 | 13 => {
                 let (first, rest) = match self.rng.gen_range(0..3) {
                     0 => (
-                        self.subquery_predicate(true),
+                        self.subquery_predicate(),
                         format!(" AND {}", self.atom("t1.")),
                     ),
                     1 => (
-                        self.subquery_predicate(false),
-                        format!(" OR {}", self.subquery_predicate(false)),
+                        self.subquery_predicate(),
+                        format!(" OR {}", self.subquery_predicate()),
                     ),
-                    _ => (self.subquery_predicate(true), String::new()),
+                    _ => (self.subquery_predicate(), String::new()),
                 };
                 format!(
                     "SELECT k1, k2 FROM t1 WHERE {first}{rest} ORDER BY k1, k2{}",

@@ -841,6 +841,44 @@ async fn in_subqueries_in_a_select_list_are_three_valued() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// Correlated subqueries of any comparison run as PostgreSQL's SubPlans: in the select
+/// list, WHERE, an aggregate's argument and ORDER BY; nested two deep; a single value
+/// over several rows is 21000, over none is NULL; result types are PostgreSQL's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn correlated_subqueries_of_any_comparison() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, x INTEGER, s TEXT)",
+        "CREATE TABLE u (id INTEGER PRIMARY KEY, y INTEGER, n NUMERIC(6,2))",
+        "INSERT INTO t VALUES (1, 1, 'a'), (2, 2, 'b'), (3, NULL, 'c'), (4, 5, NULL)",
+        "INSERT INTO u VALUES (1, 1, 1.50), (2, NULL, NULL), (3, 2, 2.25), (4, 7, 0.10)",
+        "SELECT id, (SELECT count(*) FROM u WHERE u.y < t.x) AS c, \
+         (SELECT sum(n) FROM u WHERE u.y <= t.x) AS s, \
+         (SELECT max(u.id) FROM u WHERE u.y <> t.x) AS m FROM t ORDER BY id",
+        "SELECT id, EXISTS (SELECT 1 FROM u WHERE u.y > t.x) AS e, \
+         NOT EXISTS (SELECT 1 FROM u WHERE u.y > t.x) AS ne FROM t ORDER BY id",
+        "SELECT id FROM t WHERE x > (SELECT avg(y) FROM u WHERE u.id <> t.id) ORDER BY id",
+        "SELECT id, (SELECT u.n FROM u WHERE u.id = t.id + 1) FROM t ORDER BY id",
+        "SELECT id, (SELECT u.y FROM u WHERE u.y > t.x ORDER BY u.y LIMIT 1) FROM t ORDER BY id",
+        "SELECT id, (SELECT u.y FROM u WHERE u.y < t.x) FROM t ORDER BY id",
+        "SELECT sum((SELECT count(*) FROM u WHERE u.y < t.x)) FROM t",
+        "SELECT id FROM t ORDER BY (SELECT count(*) FROM u WHERE u.y >= t.x) DESC, id",
+        "SELECT id, (SELECT count(*) FROM u WHERE u.y < t.x AND EXISTS \
+         (SELECT 1 FROM u AS v WHERE v.id > u.id AND v.y <> t.x)) FROM t ORDER BY id",
+        "SELECT count(*), (SELECT count(*) FROM u WHERE y > 1) FROM t",
+        "SELECT 1 = 1 = true",
+        // NOT IN correlated, under OR, and IN under NOT: three-valued over NULLs.
+        "SELECT id FROM t WHERE x NOT IN (SELECT y FROM u WHERE u.id <> t.id) ORDER BY id",
+        "SELECT id FROM t WHERE id = 1 OR x NOT IN (SELECT y FROM u) ORDER BY id",
+        "SELECT id FROM t WHERE NOT (id = 2 OR x IN (SELECT y FROM u WHERE u.id > t.id)) \
+         ORDER BY id",
+        "SELECT id FROM t WHERE (x NOT IN (SELECT y FROM u WHERE u.id < t.id)) IS NULL \
+         ORDER BY id",
+        "SELECT id FROM t WHERE x::bigint NOT IN (SELECT n FROM u WHERE u.id < t.id) ORDER BY id",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// SQL cursors: DECLARE in a block (or WITH HOLD outside one), FETCH forward by count,
 /// NEXT and ALL, CLOSE; a cursor without HOLD ends with its block.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -38,18 +38,26 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
             }
         }
         DataFusionError::SQL(e, _) => return SqlError::syntax(clean(&e.to_string())),
-        // A correlated subquery DataFusion could not turn into a join leaves its
-        // subquery expression to the physical planner, which names only the node.
+        // A subquery neither DataFusion nor a subplan could run (one in a JOIN's ON or
+        // a window function) reaches the physical planner, which names only the node.
         DataFusionError::NotImplemented(m)
             if m.contains("Physical plan does not support logical expression")
                 && (m.contains("Subquery") || m.contains("Exists")) =>
         {
             return SqlError::unsupported(
-                "this subquery is not supported here: a scalar subquery must be correlated by \
-                 equality (x.a = t.a), and IN (SELECT ...) must be in WHERE",
+                "this subquery is not supported here: a subquery may be in the select list, \
+                 WHERE, HAVING, GROUP BY or ORDER BY, not in a JOIN's ON condition or a window \
+                 function; move the condition into WHERE",
             )
         }
         DataFusionError::NotImplemented(m) => return SqlError::unsupported(clean(m)),
+        DataFusionError::Plan(m) if m.contains("subquery can only be used in") => {
+            return SqlError::unsupported(
+                "this subquery is not supported here: a correlated subquery may be in the \
+                 select list, WHERE, HAVING, GROUP BY or ORDER BY, not in a JOIN's ON \
+                 condition; move the condition into WHERE",
+            )
+        }
         DataFusionError::ResourcesExhausted(m) => {
             return SqlError::new(
                 SqlState::OutOfMemory,

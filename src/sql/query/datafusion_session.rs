@@ -7,9 +7,9 @@
 use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
-    pg_array_subqueries, pg_compat, pg_functions, pg_in_select_list, pg_in_subqueries,
-    pg_integer_overflow, pg_numeric_results, pg_parameter_types, pg_sequences, pg_settings,
-    pg_syntax, pg_time, pg_time_text,
+    pg_array_subqueries, pg_compat, pg_functions, pg_in_select_list, pg_integer_overflow,
+    pg_numeric_results, pg_parameter_types, pg_sequences, pg_settings, pg_subplans, pg_syntax,
+    pg_time, pg_time_text, subplan_exec,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -143,6 +143,8 @@ impl QueryEngine {
             .with_runtime_env(runtime)
             .with_catalog_list(catalogs)
             .with_default_features()
+            .with_optimizer_rule(Arc::new(pg_subplans::SubPlans))
+            .with_query_planner(Arc::new(subplan_exec::PgwideQueryPlanner))
             .build();
         let settings = pg_settings::SharedSettings::default();
         if let Err(e) = pg_functions::register(
@@ -214,7 +216,6 @@ impl QueryEngine {
             .now_or_never()
             .ok_or_else(|| SqlError::internal("query planning did not complete"))?
             .map_err(|e| self.planning_error(query, &e))?;
-        pg_in_subqueries::check(&logical)?;
         let logical = pg_integer_overflow::rewrite(logical).map_err(|e| from_datafusion(&e))?;
         let logical = pg_numeric_results::rewrite(logical).map_err(|e| from_datafusion(&e))?;
         let logical = pg_time_text::rewrite(logical).map_err(|e| from_datafusion(&e))?;
@@ -362,6 +363,8 @@ impl QueryEngine {
             logical = pg_time::with_statement_time(logical, chrono::Utc::now())
                 .map_err(|e| from_datafusion(&e))?;
         }
+        // Last: a subplan's subquery is out of reach of the rewrites above.
+        logical = pg_subplans::prepare(logical).map_err(|e| from_datafusion(&e))?;
         let mut state = self.state.clone();
         // now() and current_timestamp are the transaction's start, to the microsecond as
         // PostgreSQL keeps times: DataFusion folds them into constants from this time.

@@ -9,25 +9,13 @@ use crate::sql::sql_types::{SqlError, SqlResult};
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::logical_expr::{BinaryExpr, Expr, LogicalPlan, Operator};
 
-/// 0A000 if `plan` holds a NOT IN subquery that is correlated or not one of a filter's
-/// AND-ed conditions, or an IN subquery under NOT, or a correlated one outside a
-/// filter's AND/OR tree.
+/// 0A000 if `plan` still holds a NOT IN subquery that is correlated or not one of a
+/// filter's AND-ed conditions, or an IN subquery under NOT, or a correlated one outside
+/// a filter's AND/OR tree: one that no subplan took over (one in a join's condition).
 pub fn check(plan: &LogicalPlan) -> SqlResult<()> {
     let mut refused = false;
     let _ = plan.apply_with_subqueries(|node| {
-        let filter = matches!(node, LogicalPlan::Filter(_));
-        let _ = node.apply_expressions(|expr| {
-            let position = match filter {
-                true => Position::Conjunct,
-                false => Position::Value,
-            };
-            refused |= !allowed(expr, position, false);
-            Ok(if refused {
-                TreeNodeRecursion::Stop
-            } else {
-                TreeNodeRecursion::Continue
-            })
-        });
+        refused |= !answered_wrongly(node).is_empty();
         Ok(if refused {
             TreeNodeRecursion::Stop
         } else {
@@ -36,12 +24,27 @@ pub fn check(plan: &LogicalPlan) -> SqlResult<()> {
     });
     match refused {
         true => Err(SqlError::unsupported(
-            "this NOT IN (SELECT ...) is not supported: only one that is not correlated with \
-             the outer query and is AND-ed with the rest of WHERE; write NOT EXISTS (SELECT \
-             ... WHERE <column> = <value>) instead, minding NULLs",
+            "this NOT IN (SELECT ...) is not supported here: in a JOIN's ON condition, only \
+             one that is not correlated with the outer query and is AND-ed with the rest; \
+             move it into WHERE",
         )),
         false => Ok(()),
     }
+}
+
+/// The IN subqueries among `node`'s expressions (not its inputs') that DataFusion
+/// would answer wrongly.
+pub fn answered_wrongly(node: &LogicalPlan) -> Vec<Expr> {
+    let position = match node {
+        LogicalPlan::Filter(_) => Position::Conjunct,
+        _ => Position::Value,
+    };
+    let mut wrong = Vec::new();
+    let _ = node.apply_expressions(|expr| {
+        collect_wrong(expr, position, false, &mut wrong);
+        Ok(TreeNodeRecursion::Continue)
+    });
+    wrong
 }
 
 /// Where an expression is, from a filter's predicate down.
@@ -55,11 +58,11 @@ enum Position {
     Value,
 }
 
-/// Whether every IN subquery of `expr`, at `position` (`under_not`: beneath a NOT), is
-/// one DataFusion answers right. A positive IN's mark join says false where PostgreSQL
-/// says NULL (no match, a NULL in the subquery), which only a NOT above it can tell
-/// apart, or a select list, where a correlated one is not planned.
-fn allowed(expr: &Expr, position: Position, under_not: bool) -> bool {
+/// Adds to `wrong` each IN subquery of `expr`, at `position` (`under_not`: beneath a
+/// NOT), that DataFusion answers wrongly. A positive IN's mark join says false where
+/// PostgreSQL says NULL (no match, a NULL in the subquery), which only a NOT above it
+/// can tell apart, or a select list, where a correlated one is not planned.
+fn collect_wrong(expr: &Expr, position: Position, under_not: bool, wrong: &mut Vec<Expr>) {
     match expr {
         Expr::InSubquery(in_subquery) => {
             let correlated = !in_subquery.subquery.outer_ref_columns.is_empty();
@@ -67,9 +70,12 @@ fn allowed(expr: &Expr, position: Position, under_not: bool) -> bool {
                 true => position == Position::Conjunct && !correlated && !under_not,
                 false => !under_not && (position != Position::Value || !correlated),
             };
-            right && allowed(&in_subquery.expr, Position::Value, under_not)
+            if !right {
+                wrong.push(expr.clone());
+            }
+            collect_wrong(&in_subquery.expr, Position::Value, under_not, wrong);
         }
-        Expr::Not(inner) => allowed(inner, Position::Value, true),
+        Expr::Not(inner) => collect_wrong(inner, Position::Value, true, wrong),
         Expr::BinaryExpr(BinaryExpr {
             left,
             op: op @ (Operator::And | Operator::Or),
@@ -80,19 +86,14 @@ fn allowed(expr: &Expr, position: Position, under_not: bool) -> bool {
                 (_, Position::Value) => Position::Value,
                 _ => Position::Disjunct,
             };
-            allowed(left, inner, under_not) && allowed(right, inner, under_not)
+            collect_wrong(left, inner, under_not, wrong);
+            collect_wrong(right, inner, under_not, wrong);
         }
         other => {
-            let mut ok = true;
             let _ = other.apply_children(|child| {
-                ok &= allowed(child, Position::Value, under_not);
-                Ok(if ok {
-                    TreeNodeRecursion::Continue
-                } else {
-                    TreeNodeRecursion::Stop
-                })
+                collect_wrong(child, Position::Value, under_not, wrong);
+                Ok(TreeNodeRecursion::Continue)
             });
-            ok
         }
     }
 }

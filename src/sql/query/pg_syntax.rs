@@ -117,8 +117,22 @@ fn duplicate_names(projection: &mut [ast::SelectItem]) {
 }
 
 /// An expression's text as DataFusion names its column, which leaves out casts and
-/// parentheses (`1::int` and `1::bigint` are both `Int64(1)`).
+/// parentheses (`1::int` and `1::bigint` are both `Int64(1)`). A scalar subquery is
+/// named by its one column (`(SELECT count(*) ...)` is `count(*)`).
 fn datafusion_name(expr: &Expr) -> String {
+    if let Expr::Subquery(query) = expr {
+        if let SetExpr::Select(select) = &*query.body {
+            if let [item] = select.projection.as_slice() {
+                match item {
+                    ast::SelectItem::UnnamedExpr(e) => return datafusion_name(e),
+                    ast::SelectItem::ExprWithAlias { alias, .. } => {
+                        return crate::sql::expr::fold(alias)
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
     let mut expr = expr.clone();
     let _ = ast::visit_expressions_mut(&mut expr, |e| {
         while let Expr::Cast { expr: inner, .. } | Expr::Nested(inner) = e {
