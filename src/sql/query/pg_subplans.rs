@@ -1,14 +1,13 @@
-//! Correlated subqueries DataFusion cannot turn into joins, run as PostgreSQL runs them:
-//! as a SubPlan, once for each distinct set of outer values. DataFusion decorrelates a
-//! scalar subquery only when its correlation is an equality (`x.a = t.a`), so
-//! `(SELECT count(*) FROM t AS x WHERE x.b < t.b)` or an `EXISTS` in a select list would
-//! otherwise reach the physical planner unplanned. An optimizer rule, run after
-//! DataFusion's own, moves each subquery still left in a projection or a filter into a
-//! [`SubPlanNode`] below it, which adds the subquery's value as a column; the
-//! `SubPlanExec` that node becomes (`subplan_exec.rs`) binds the outer
-//! values into the subquery and runs it. A correlated scalar subquery that is not an
-//! aggregate (`(SELECT x.b FROM t AS x WHERE x.a = t.a - 1)`), which DataFusion refuses
-//! outright, becomes a subplan before DataFusion analyzes the plan ([`eager`]).
+//! Subqueries DataFusion cannot turn into joins, or would answer wrongly, run as
+//! PostgreSQL runs them: as a SubPlan, once for each distinct set of outer values.
+//! DataFusion decorrelates a scalar subquery only when it is an aggregate correlated by
+//! equality (`x.a = t.a`), plans EXISTS only in a filter, and its anti join for a
+//! correlated NOT IN is not NULL-aware. Before DataFusion analyzes a plan, [`prepare`]
+//! moves each such subquery out of the projection, filter, aggregate or sort holding it
+//! into a [`SubPlanNode`] below, which adds the subquery's value as a column; an
+//! optimizer rule run after DataFusion's own ([`SubPlans`]) does the same for any
+//! subquery DataFusion left unplanned. The `SubPlanExec` that node becomes
+//! (`subplan_exec.rs`) binds each row's outer values into the subquery and runs it.
 
 use super::pg_in_subqueries;
 use datafusion::arrow::datatypes::{DataType, Field};
@@ -236,17 +235,30 @@ fn eager(plan: LogicalPlan) -> Result<LogicalPlan> {
             LogicalPlan::Filter(_) => &in_filter,
             _ => &elsewhere,
         };
-        let node = match holds_own(&node, chosen) {
-            true => over_subplans(node, &next_name, chosen)?,
-            false => node,
-        };
         // The subqueries left to DataFusion may hold ones it would refuse.
-        node.map_subqueries(|subquery| match subquery {
-            LogicalPlan::Subquery(s) => {
-                eager_within(s).map(|s| Transformed::yes(LogicalPlan::Subquery(s)))
-            }
-            other => Ok(Transformed::no(other)),
-        })
+        let node = node
+            .map_expressions(|expr| {
+                expr.transform_down(|e| match e {
+                    e if chosen(&e) => Ok(Transformed::new(e, false, TreeNodeRecursion::Jump)),
+                    Expr::ScalarSubquery(s) => {
+                        eager_within(s).map(|s| Transformed::yes(Expr::ScalarSubquery(s)))
+                    }
+                    Expr::Exists(mut x) => {
+                        x.subquery = eager_within(x.subquery)?;
+                        Ok(Transformed::yes(Expr::Exists(x)))
+                    }
+                    Expr::InSubquery(mut x) => {
+                        x.subquery = eager_within(x.subquery)?;
+                        Ok(Transformed::yes(Expr::InSubquery(x)))
+                    }
+                    other => Ok(Transformed::no(other)),
+                })
+            })?
+            .data;
+        match holds_own(&node, chosen) {
+            true => over_subplans(node, &next_name, chosen).map(Transformed::yes),
+            false => Ok(Transformed::no(node)),
+        }
     })
     .map(|t| t.data)
 }
