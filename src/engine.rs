@@ -257,6 +257,39 @@ impl Engine {
             .await
     }
 
+    /// Gives a table back the declarations and options it had in `before` (a snapshot
+    /// taken before an ALTER TABLE that failed part way or whose transaction block
+    /// rolled back). `added` are the columns the ALTER added: they are forgotten again;
+    /// other columns that became known since (written by other sessions) are kept.
+    pub async fn restore_table(
+        &self,
+        before: &TableMeta,
+        added: &[String],
+    ) -> EngineResult<Arc<TableMeta>> {
+        let meta = self
+            .catalog
+            .alter_table(&before.instance, &before.name, |meta| {
+                if meta.id != before.id {
+                    // Dropped and created again since: not the table the snapshot is of.
+                    return Err(EngineError::TableNotFound {
+                        name: before.name.clone(),
+                    });
+                }
+                let forgotten =
+                    |name: &String| added.contains(name) && !before.column_order.contains(name);
+                meta.columns.retain(|c| !forgotten(&c.name));
+                meta.column_order.retain(|c| !forgotten(c));
+                meta.options = before.options.clone();
+                meta.declared = before.declared.clone();
+                meta.defaults = before.defaults.clone();
+                meta.generated = before.generated.clone();
+                Ok(())
+            })
+            .await?;
+        self.swept.forget(meta.id);
+        Ok(meta)
+    }
+
     /// Drops a table and deletes its data.
     pub async fn drop_table(&self, instance: &str, name: &str) -> EngineResult<()> {
         let meta = self.catalog.drop_table(instance, name).await?;

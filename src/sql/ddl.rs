@@ -548,6 +548,12 @@ pub async fn alter_table(
                     .await
                 {
                     Err(EngineError::ColumnExists { .. }) if *if_not_exists => {}
+                    Err(EngineError::ColumnExists { name: column }) => {
+                        return Err(SqlError::new(
+                            SqlState::DuplicateColumn,
+                            format!("column \"{column}\" of relation \"{name}\" already exists"),
+                        ))
+                    }
                     other => {
                         other?;
                     }

@@ -4,11 +4,13 @@
 
 use super::ddl;
 use super::dml;
+use super::expr::fold;
 use super::expr::Params;
 use super::read_statements::plan_query;
 use super::session_state::SessionState;
 use super::sql_types::{Datum, SqlError, SqlResult, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
+use super::transaction_block::SchemaUndo;
 use crate::engine::EngineError;
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, Statement};
@@ -109,12 +111,12 @@ impl StatementHandler for SchemaChanges {
                     }
                 };
                 if let (Some(block), false) = (state.transaction.as_mut(), existed) {
-                    block.created_tables.push(name);
+                    block.changed_schema(SchemaUndo::DropTable(name));
                 }
                 return Ok(result);
             }
             SchemaChange::AlterTable(alter) => {
-                ddl::alter_table(engine, instance, alter).await?;
+                alter_table(state, alter).await?;
                 "ALTER TABLE"
             }
             SchemaChange::Drop {
@@ -129,7 +131,7 @@ impl StatementHandler for SchemaChanges {
                         .iter()
                         .filter_map(|n| ddl::table_name(n).ok())
                         .collect();
-                    block.created_tables.retain(|t| !dropped.contains(t));
+                    block.dropped(&dropped);
                 }
                 tag
             }
@@ -181,7 +183,8 @@ impl StatementHandler for SchemaChanges {
 }
 
 /// In a transaction block, only what a rollback can undo: creating a table (dropped
-/// again), and dropping or altering a table the block itself created. Anything else
+/// again), altering a table (its declarations restored), and dropping a table the block
+/// itself created. Anything else
 /// would survive a ROLLBACK, so it is refused, as PostgreSQL refuses CREATE DATABASE in
 /// a block (25001).
 fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
@@ -190,7 +193,7 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
         state
             .transaction
             .as_ref()
-            .is_some_and(|block| block.created_tables.contains(&name))
+            .is_some_and(|block| block.created(&name))
     };
     let cannot_undo = |what: &str| {
         Err(SqlError::unsupported(format!(
@@ -200,10 +203,7 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
     };
     match plan {
         SchemaChange::CreateTable(_) => Ok(()),
-        SchemaChange::AlterTable(alter) if created(&alter.name) => Ok(()),
-        SchemaChange::AlterTable(_) => {
-            cannot_undo("ALTER TABLE of a table the block did not create")
-        }
+        SchemaChange::AlterTable(alter) => refuse_unseen_rows(state, alter),
         SchemaChange::Drop {
             object_type: ast::ObjectType::Table,
             names,
@@ -230,6 +230,71 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
             SqlState::ActiveSqlTransaction,
             "CREATE DATABASE cannot run inside a transaction block",
         )),
+    }
+}
+
+/// ALTER TABLE, all or nothing: if one of its operations fails, those before it are
+/// undone. In a block, it is undone if the block rolls back.
+async fn alter_table(state: &mut SessionState, alter: &ast::AlterTable) -> SqlResult<()> {
+    let (engine, instance) = (&state.engine, state.instance.as_str());
+    let before = ddl::table_name(&alter.name)
+        .ok()
+        .and_then(|name| engine.table(instance, &name).ok());
+    let Some(before) = before else {
+        // A missing table is 42P01 (or nothing, with IF EXISTS) before anything changes.
+        return ddl::alter_table(engine, instance, alter).await;
+    };
+    let added: Vec<String> = alter
+        .operations
+        .iter()
+        .filter_map(|op| match op {
+            ast::AlterTableOperation::AddColumn { column_def, .. } => Some(fold(&column_def.name)),
+            _ => None,
+        })
+        .collect();
+    if let Err(e) = ddl::alter_table(engine, instance, alter).await {
+        if alter.operations.len() > 1 {
+            engine.restore_table(&before, &added).await?;
+        }
+        return Err(e);
+    }
+    if let Some(block) = state.transaction.as_mut() {
+        block.changed_schema(SchemaUndo::RestoreTable { before, added });
+    }
+    Ok(())
+}
+
+/// An ALTER TABLE in a block that would check the table's rows (ADD COLUMN ... NOT NULL
+/// or DEFAULT, SET NOT NULL) after the block wrote to it: the check reads the stored
+/// rows, not the block's own, so it is refused (0A000) rather than passed wrongly.
+fn refuse_unseen_rows(state: &SessionState, alter: &ast::AlterTable) -> SqlResult<()> {
+    let (Some(block), Ok(name)) = (&state.transaction, ddl::table_name(&alter.name)) else {
+        return Ok(());
+    };
+    let Ok(table) = state.engine.table(&state.instance, &name) else {
+        return Ok(());
+    };
+    let checks_rows = alter.operations.iter().any(|op| match op {
+        ast::AlterTableOperation::AddColumn { column_def, .. } => {
+            column_def.options.iter().any(|o| {
+                matches!(
+                    o.option,
+                    ast::ColumnOption::NotNull | ast::ColumnOption::Default(_)
+                )
+            })
+        }
+        ast::AlterTableOperation::AlterColumn { op, .. } => {
+            matches!(op, ast::AlterColumnOperation::SetNotNull)
+        }
+        _ => false,
+    });
+    match checks_rows && block.staged.view().touches(&table) {
+        true => Err(SqlError::unsupported(format!(
+            "this ALTER TABLE checks the rows of \"{name}\", which this transaction block \
+             has written to; pgwide checks the stored rows only (run it before the writes, or \
+             outside the block)"
+        ))),
+        false => Ok(()),
     }
 }
 

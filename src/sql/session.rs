@@ -380,19 +380,20 @@ impl SqlSession for Session {
     }
 
     fn abort_transaction(&mut self) {
-        let Some(block) = self.state.end_transaction() else {
+        let Some(mut block) = self.state.end_transaction() else {
             return;
         };
-        if block.created_tables.is_empty() {
+        let changes = block.take_schema_changes();
+        if changes.is_empty() {
             return;
         }
-        // The connection is ending: the tables its open block created are dropped in
-        // the background, as the block rolls back.
+        // The connection is ending: its open block's schema changes are undone in the
+        // background, as the block rolls back.
         let engine = Arc::clone(&self.state.engine);
         let instance = self.state.instance.clone();
-        tokio::spawn(async move {
-            transaction_block::drop_created(&engine, &instance, &block.created_tables).await
-        });
+        tokio::spawn(
+            async move { transaction_block::undo_schema(&engine, &instance, &changes).await },
+        );
     }
 
     fn timeouts(&self) -> super::SessionTimeouts {

@@ -3,17 +3,40 @@
 //! runs BEGIN, COMMIT, ROLLBACK and the savepoint statements on it; reads in the block
 //! see its staged writes.
 //!
-//! DDL in a block: a table the block creates exists at once (for other sessions too)
-//! and is dropped again if the block rolls back, at ROLLBACK, a failed COMMIT, a
-//! ROLLBACK TO a savepoint before it, or the connection's end. Schema changes pgwide
-//! could not undo (dropping or altering a table the block did not create) are refused
-//! in a block (`schema_statements`).
+//! DDL in a block: a table the block creates, or an ALTER TABLE, takes effect at once
+//! (for other sessions too) and is undone if the block rolls back, at ROLLBACK, a
+//! failed COMMIT, a ROLLBACK TO a savepoint before it, or the connection's end: the
+//! table is dropped, the altered table gets its declarations back. Schema changes pgwide
+//! could not undo (dropping a table the block did not create, sequences) are refused in
+//! a block (`schema_statements`).
 
 use super::expr::fold;
 use super::sql_error::{SqlError, SqlResult};
-use crate::engine::{Engine, EngineError, StagedMark, StagedWrites};
+use crate::engine::{Engine, EngineError, StagedMark, StagedWrites, TableMeta};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::Ident;
+use std::sync::Arc;
+
+/// A schema change of a block, as what undoes it.
+pub(super) enum SchemaUndo {
+    /// The block created the table: drop it.
+    DropTable(String),
+    /// The block altered the table: give it back its declarations as in `before`,
+    /// forgetting the columns it `added`.
+    RestoreTable {
+        before: Arc<TableMeta>,
+        added: Vec<String>,
+    },
+}
+
+impl SchemaUndo {
+    fn table(&self) -> &str {
+        match self {
+            SchemaUndo::DropTable(name) => name,
+            SchemaUndo::RestoreTable { before, .. } => &before.name,
+        }
+    }
+}
 
 /// An open transaction block.
 pub(super) struct Transaction {
@@ -23,11 +46,11 @@ pub(super) struct Transaction {
     /// A statement failed: everything up to the block's end is refused (25P02) and
     /// COMMIT rolls back.
     pub(super) failed: bool,
-    /// Tables the block created, oldest first: dropped again if it rolls back.
-    pub(super) created_tables: Vec<String>,
+    /// The block's schema changes, oldest first: undone, newest first, if it rolls back.
+    schema_changes: Vec<SchemaUndo>,
     /// Open savepoints, oldest first: a name, where the staged writes stood when it was
-    /// set and how many tables the block had created, so ROLLBACK TO drops the writes
-    /// staged and the tables created after it.
+    /// set and how many schema changes the block had made, so ROLLBACK TO drops the
+    /// writes staged and undoes the schema changes made after it.
     savepoints: Vec<(String, StagedMark, usize)>,
 }
 
@@ -38,7 +61,7 @@ impl Transaction {
             started: std::time::SystemTime::now(),
             staged: StagedWrites::default(),
             failed: false,
-            created_tables: Vec::new(),
+            schema_changes: Vec::new(),
             savepoints: Vec::new(),
         }
     }
@@ -47,7 +70,7 @@ impl Transaction {
     pub(super) fn savepoint(&mut self, name: &Ident) {
         let mark = self.staged.mark();
         self.savepoints
-            .push((fold(name), mark, self.created_tables.len()));
+            .push((fold(name), mark, self.schema_changes.len()));
     }
 
     /// `RELEASE SAVEPOINT name`: keeps the writes since it, forgets it and later ones.
@@ -59,15 +82,40 @@ impl Transaction {
     }
 
     /// `ROLLBACK TO SAVEPOINT name`: drops the writes since it, keeps it, and ends an
-    /// abort the block was in. Returns the tables created since, for the caller to drop.
-    pub(super) fn rollback_to(&mut self, name: &Ident) -> SqlResult<Vec<String>> {
+    /// abort the block was in. Returns the schema changes made since, for the caller to
+    /// undo.
+    pub(super) fn rollback_to(&mut self, name: &Ident) -> SqlResult<Vec<SchemaUndo>> {
         let at = self.savepoint_index(name)?;
         let (_, mark, created) = self.savepoints[at];
         self.staged.rollback_to(mark);
         self.staged.release(self.savepoints.len() - (at + 1));
         self.savepoints.truncate(at + 1);
         self.failed = false;
-        Ok(self.created_tables.split_off(created))
+        Ok(self.schema_changes.split_off(created))
+    }
+
+    /// Records a schema change, to be undone if the block rolls back.
+    pub(super) fn changed_schema(&mut self, undo: SchemaUndo) {
+        self.schema_changes.push(undo);
+    }
+
+    /// Whether the block created table `name`.
+    pub(super) fn created(&self, name: &str) -> bool {
+        self.schema_changes
+            .iter()
+            .any(|u| matches!(u, SchemaUndo::DropTable(t) if t == name))
+    }
+
+    /// Forgets the schema changes to tables the block then dropped: nothing is left to
+    /// undo.
+    pub(super) fn dropped(&mut self, tables: &[String]) {
+        self.schema_changes
+            .retain(|u| !tables.iter().any(|t| t == u.table()));
+    }
+
+    /// The block's schema changes, taken to be undone.
+    pub(super) fn take_schema_changes(&mut self) -> Vec<SchemaUndo> {
+        std::mem::take(&mut self.schema_changes)
     }
 
     /// The position of the newest savepoint called `name` (3B001 when there is none).
@@ -111,7 +159,7 @@ pub(super) async fn commit(
         return Ok("COMMIT");
     };
     if block.failed {
-        drop_created(engine, instance, &block.created_tables).await;
+        undo_schema(engine, instance, &block.schema_changes).await;
         return Ok("ROLLBACK");
     }
     if block.staged.is_empty() {
@@ -120,7 +168,7 @@ pub(super) async fn commit(
     match engine.commit_staged(block.staged).await {
         Ok(_) => Ok("COMMIT"),
         Err(e) => {
-            drop_created(engine, instance, &block.created_tables).await;
+            undo_schema(engine, instance, &block.schema_changes).await;
             Err(match e {
                 EngineError::WriteConflict => SqlError::new(
                     SqlState::SerializationFailure,
@@ -132,15 +180,24 @@ pub(super) async fn commit(
     }
 }
 
-/// Drops the tables a block that rolled back had created, newest first. A table that
-/// cannot be dropped is logged: the rollback itself has happened.
-pub(super) async fn drop_created(engine: &Engine, instance: &str, tables: &[String]) {
-    for table in tables.iter().rev() {
-        match engine.drop_table(instance, table).await {
-            Ok(()) | Err(EngineError::TableNotFound { .. }) => {}
-            Err(e) => {
-                tracing::warn!(%table, error = %e, "could not drop a table created by a rolled back transaction")
+/// Undoes the schema changes of a block that rolled back, newest first: drops the
+/// tables it created, gives the tables it altered their declarations back. A change
+/// that cannot be undone is logged: the rollback itself has happened.
+pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[SchemaUndo]) {
+    for change in changes.iter().rev() {
+        let undone = match change {
+            SchemaUndo::DropTable(table) => engine.drop_table(instance, table).await.map(|_| ()),
+            SchemaUndo::RestoreTable { before, added } => {
+                engine.restore_table(before, added).await.map(|_| ())
             }
+        };
+        match undone {
+            Ok(()) | Err(EngineError::TableNotFound { .. }) => {}
+            Err(e) => tracing::warn!(
+                table = change.table(),
+                error = %e,
+                "could not undo a schema change of a rolled back transaction"
+            ),
         }
     }
 }

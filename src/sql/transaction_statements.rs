@@ -7,7 +7,7 @@ use super::settings::{check, transaction_mode};
 use super::sql_error::SqlResult;
 use super::sql_types::{Datum, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
-use super::transaction_block::{commit, drop_created, open, Transaction};
+use super::transaction_block::{commit, open, undo_schema, Transaction};
 use sqlparser::ast::{Ident, Statement};
 
 /// The handler of transaction control statements.
@@ -84,8 +84,9 @@ impl StatementHandler for Transactions {
                 commit(&state.engine, &state.instance, block).await?
             }
             TransactionCommand::Rollback => {
-                if let Some(block) = state.end_transaction() {
-                    drop_created(&state.engine, &state.instance, &block.created_tables).await;
+                if let Some(mut block) = state.end_transaction() {
+                    let changes = block.take_schema_changes();
+                    undo_schema(&state.engine, &state.instance, &changes).await;
                 }
                 "ROLLBACK"
             }
@@ -98,9 +99,9 @@ impl StatementHandler for Transactions {
                 "RELEASE"
             }
             TransactionCommand::RollbackTo(name) => {
-                let created =
+                let changes =
                     open(&mut state.transaction, "ROLLBACK TO SAVEPOINT")?.rollback_to(name)?;
-                drop_created(&state.engine, &state.instance, &created).await;
+                undo_schema(&state.engine, &state.instance, &changes).await;
                 "ROLLBACK"
             }
         };

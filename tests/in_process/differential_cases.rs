@@ -879,6 +879,49 @@ async fn correlated_subqueries_of_any_comparison() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// DDL in a transaction block rolls back with it, as every migration tool assumes: a
+/// created table is gone, an altered table has its columns, NOT NULL and defaults back,
+/// also to a savepoint; an ALTER TABLE whose second operation fails changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ddl_in_a_block_rolls_back() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (a INTEGER PRIMARY KEY, n INTEGER)",
+        "INSERT INTO t VALUES (1, 10)",
+        "BEGIN",
+        "ALTER TABLE t ADD COLUMN b TEXT",
+        "ALTER TABLE t ALTER COLUMN n SET NOT NULL",
+        "ALTER TABLE t ALTER COLUMN n SET DEFAULT 5",
+        "CREATE TABLE u (k BIGINT PRIMARY KEY)",
+        "INSERT INTO t (a, b) VALUES (2, 'x')",
+        "SELECT * FROM t ORDER BY a",
+        "ROLLBACK",
+        "SELECT * FROM t ORDER BY a",
+        "SELECT * FROM u",
+        "INSERT INTO t (a) VALUES (3)",
+        "SELECT * FROM t ORDER BY a",
+        "SELECT column_name::text, is_nullable::text, column_default::text \
+         FROM information_schema.columns WHERE table_name = 't' ORDER BY ordinal_position",
+        "BEGIN",
+        "ALTER TABLE t ADD COLUMN c INTEGER",
+        "SAVEPOINT s",
+        "ALTER TABLE t ADD COLUMN d INTEGER",
+        "ALTER TABLE t ALTER COLUMN c SET DEFAULT 7",
+        "ROLLBACK TO SAVEPOINT s",
+        "INSERT INTO t (a) VALUES (4)",
+        "COMMIT",
+        "SELECT * FROM t ORDER BY a",
+        "ALTER TABLE t ADD COLUMN e INTEGER, ADD COLUMN a INTEGER",
+        "SELECT * FROM t ORDER BY a",
+        "BEGIN",
+        "ALTER TABLE t ALTER COLUMN n DROP NOT NULL",
+        "SELECT 1 / 0",
+        "COMMIT",
+        "INSERT INTO t (a, n) VALUES (5, NULL)",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// SQL cursors: DECLARE in a block (or WITH HOLD outside one), FETCH forward by count,
 /// NEXT and ALL, CLOSE; a cursor without HOLD ends with its block.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -748,8 +748,9 @@ async fn statements_above_the_batch_limits_stay_atomic() {
 }
 
 /// DDL in a transaction block rolls back with it, as every migration tool assumes: a
-/// table the block created is dropped again at ROLLBACK, a failed COMMIT, a ROLLBACK TO
-/// a savepoint before it, or the connection's end. What pgwide could not undo is refused
+/// table the block created is dropped again, and a table it altered gets its columns,
+/// declarations and options back, at ROLLBACK, a failed COMMIT, a ROLLBACK TO a
+/// savepoint before it, or the connection's end. What pgwide could not undo is refused
 /// in a block.
 #[tokio::test]
 async fn ddl_in_a_block_rolls_back_with_it() {
@@ -788,11 +789,28 @@ async fn ddl_in_a_block_rolls_back_with_it() {
     assert!(missing("SELECT * FROM c").await, "c");
     assert!(missing("SELECT * FROM e").await, "e");
 
-    // What a rollback could not undo is refused, and aborts the block.
+    // An ALTER TABLE of a table the block did not create is undone too: its options
+    // and columns are as before.
+    let ttl = "SELECT ttl FROM pgwide.tables WHERE \"table\" = 'b'";
+    let ttl_before = simple_rows(&client, ttl).await;
+    client
+        .batch_execute(
+            "BEGIN; ALTER TABLE b SET (ttl = 100); ALTER TABLE b ADD COLUMN w TEXT; ROLLBACK",
+        )
+        .await
+        .expect("rolled back alter");
+    assert_eq!(simple_rows(&client, ttl).await, ttl_before);
+    assert_eq!(code(client.batch_execute("SELECT w FROM b").await), "42703");
+
+    // What a rollback could not undo is refused, and aborts the block; so is a check of
+    // the rows the block wrote, which pgwide would read from the stored rows only.
     for (sql, expected) in [
         ("DROP TABLE b", "0A000"),
-        ("ALTER TABLE b ADD COLUMN w TEXT", "0A000"),
-        ("ALTER TABLE b SET (ttl = 100)", "0A000"),
+        ("CREATE SEQUENCE q", "0A000"),
+        (
+            "INSERT INTO b VALUES (2, NULL); ALTER TABLE b ALTER COLUMN v SET NOT NULL",
+            "0A000",
+        ),
         ("CREATE DATABASE elsewhere", "25001"),
         ("DISCARD ALL", "25001"),
     ] {
@@ -806,7 +824,8 @@ async fn ddl_in_a_block_rolls_back_with_it() {
     // block's tables too.
     client
         .batch_execute(
-            "BEGIN; CREATE TABLE f (k BIGINT PRIMARY KEY); UPDATE b SET v = 'block' WHERE k = 1",
+            "BEGIN; CREATE TABLE f (k BIGINT PRIMARY KEY); ALTER TABLE b ADD COLUMN z TEXT; \
+             UPDATE b SET v = 'block' WHERE k = 1",
         )
         .await
         .expect("block");
@@ -816,6 +835,7 @@ async fn ddl_in_a_block_rolls_back_with_it() {
         .expect("other");
     assert_eq!(code(client.batch_execute("COMMIT").await), "40001");
     assert!(missing("SELECT * FROM f").await, "f");
+    assert_eq!(code(client.batch_execute("SELECT z FROM b").await), "42703");
 
     // A connection that ends inside its block rolls it back.
     let leaving = server.connect().await;
