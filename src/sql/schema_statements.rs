@@ -152,6 +152,8 @@ impl StatementHandler for SchemaChanges {
                         "a TEMPORARY sequence (dropped at the session's end) is not supported yet",
                     ));
                 }
+                let sequence = ddl::table_name(name)?;
+                let existed = engine.sequence(instance, &sequence).is_ok();
                 ddl::sequences::create(
                     engine,
                     instance,
@@ -162,6 +164,9 @@ impl StatementHandler for SchemaChanges {
                     owned_by.as_ref(),
                 )
                 .await?;
+                if let (Some(block), false) = (state.transaction.as_mut(), existed) {
+                    block.changed_schema(SchemaUndo::DropSequence(sequence));
+                }
                 "CREATE SEQUENCE"
             }
             SchemaChange::CreateDatabase {
@@ -182,9 +187,9 @@ impl StatementHandler for SchemaChanges {
     }
 }
 
-/// In a transaction block, only what a rollback can undo: creating a table (dropped
-/// again), altering a table (its declarations restored), and dropping a table the block
-/// itself created. Anything else
+/// In a transaction block, only what a rollback can undo: creating a table or a
+/// sequence (dropped again), altering a table (its declarations restored), and dropping
+/// a table or sequence the block itself created. Anything else
 /// would survive a ROLLBACK, so it is refused, as PostgreSQL refuses CREATE DATABASE in
 /// a block (25001).
 fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
@@ -222,9 +227,14 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
         )),
         SchemaChange::Drop {
             object_type: ast::ObjectType::Sequence,
+            names,
             ..
-        } => cannot_undo("DROP SEQUENCE"),
-        SchemaChange::CreateSequence(_) => cannot_undo("CREATE SEQUENCE"),
+        } if names.iter().all(created) => Ok(()),
+        SchemaChange::Drop {
+            object_type: ast::ObjectType::Sequence,
+            ..
+        } => cannot_undo("DROP SEQUENCE of a sequence the block did not create"),
+        SchemaChange::CreateSequence(_) => Ok(()),
         SchemaChange::Drop { .. } => Ok(()),
         SchemaChange::CreateDatabase { .. } => Err(SqlError::new(
             SqlState::ActiveSqlTransaction,

@@ -6,9 +6,9 @@
 //! DDL in a block: a table the block creates, or an ALTER TABLE, takes effect at once
 //! (for other sessions too) and is undone if the block rolls back, at ROLLBACK, a
 //! failed COMMIT, a ROLLBACK TO a savepoint before it, or the connection's end: the
-//! table is dropped, the altered table gets its declarations back. Schema changes pgwide
-//! could not undo (dropping a table the block did not create, sequences) are refused in
-//! a block (`schema_statements`).
+//! table is dropped, the altered table gets its declarations back; CREATE SEQUENCE
+//! likewise. Schema changes pgwide could not undo (dropping a table or sequence the
+//! block did not create) are refused in a block (`schema_statements`).
 
 use super::expr::fold;
 use super::sql_error::{SqlError, SqlResult};
@@ -21,6 +21,8 @@ use std::sync::Arc;
 pub(super) enum SchemaUndo {
     /// The block created the table: drop it.
     DropTable(String),
+    /// The block created the sequence: drop it.
+    DropSequence(String),
     /// The block altered the table: give it back its declarations as in `before`,
     /// forgetting the columns it `added`.
     RestoreTable {
@@ -30,9 +32,10 @@ pub(super) enum SchemaUndo {
 }
 
 impl SchemaUndo {
-    fn table(&self) -> &str {
+    /// The name of the table or sequence changed.
+    fn object(&self) -> &str {
         match self {
-            SchemaUndo::DropTable(name) => name,
+            SchemaUndo::DropTable(name) | SchemaUndo::DropSequence(name) => name,
             SchemaUndo::RestoreTable { before, .. } => &before.name,
         }
     }
@@ -99,18 +102,18 @@ impl Transaction {
         self.schema_changes.push(undo);
     }
 
-    /// Whether the block created table `name`.
+    /// Whether the block created table (or sequence) `name`.
     pub(super) fn created(&self, name: &str) -> bool {
-        self.schema_changes
-            .iter()
-            .any(|u| matches!(u, SchemaUndo::DropTable(t) if t == name))
+        self.schema_changes.iter().any(
+            |u| matches!(u, SchemaUndo::DropTable(t) | SchemaUndo::DropSequence(t) if t == name),
+        )
     }
 
-    /// Forgets the schema changes to tables the block then dropped: nothing is left to
-    /// undo.
-    pub(super) fn dropped(&mut self, tables: &[String]) {
+    /// Forgets the schema changes to tables or sequences the block then dropped:
+    /// nothing is left to undo.
+    pub(super) fn dropped(&mut self, objects: &[String]) {
         self.schema_changes
-            .retain(|u| !tables.iter().any(|t| t == u.table()));
+            .retain(|u| !objects.iter().any(|o| o == u.object()));
     }
 
     /// The block's schema changes, taken to be undone.
@@ -181,12 +184,13 @@ pub(super) async fn commit(
 }
 
 /// Undoes the schema changes of a block that rolled back, newest first: drops the
-/// tables it created, gives the tables it altered their declarations back. A change
+/// tables and sequences it created, gives the tables it altered their declarations back. A change
 /// that cannot be undone is logged: the rollback itself has happened.
 pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[SchemaUndo]) {
     for change in changes.iter().rev() {
         let undone = match change {
             SchemaUndo::DropTable(table) => engine.drop_table(instance, table).await.map(|_| ()),
+            SchemaUndo::DropSequence(name) => engine.drop_sequence(instance, name).await,
             SchemaUndo::RestoreTable { before, added } => {
                 engine.restore_table(before, added).await.map(|_| ())
             }
@@ -194,7 +198,7 @@ pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[Sche
         match undone {
             Ok(()) | Err(EngineError::TableNotFound { .. }) => {}
             Err(e) => tracing::warn!(
-                table = change.table(),
+                object = change.object(),
                 error = %e,
                 "could not undo a schema change of a rolled back transaction"
             ),

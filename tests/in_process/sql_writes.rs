@@ -802,11 +802,23 @@ async fn ddl_in_a_block_rolls_back_with_it() {
     assert_eq!(simple_rows(&client, ttl).await, ttl_before);
     assert_eq!(code(client.batch_execute("SELECT w FROM b").await), "42703");
 
+    // A sequence the block created is dropped again.
+    client
+        .batch_execute(
+            "CREATE SEQUENCE kept; BEGIN; CREATE SEQUENCE q; SELECT nextval('q'); ROLLBACK",
+        )
+        .await
+        .expect("rolled back sequence");
+    assert_eq!(
+        code(client.batch_execute("SELECT nextval('q')").await),
+        "42P01"
+    );
+
     // What a rollback could not undo is refused, and aborts the block; so is a check of
     // the rows the block wrote, which pgwide would read from the stored rows only.
     for (sql, expected) in [
         ("DROP TABLE b", "0A000"),
-        ("CREATE SEQUENCE q", "0A000"),
+        ("DROP SEQUENCE kept", "0A000"),
         (
             "INSERT INTO b VALUES (2, NULL); ALTER TABLE b ALTER COLUMN v SET NOT NULL",
             "0A000",
