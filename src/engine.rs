@@ -290,6 +290,16 @@ impl Engine {
         Ok(meta)
     }
 
+    /// Renames a table: metadata only, its rows stay where they are.
+    pub async fn rename_table(
+        &self,
+        instance: &str,
+        name: &str,
+        new_name: &str,
+    ) -> EngineResult<Arc<TableMeta>> {
+        self.catalog.rename_table(instance, name, new_name).await
+    }
+
     /// Drops a table and deletes its data.
     pub async fn drop_table(&self, instance: &str, name: &str) -> EngineResult<()> {
         let meta = self.catalog.drop_table(instance, name).await?;

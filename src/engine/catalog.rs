@@ -617,6 +617,73 @@ impl Catalog {
         self.store_table(meta, WriteBatch::default()).await
     }
 
+    /// The sequences whose values columns of table `name` take (SERIAL, identity).
+    fn owned_sequences(&self, instance: &str, name: &str) -> Vec<Arc<SequenceMeta>> {
+        self.sequences(instance)
+            .into_iter()
+            .filter(|s| {
+                s.spec
+                    .owner
+                    .as_ref()
+                    .is_some_and(|(table, _)| table == name)
+            })
+            .collect()
+    }
+
+    /// Renames a table (metadata only: its rows are keyed by its id). The sequences its
+    /// columns own follow it; their names stay, as in PostgreSQL.
+    pub async fn rename_table(
+        &self,
+        instance: &str,
+        name: &str,
+        new_name: &str,
+    ) -> EngineResult<Arc<TableMeta>> {
+        crate::engine::check_name(new_name)?;
+        let _ddl = self.ddl.lock().await;
+        let mut meta = (*self.table(instance, name)?).clone();
+        let taken =
+            self.table(instance, new_name).is_ok() || self.sequence(instance, new_name).is_ok();
+        if taken {
+            return Err(EngineError::TableExists {
+                name: new_name.into(),
+            });
+        }
+        meta.name = new_name.into();
+        let mut batch = WriteBatch::default();
+        batch.delete(table_key(instance, name));
+        batch.put(table_key(instance, new_name), to_json(&meta)?);
+        let owned: Vec<SequenceMeta> = self
+            .owned_sequences(instance, name)
+            .into_iter()
+            .map(|s| {
+                let mut s = (*s).clone();
+                if let Some((table, _)) = &mut s.spec.owner {
+                    *table = new_name.into();
+                }
+                s
+            })
+            .collect();
+        for sequence in &owned {
+            batch.put(
+                sequences::sequence_key(instance, &sequence.spec.name),
+                to_json(sequence)?,
+            );
+        }
+        self.backend.write(batch).await?;
+        let meta = Arc::new(meta);
+        let mut state = self.write();
+        if let Some(tables) = state.tables.get_mut(instance) {
+            tables.remove(name);
+            tables.insert(new_name.into(), Arc::clone(&meta));
+        }
+        if let Some(cached) = state.sequences.get_mut(instance) {
+            for sequence in owned {
+                cached.insert(sequence.spec.name.clone(), Arc::new(sequence));
+            }
+        }
+        Ok(meta)
+    }
+
     /// Records attribute columns first seen in a write, unless already known.
     pub async fn learn_columns(&self, table: &TableMeta, seen: &[AttrColumn]) -> EngineResult<()> {
         let unknown: Vec<&AttrColumn> = seen
@@ -647,16 +714,7 @@ impl Catalog {
         let meta = self.table(instance, name)?;
         let mut batch = WriteBatch::default();
         batch.delete(table_key(instance, name));
-        let owned: Vec<Arc<SequenceMeta>> = self
-            .sequences(instance)
-            .into_iter()
-            .filter(|s| {
-                s.spec
-                    .owner
-                    .as_ref()
-                    .is_some_and(|(table, _)| table == name)
-            })
-            .collect();
+        let owned = self.owned_sequences(instance, name);
         for sequence in &owned {
             self.drop_sequence_into(sequence, &mut batch);
         }

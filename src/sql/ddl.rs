@@ -477,7 +477,7 @@ fn max_chars(data_type: &ast::DataType) -> SqlResult<Option<u32>> {
     }
 }
 
-/// ALTER TABLE ... SET (...) / ADD COLUMN.
+/// ALTER TABLE ... SET (...) / ADD COLUMN / ALTER COLUMN / RENAME TO.
 pub async fn alter_table(
     engine: &Engine,
     instance: &str,
@@ -622,6 +622,30 @@ pub async fn alter_table(
                 engine
                     .set_column_default(instance, &name, &column, None)
                     .await?;
+            }
+            AlterTableOperation::RenameTable { table_name: kind } => {
+                let (ast::RenameTableNameKind::To(new_name), 1) = (kind, alter.operations.len())
+                else {
+                    return Err(SqlError::syntax(format!(
+                        "syntax error at or near \"{}\"",
+                        match kind {
+                            ast::RenameTableNameKind::As(_) => "AS",
+                            ast::RenameTableNameKind::To(_) => "RENAME",
+                        }
+                    )));
+                };
+                let new_name = table_name(new_name)?;
+                match engine.rename_table(instance, &name, &new_name).await {
+                    Err(EngineError::TableExists { .. }) => {
+                        return Err(SqlError::new(
+                            SqlState::DuplicateTable,
+                            format!("relation \"{new_name}\" already exists"),
+                        ))
+                    }
+                    other => {
+                        other?;
+                    }
+                }
             }
             other => {
                 return Err(SqlError::unsupported(format!(

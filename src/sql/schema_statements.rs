@@ -269,7 +269,19 @@ async fn alter_table(state: &mut SessionState, alter: &ast::AlterTable) -> SqlRe
         return Err(e);
     }
     if let Some(block) = state.transaction.as_mut() {
-        block.changed_schema(SchemaUndo::RestoreTable { before, added });
+        let renamed = alter.operations.iter().find_map(|op| match op {
+            ast::AlterTableOperation::RenameTable {
+                table_name: ast::RenameTableNameKind::To(new_name),
+            } => ddl::table_name(new_name).ok(),
+            _ => None,
+        });
+        block.changed_schema(match renamed {
+            Some(new_name) => SchemaUndo::RenameTable {
+                from: new_name,
+                to: before.name.clone(),
+            },
+            None => SchemaUndo::RestoreTable { before, added },
+        });
     }
     Ok(())
 }

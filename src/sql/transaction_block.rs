@@ -23,6 +23,8 @@ pub(super) enum SchemaUndo {
     DropTable(String),
     /// The block created the sequence: drop it.
     DropSequence(String),
+    /// The block renamed table `to` to `from`: rename it back.
+    RenameTable { from: String, to: String },
     /// The block altered the table: give it back its declarations as in `before`,
     /// forgetting the columns it `added`.
     RestoreTable {
@@ -36,6 +38,7 @@ impl SchemaUndo {
     fn object(&self) -> &str {
         match self {
             SchemaUndo::DropTable(name) | SchemaUndo::DropSequence(name) => name,
+            SchemaUndo::RenameTable { from, .. } => from,
             SchemaUndo::RestoreTable { before, .. } => &before.name,
         }
     }
@@ -184,13 +187,17 @@ pub(super) async fn commit(
 }
 
 /// Undoes the schema changes of a block that rolled back, newest first: drops the
-/// tables and sequences it created, gives the tables it altered their declarations back. A change
+/// tables and sequences it created, renames tables back, gives the tables it altered
+/// their declarations back. A change
 /// that cannot be undone is logged: the rollback itself has happened.
 pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[SchemaUndo]) {
     for change in changes.iter().rev() {
         let undone = match change {
             SchemaUndo::DropTable(table) => engine.drop_table(instance, table).await.map(|_| ()),
             SchemaUndo::DropSequence(name) => engine.drop_sequence(instance, name).await,
+            SchemaUndo::RenameTable { from, to } => {
+                engine.rename_table(instance, from, to).await.map(|_| ())
+            }
             SchemaUndo::RestoreTable { before, added } => {
                 engine.restore_table(before, added).await.map(|_| ())
             }

@@ -922,6 +922,32 @@ async fn ddl_in_a_block_rolls_back() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// ALTER TABLE ... RENAME TO keeps the rows and the SERIAL's sequence, refuses a name
+/// taken, and is undone with a rolled back block.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rename_table_keeps_rows_and_sequences() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id SERIAL PRIMARY KEY, v TEXT)",
+        "INSERT INTO t (v) VALUES ('x')",
+        "ALTER TABLE t RENAME TO u",
+        "SELECT * FROM t",
+        "INSERT INTO u (v) VALUES ('y')",
+        "SELECT * FROM u ORDER BY id",
+        "SELECT pg_get_serial_sequence('u', 'id')",
+        "CREATE TABLE t (k INTEGER PRIMARY KEY)",
+        "ALTER TABLE u RENAME TO t",
+        "DROP TABLE t",
+        "BEGIN",
+        "ALTER TABLE u RENAME TO t",
+        "SELECT count(*) FROM t",
+        "ROLLBACK",
+        "SELECT count(*) FROM u",
+        "SELECT count(*) FROM t",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// SQL cursors: DECLARE in a block (or WITH HOLD outside one), FETCH forward by count,
 /// NEXT and ALL, CLOSE; a cursor without HOLD ends with its block.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
