@@ -264,7 +264,9 @@ async fn alter_table(state: &mut SessionState, alter: &ast::AlterTable) -> SqlRe
         .collect();
     if let Err(e) = ddl::alter_table(engine, instance, alter).await {
         if alter.operations.len() > 1 {
-            engine.restore_table(&before, &added).await?;
+            if let Err(undo) = engine.restore_table(&before, &added).await {
+                tracing::warn!(table = %before.name, error = %undo, "could not undo the operations of a failed ALTER TABLE");
+            }
         }
         return Err(e);
     }

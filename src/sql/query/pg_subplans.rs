@@ -192,14 +192,18 @@ fn holds_own(node: &LogicalPlan, chosen: ChooseSubPlan) -> bool {
             | LogicalPlan::Aggregate(_)
             | LogicalPlan::Sort(_)
     );
-    fits && node
-        .apply_expressions(|expr| {
-            Ok(match expr.exists(|e| Ok(chosen(e)))? {
-                true => TreeNodeRecursion::Stop,
-                false => TreeNodeRecursion::Continue,
-            })
+    fits && holds(node, chosen)
+}
+
+/// Whether one of `node`'s own expressions holds a `chosen` subquery.
+fn holds(node: &LogicalPlan, chosen: ChooseSubPlan) -> bool {
+    node.apply_expressions(|expr| {
+        Ok(match expr.exists(|e| Ok(chosen(e)))? {
+            true => TreeNodeRecursion::Stop,
+            false => TreeNodeRecursion::Continue,
         })
-        .is_ok_and(|r| r == TreeNodeRecursion::Stop)
+    })
+    .is_ok_and(|r| r == TreeNodeRecursion::Stop)
 }
 
 /// `plan` ready for DataFusion's analyzer: the subqueries it would refuse or answer
@@ -225,7 +229,17 @@ fn eager(plan: LogicalPlan) -> Result<LogicalPlan> {
         matches!(e, Expr::Exists(_)) || matches!(e, Expr::ScalarSubquery(s) if !decorrelates(s))
     };
     let in_filter = |e: &Expr| matches!(e, Expr::ScalarSubquery(s) if !decorrelates(s));
+    let any_subquery = |e: &Expr| {
+        matches!(
+            e,
+            Expr::ScalarSubquery(_) | Expr::Exists(_) | Expr::InSubquery(_)
+        )
+    };
     plan.transform_up(|node| {
+        // Most nodes hold no subquery: left as they are, not rebuilt.
+        if !holds(&node, &any_subquery) {
+            return Ok(Transformed::no(node));
+        }
         // DataFusion joins an EXISTS in a filter, correlated as it may be, but nowhere
         // else; and it answers some IN subqueries wrongly.
         let wrong = pg_in_subqueries::answered_wrongly(&node);

@@ -190,7 +190,7 @@ impl ExecutionPlan for SubPlanExec {
             subplans: Arc::clone(&self.subplans),
             state: self.state.clone(),
             schema: Arc::clone(&self.schema),
-            outcomes: Mutex::new(HashMap::new()),
+            outcomes: Mutex::new((HashMap::new(), 0)),
         });
         let batches = input.then(move |batch| {
             let runner = Arc::clone(&runner);
@@ -235,8 +235,13 @@ impl Members {
     }
 }
 
-/// The runs of a node's subplans, by subplan and outer values.
-type Outcomes = HashMap<(usize, Vec<ScalarValue>), Outcome>;
+/// The runs of a node's subplans, by subplan and outer values, and how many IN members
+/// they hold together.
+type Outcomes = (HashMap<(usize, Vec<ScalarValue>), Outcome>, usize);
+
+/// How many IN members a statement's subplans keep between runs: an IN correlated on
+/// many distinct values over a large subquery runs again rather than fill memory.
+const KEPT_MEMBERS: usize = 1_000_000;
 
 /// Runs a node's subplans for the batches of one input stream.
 struct Runner {
@@ -289,11 +294,19 @@ impl Runner {
         outer: Vec<ScalarValue>,
     ) -> Result<Outcome> {
         let key = (index, outer);
-        if let Some(outcome) = self.outcomes()?.get(&key) {
+        if let Some(outcome) = self.outcomes()?.0.get(&key) {
             return Ok(outcome.clone());
         }
         let outcome = self.run(bound, &key.1).await?;
-        self.outcomes()?.insert(key, outcome.clone());
+        let members = match &outcome {
+            Outcome::Members(members) => members.values.len(),
+            Outcome::Value(_) => 0,
+        };
+        let mut outcomes = self.outcomes()?;
+        if outcomes.1 + members <= KEPT_MEMBERS {
+            outcomes.1 += members;
+            outcomes.0.insert(key, outcome.clone());
+        }
         Ok(outcome)
     }
 
