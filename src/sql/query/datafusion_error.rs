@@ -55,7 +55,8 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
             return SqlError::unsupported(
                 "this subquery is not supported here: a correlated subquery may be in the \
                  select list, WHERE, HAVING, GROUP BY or ORDER BY, not in a JOIN's ON \
-                 condition; move the condition into WHERE",
+                 condition or a window function's OVER (...); move it into WHERE or a \
+                 subquery in FROM",
             )
         }
         DataFusionError::ResourcesExhausted(m) => {
