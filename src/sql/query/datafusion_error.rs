@@ -8,6 +8,11 @@ use datafusion::arrow::error::ArrowError;
 use datafusion::common::{Column, SchemaError, TableReference};
 use datafusion::error::DataFusionError;
 
+/// Where no subquery can run, neither as a join nor as a subplan.
+const SUBQUERY_NOT_HERE: &str = "this subquery is not supported here: a correlated subquery may \
+     be in the select list, WHERE, HAVING, GROUP BY or ORDER BY, not in a JOIN's ON \
+     condition or a window function's OVER (...); move it into WHERE or a subquery in FROM";
+
 /// The message of a DataFusion error without its `Error during planning:` prefixes.
 fn clean(message: &str) -> String {
     let mut m = message.trim();
@@ -44,20 +49,11 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
             if m.contains("Physical plan does not support logical expression")
                 && (m.contains("Subquery") || m.contains("Exists")) =>
         {
-            return SqlError::unsupported(
-                "this subquery is not supported here: a subquery may be in the select list, \
-                 WHERE, HAVING, GROUP BY or ORDER BY, not in a JOIN's ON condition or a window \
-                 function; move the condition into WHERE",
-            )
+            return SqlError::unsupported(SUBQUERY_NOT_HERE)
         }
         DataFusionError::NotImplemented(m) => return SqlError::unsupported(clean(m)),
         DataFusionError::Plan(m) if m.contains("subquery can only be used in") => {
-            return SqlError::unsupported(
-                "this subquery is not supported here: a correlated subquery may be in the \
-                 select list, WHERE, HAVING, GROUP BY or ORDER BY, not in a JOIN's ON \
-                 condition or a window function's OVER (...); move it into WHERE or a \
-                 subquery in FROM",
-            )
+            return SqlError::unsupported(SUBQUERY_NOT_HERE)
         }
         DataFusionError::ResourcesExhausted(m) => {
             return SqlError::new(

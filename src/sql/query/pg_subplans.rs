@@ -254,18 +254,7 @@ fn eager(plan: LogicalPlan) -> Result<LogicalPlan> {
             .map_expressions(|expr| {
                 expr.transform_down(|e| match e {
                     e if chosen(&e) => Ok(Transformed::new(e, false, TreeNodeRecursion::Jump)),
-                    Expr::ScalarSubquery(s) => {
-                        eager_within(s).map(|s| Transformed::yes(Expr::ScalarSubquery(s)))
-                    }
-                    Expr::Exists(mut x) => {
-                        x.subquery = eager_within(x.subquery)?;
-                        Ok(Transformed::yes(Expr::Exists(x)))
-                    }
-                    Expr::InSubquery(mut x) => {
-                        x.subquery = eager_within(x.subquery)?;
-                        Ok(Transformed::yes(Expr::InSubquery(x)))
-                    }
-                    other => Ok(Transformed::no(other)),
+                    e => map_subquery(e, eager_within),
                 })
             })?
             .data;
@@ -275,6 +264,25 @@ fn eager(plan: LogicalPlan) -> Result<LogicalPlan> {
         }
     })
     .map(|t| t.data)
+}
+
+/// `expr` with `f` applied to its subquery if it is a scalar, EXISTS or IN subquery.
+pub fn map_subquery(
+    expr: Expr,
+    f: impl FnOnce(Subquery) -> Result<Subquery>,
+) -> Result<Transformed<Expr>> {
+    Ok(match expr {
+        Expr::ScalarSubquery(s) => Transformed::yes(Expr::ScalarSubquery(f(s)?)),
+        Expr::Exists(mut x) => {
+            x.subquery = f(x.subquery)?;
+            Transformed::yes(Expr::Exists(x))
+        }
+        Expr::InSubquery(mut x) => {
+            x.subquery = f(x.subquery)?;
+            Transformed::yes(Expr::InSubquery(x))
+        }
+        other => Transformed::no(other),
+    })
 }
 
 fn eager_within(mut subquery: Subquery) -> Result<Subquery> {

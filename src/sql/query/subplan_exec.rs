@@ -5,7 +5,7 @@
 //! correlated on a column with few distinct values runs few times. The session's
 //! query planner is DataFusion's with this module's extension planner added.
 
-use super::pg_subplans::{SubPlan, SubPlanKind, SubPlanNode};
+use super::pg_subplans::{map_subquery, SubPlan, SubPlanKind, SubPlanNode};
 use crate::sql::sql_types::SqlError;
 use crate::sqlstate::SqlState;
 use async_trait::async_trait;
@@ -414,25 +414,10 @@ fn bind_outer(
                     None => Ok(Transformed::no(Expr::OuterReferenceColumn(field, column))),
                 },
                 // A nested subquery no longer refers to what is now a constant.
-                Expr::ScalarSubquery(mut subquery) => {
+                e => map_subquery(e, |mut subquery| {
                     subquery.outer_ref_columns.retain(|r| !refers_to(r, outer));
-                    Ok(Transformed::yes(Expr::ScalarSubquery(subquery)))
-                }
-                Expr::Exists(mut exists) => {
-                    exists
-                        .subquery
-                        .outer_ref_columns
-                        .retain(|r| !refers_to(r, outer));
-                    Ok(Transformed::yes(Expr::Exists(exists)))
-                }
-                Expr::InSubquery(mut in_subquery) => {
-                    in_subquery
-                        .subquery
-                        .outer_ref_columns
-                        .retain(|r| !refers_to(r, outer));
-                    Ok(Transformed::yes(Expr::InSubquery(in_subquery)))
-                }
-                other => Ok(Transformed::no(other)),
+                    Ok(subquery)
+                }),
             })
         })
     })?;
