@@ -13,6 +13,7 @@ mod expr;
 mod notices;
 mod open_cursors;
 pub mod pg_array_text;
+pub mod pg_json;
 mod pg_catalog;
 pub mod pg_numeric;
 mod pg_uuid;

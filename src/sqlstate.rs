@@ -47,6 +47,7 @@ sqlstates! {
     InvalidParameterValue => "22023",
     InvalidRowCountInLimitClause => "2201W",
     InvalidTextRepresentation => "22P02",
+    UntranslatableCharacter => "22P05",
     BadCopyFileFormat => "22P04",
     NullValueNotAllowed => "22004",
     NumericValueOutOfRange => "22003",

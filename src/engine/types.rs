@@ -324,6 +324,10 @@ pub enum SqlKind {
         precision: u8,
         scale: u8,
     },
+    /// `json`, stored as its String input text.
+    Json,
+    /// `jsonb`, stored as its String normal form.
+    Jsonb,
 }
 
 /// What a column's declared SQL type says beyond its stored value type.

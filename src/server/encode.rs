@@ -75,7 +75,12 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Date => 4,
         SqlType::Uuid => 16,
-        SqlType::Text | SqlType::Bytea | SqlType::Numeric(_) | SqlType::Array(_) => -1,
+        SqlType::Text
+        | SqlType::Bytea
+        | SqlType::Numeric(_)
+        | SqlType::Array(_)
+        | SqlType::Json
+        | SqlType::Jsonb => -1,
     }
 }
 
@@ -165,7 +170,7 @@ pub(crate) fn put_text(
         SqlType::Float4 | SqlType::Float8 => {
             put_float_text(out, as_float(datum, ty)?, ty == SqlType::Float4)
         }
-        SqlType::Text => put_natural_text(out, datum, ty)?,
+        SqlType::Text | SqlType::Json | SqlType::Jsonb => put_natural_text(out, datum, ty)?,
         SqlType::Timestamp | SqlType::TimestampTz => {
             let zone = (ty == SqlType::TimestampTz).then_some(zone);
             out.put_slice(datetime::format_timestamp(as_timestamp(datum, ty)?, zone)?.as_bytes())
@@ -202,7 +207,12 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
         SqlType::Int8 => out.put_i64(as_int(datum, ty)?),
         SqlType::Float4 => out.put_f32(as_float(datum, ty)? as f32),
         SqlType::Float8 => out.put_f64(as_float(datum, ty)?),
-        SqlType::Text => put_natural_text(out, datum, ty)?,
+        SqlType::Text | SqlType::Json => put_natural_text(out, datum, ty)?,
+        // `jsonb_send`: a format version, 1, then the text.
+        SqlType::Jsonb => {
+            out.put_u8(1);
+            put_natural_text(out, datum, ty)?
+        }
         // `timestamp_send`, `date_send`: from 2000-01-01; ±infinity stay the extremes.
         SqlType::Timestamp | SqlType::TimestampTz => out.put_i64(match as_timestamp(datum, ty)? {
             infinite @ (datetime::TIMESTAMP_INFINITY | datetime::TIMESTAMP_MINUS_INFINITY) => {

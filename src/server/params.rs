@@ -4,6 +4,7 @@
 //! dropped connection.
 
 use crate::sql::datetime::{self, TimeZone};
+use crate::sql::pg_json::JsonKind;
 use crate::sql::{Datum, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 
@@ -46,6 +47,16 @@ fn decode_binary(raw: &[u8], ty: SqlType) -> Option<Datum> {
         SqlType::Float8 => Datum::Float(f64::from_be_bytes(raw.try_into().ok()?)),
         SqlType::Text => Datum::Text(String::from_utf8(raw.to_vec()).ok()?),
         SqlType::Bytea => Datum::Bytes(raw.to_vec()),
+        // `json_recv` is the text; `jsonb_recv` a format version, 1, then the text.
+        SqlType::Json | SqlType::Jsonb => {
+            let text = match (ty, raw.split_first()) {
+                (SqlType::Jsonb, Some((1, text))) => text,
+                (SqlType::Jsonb, _) => return None,
+                _ => raw,
+            };
+            let kind = ty.json_kind()?;
+            Datum::Text(crate::sql::pg_json::input(std::str::from_utf8(text).ok()?, kind).ok()?)
+        }
         // `timestamp_recv`, `date_recv`: from 2000-01-01; ±infinity are the extremes.
         SqlType::Timestamp | SqlType::TimestampTz => {
             Datum::Timestamp(match i64::from_be_bytes(raw.try_into().ok()?) {
@@ -175,6 +186,8 @@ fn decode_text(raw: &[u8], ty: SqlType, zone: &TimeZone) -> SqlResult<Datum> {
         SqlType::Date => Datum::Date(datetime::parse_date(text)?),
         SqlType::Uuid => Datum::Uuid(crate::sql::parse_uuid(text)?),
         SqlType::Numeric(_) => Datum::Numeric(crate::sql::pg_numeric::parse(text)?),
+        SqlType::Json => Datum::Text(crate::sql::pg_json::input(text, JsonKind::Json)?),
+        SqlType::Jsonb => Datum::Text(crate::sql::pg_json::input(text, JsonKind::Jsonb)?),
         SqlType::Array(of) => {
             let mut items = Vec::new();
             for item in crate::sql::pg_array_text::parse(text)? {

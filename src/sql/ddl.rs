@@ -427,6 +427,8 @@ fn declared(ty: SqlType, data_type: Option<&DataType>, not_null: bool) -> SqlRes
             SqlType::TimestampTz => Some(SqlKind::TimestampTz),
             SqlType::Date => Some(SqlKind::Date),
             SqlType::Uuid => Some(SqlKind::Uuid),
+            SqlType::Json => Some(SqlKind::Json),
+            SqlType::Jsonb => Some(SqlKind::Jsonb),
             SqlType::Numeric(Some(typmod)) => Some(SqlKind::Numeric {
                 precision: typmod.precision,
                 scale: typmod.scale,

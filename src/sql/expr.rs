@@ -354,6 +354,11 @@ fn compile_unfolded(
                 return Err(SqlError::unsupported(format!("a cast to {data_type}")));
             }
             let ty = super::sql_types::sql_type(data_type)?;
+            // JSON's operators and functions are DataFusion's, and a JSON constant's
+            // type would not survive here to send them there.
+            if ty.json_kind().is_some() {
+                return Err(temporal_operand());
+            }
             // A constant is cast now; kept under its Cast when its own type would
             // otherwise say something else (5::bigint is a bigint, not an integer).
             let typed = |d: Datum| typed_constant(d, ty);
@@ -397,6 +402,9 @@ fn compile_unfolded(
         }
         Expr::TypedString(typed) => {
             let ty = super::sql_types::sql_type(&typed.data_type)?;
+            if ty.json_kind().is_some() {
+                return Err(temporal_operand());
+            }
             match literal(&typed.value.value, params, Some(ty))? {
                 Scalar::Const(d) => typed_constant(cast(d, ty)?, ty),
                 other => other,
@@ -652,6 +660,8 @@ enum Family {
     Time,
     Uuid,
     Numeric,
+    /// `json` and `jsonb`, which the fast path only stores and returns.
+    Json,
 }
 
 /// The family of a compiled operand of type `ty` (or, for a constant, of its value).
@@ -673,6 +683,7 @@ fn type_family(ty: SqlType) -> Option<Family> {
         SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date => Some(Family::Time),
         SqlType::Uuid => Some(Family::Uuid),
         SqlType::Numeric(_) => Some(Family::Numeric),
+        SqlType::Json | SqlType::Jsonb => Some(Family::Json),
         _ => None,
     }
 }
@@ -682,7 +693,7 @@ fn type_family(ty: SqlType) -> Option<Family> {
 /// and so the same for uuids and numerics: it only compares, stores and returns them.
 fn temporal_operand() -> SqlError {
     SqlError::unsupported(
-        "this operation on a date, time, uuid or numeric is not supported here yet (it \
+        "this operation on a date, time, uuid, numeric or JSON value is not supported here yet (it \
          is in a SELECT's query)",
     )
 }
@@ -756,6 +767,10 @@ fn facing(other: Option<SqlType>, side: Scalar, side_type: Option<SqlType>) -> S
     let Some(other) = other else {
         return Ok(side);
     };
+    // jsonb compares by value (`1.0` equals `1`), json not at all: DataFusion's turn.
+    if type_family(other) == Some(Family::Json) {
+        return Err(temporal_operand());
+    }
     let side = match side {
         Scalar::Const(Datum::Text(text)) => {
             Scalar::Const(cast(Datum::Text(text), comparison_type(other))?)

@@ -213,10 +213,12 @@ fn plan_order(
                 ));
             }
             let expr = order_by::resolve(&item.expr, projection, Some(&*rel))?;
-            keys.push((
-                compile(&expr, rel, params, None)?,
-                item.options.asc.unwrap_or(true),
-            ));
+            let key = compile(&expr, rel, params, None)?;
+            // JSON has an order of its own, not its text's: DataFusion's to refuse.
+            if output_type(&key, Some(&*rel), params).json_kind().is_some() {
+                return Err(SqlError::unsupported("ORDER BY a JSON value"));
+            }
+            keys.push((key, item.options.asc.unwrap_or(true)));
         }
         let pk_order = keys.iter().enumerate().all(|(k, (s, _))| {
             matches!(s, Scalar::Column(slot) if *rel.slot_source(*slot) == Source::Pk(k))

@@ -32,6 +32,10 @@ pub enum SqlType {
     Numeric(Option<NumericTypmod>),
     /// A one-dimensional array (`bigint[]`, `text[]`), a `Datum::Array`.
     Array(ArrayOf),
+    /// `json`, a `Datum::Text` holding the value's input text (`pg_json`).
+    Json,
+    /// `jsonb`, a `Datum::Text` holding the value's normal form (`pg_json`).
+    Jsonb,
 }
 
 /// The element type of an array type.
@@ -78,6 +82,8 @@ impl ArrayOf {
             | SqlType::Date
             | SqlType::Uuid
             | SqlType::Numeric(_)
+            | SqlType::Json
+            | SqlType::Jsonb
             | SqlType::Array(_) => return None,
         })
     }
@@ -100,6 +106,8 @@ impl SqlType {
             SqlType::TimestampTz => 1184,
             SqlType::Uuid => 2950,
             SqlType::Numeric(_) => 1700,
+            SqlType::Json => 114,
+            SqlType::Jsonb => 3802,
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => 1000,
                 ArrayOf::Bytea => 1001,
@@ -130,6 +138,8 @@ impl SqlType {
             1184 => SqlType::TimestampTz,
             2950 => SqlType::Uuid,
             1700 => SqlType::Numeric(None),
+            114 => SqlType::Json,
+            3802 => SqlType::Jsonb,
             1000 => SqlType::Array(ArrayOf::Bool),
             1001 => SqlType::Array(ArrayOf::Bytea),
             1005 => SqlType::Array(ArrayOf::Int2),
@@ -169,6 +179,8 @@ impl SqlType {
             SqlType::TimestampTz => "timestamp with time zone",
             SqlType::Uuid => "uuid",
             SqlType::Numeric(_) => "numeric",
+            SqlType::Json => "json",
+            SqlType::Jsonb => "jsonb",
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => "boolean[]",
                 ArrayOf::Bytea => "bytea[]",
@@ -191,9 +203,23 @@ impl SqlType {
     }
 
     /// Whether the type's values compare only with their own kind and have no text or
-    /// number form the fast path may compute with: dates, times, uuids and numerics.
+    /// number form the fast path may compute with: dates, times, uuids, numerics and
+    /// JSON.
     pub fn is_distinct_kind(self) -> bool {
-        self.is_temporal() || matches!(self, SqlType::Uuid | SqlType::Numeric(_))
+        self.is_temporal()
+            || matches!(
+                self,
+                SqlType::Uuid | SqlType::Numeric(_) | SqlType::Json | SqlType::Jsonb
+            )
+    }
+
+    /// The JSON type this is, if it is one.
+    pub fn json_kind(self) -> Option<super::pg_json::JsonKind> {
+        match self {
+            SqlType::Json => Some(super::pg_json::JsonKind::Json),
+            SqlType::Jsonb => Some(super::pg_json::JsonKind::Jsonb),
+            _ => None,
+        }
     }
 }
 
@@ -221,6 +247,8 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
         D::Bytea => SqlType::Bytea,
         D::Date => SqlType::Date,
         D::Uuid => SqlType::Uuid,
+        D::JSON => SqlType::Json,
+        D::JSONB => SqlType::Jsonb,
         D::Numeric(info) | D::Decimal(info) | D::Dec(info) => SqlType::Numeric(numeric_typmod(info)?),
         // A precision (`TIMESTAMP(3)`) is kept by the column (`ddl::time_precision`).
         D::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
@@ -233,7 +261,7 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
         other => {
             return Err(SqlError::new(
                 SqlState::UndefinedObject,
-                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN, BYTEA, TIMESTAMP, TIMESTAMPTZ, DATE or UUID"),
+                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN, BYTEA, TIMESTAMP, TIMESTAMPTZ, DATE, UUID, NUMERIC, JSON or JSONB"),
             ))
         }
     })

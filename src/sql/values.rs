@@ -37,7 +37,9 @@ pub fn sql_pk_type(ty: SqlType) -> Option<PkType> {
         | SqlType::Float4
         | SqlType::Float8
         | SqlType::Numeric(_)
-        | SqlType::Array(_) => None,
+        | SqlType::Array(_)
+        | SqlType::Json
+        | SqlType::Jsonb => None,
     }
 }
 
@@ -55,6 +57,8 @@ pub fn declared_type(table: &TableMeta, column: &str) -> Option<SqlType> {
             (SqlType::Int8, _, Some(SqlKind::TimestampTz)) => SqlType::TimestampTz,
             (SqlType::Int8, _, Some(SqlKind::Date)) => SqlType::Date,
             (SqlType::Bytea, _, Some(SqlKind::Uuid)) => SqlType::Uuid,
+            (SqlType::Text, _, Some(SqlKind::Json)) => SqlType::Json,
+            (SqlType::Text, _, Some(SqlKind::Jsonb)) => SqlType::Jsonb,
             (SqlType::Text, _, Some(SqlKind::Numeric { precision, scale })) => {
                 SqlType::Numeric(Some(NumericTypmod { precision, scale }))
             }
@@ -88,7 +92,11 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
         SqlType::Float4 | SqlType::Float8 => ValueType::Double,
         SqlType::Bool => ValueType::Boolean,
         // A numeric is its text (`1.50`), exact and with its scale.
-        SqlType::Text | SqlType::Numeric(_) | SqlType::Array(_) => ValueType::String,
+        SqlType::Text
+        | SqlType::Numeric(_)
+        | SqlType::Array(_)
+        | SqlType::Json
+        | SqlType::Jsonb => ValueType::String,
         SqlType::Bytea | SqlType::Uuid => ValueType::Binary,
     }
 }
@@ -426,7 +434,7 @@ pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
         (SqlType::Text, Datum::Numeric(n)) => Datum::Text(pg_numeric::format(&n)),
         (SqlType::Bytea, d @ Datum::Bytes(_)) => d,
         (SqlType::Bytea, Datum::Text(t)) => Datum::Bytes(t.into_bytes()),
-        (SqlType::Text, d @ Datum::Text(_)) => d,
+        (SqlType::Text | SqlType::Json | SqlType::Jsonb, d @ Datum::Text(_)) => d,
         (SqlType::Text, Datum::Int(i)) => Datum::Text(i.to_string()),
         (SqlType::Text, Datum::Float(f)) => Datum::Text(f.to_string()),
         (SqlType::Text, Datum::Bool(b)) => Datum::Text(if b { "true" } else { "false" }.into()),
@@ -508,6 +516,9 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     }
     if matches!(ty, SqlType::Numeric(_)) || matches!(datum, Datum::Numeric(_)) {
         return cast_numeric(datum, ty);
+    }
+    if let Some(kind) = ty.json_kind() {
+        return json_input(datum, kind);
     }
     let cast = value_to_datum(datum_to_value(&datum, sql_value_type(ty))?.as_ref());
     if let (Datum::Float(f), SqlType::Float4) = (&cast, ty) {
@@ -608,6 +619,17 @@ fn cast_numeric(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     }))
 }
 
+/// Text read as a `json` or `jsonb` value (`pg_json::input`); JSON comes only from text.
+fn json_input(datum: Datum, kind: super::pg_json::JsonKind) -> SqlResult<Datum> {
+    match datum {
+        Datum::Text(text) => super::pg_json::input(&text, kind).map(Datum::Text),
+        other => Err(SqlError::new(
+            SqlState::CannotCoerce,
+            format!("cannot cast {} to {}", render(&other), kind.name()),
+        )),
+    }
+}
+
 fn out_of_range(ty: SqlType) -> SqlError {
     SqlError::new(
         SqlState::NumericValueOutOfRange,
@@ -628,6 +650,9 @@ pub fn assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     let own_kind = matches!(datum, Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_));
     if datum == Datum::Null || !(own_kind || ty.is_distinct_kind()) {
         return Ok(datum);
+    }
+    if let (Some(kind), Datum::Text(_)) = (ty.json_kind(), &datum) {
+        return json_input(datum, kind);
     }
     match (ty, &datum) {
         (SqlType::Uuid | SqlType::Text, Datum::Uuid(_)) => cast_uuid(datum, ty),

@@ -24,6 +24,8 @@ pub const TYPES: &[(i64, &str, i64)] = &[
     (1114, "timestamp", 8),
     (1184, "timestamptz", 8),
     (2950, "uuid", 16),
+    (114, "json", -1),
+    (3802, "jsonb", -1),
 ];
 
 /// The OID of a type named as `to_regtype` and `'name'::regtype` accept it: its

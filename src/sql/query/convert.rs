@@ -9,7 +9,7 @@ use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Array, Decimal128Array,
     FixedSizeBinaryBuilder, Float32Array, Float64Builder, Int16Array, Int32Array, Int64Builder,
-    StringBuilder, TimestampMicrosecondArray,
+    LargeBinaryBuilder, LargeStringBuilder, StringBuilder, TimestampMicrosecondArray,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
@@ -48,8 +48,17 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Array(of) => DataType::List(Arc::new(
             datafusion::arrow::datatypes::Field::new_list_field(arrow_type(of.element()), true),
         )),
+        // JSON is text, in string types of its own that nothing else is planned as, so
+        // a value keeps its type through CASE, COALESCE and UNION (`pg_json_plan`).
+        SqlType::Jsonb => JSONB,
+        SqlType::Json => JSON,
     }
 }
+
+/// The Arrow type of a `jsonb` value: its normal form's text.
+pub const JSONB: DataType = DataType::LargeUtf8;
+/// The Arrow type of a `json` value: its input text's bytes.
+pub const JSON: DataType = DataType::LargeBinary;
 
 /// The wire type of an Arrow column; anything without its own SQL type is text.
 pub fn sql_type(ty: &DataType) -> SqlType {
@@ -73,10 +82,11 @@ pub fn sql_type(ty: &DataType) -> SqlType {
                 .filter(|t| t.precision <= pg_numeric::MAX_PRECISION && t.scale <= t.precision),
         ),
         DataType::Decimal256(..) => SqlType::Numeric(None),
+        DataType::LargeUtf8 => SqlType::Jsonb,
+        DataType::LargeBinary => SqlType::Json,
         // uuid columns and `gen_random_uuid()`.
         DataType::FixedSizeBinary(16) => SqlType::Uuid,
         DataType::Binary
-        | DataType::LargeBinary
         | DataType::BinaryView
         | DataType::FixedSizeBinary(_) => SqlType::Bytea,
         // Lists are arrays of their element's type, so clients parse them into arrays
@@ -282,6 +292,22 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
                 }))
                 .with_precision_and_scale(*precision, *scale)?,
             ),
+            DataType::LargeUtf8 => {
+                let mut b = LargeStringBuilder::new();
+                values.for_each(|d| match d {
+                    Datum::Text(v) => b.append_value(v),
+                    _ => b.append_null(),
+                });
+                Arc::new(b.finish())
+            }
+            DataType::LargeBinary => {
+                let mut b = LargeBinaryBuilder::new();
+                values.for_each(|d| match d {
+                    Datum::Text(v) => b.append_value(v),
+                    _ => b.append_null(),
+                });
+                Arc::new(b.finish())
+            }
             DataType::Binary => {
                 let mut b = BinaryBuilder::new();
                 values.for_each(|d| {
@@ -481,6 +507,16 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                     Datum::Array(column_datums(&lists.value(i), of.element())?)
                 });
             }
+        }
+        SqlType::Json | SqlType::Jsonb => {
+            let text = cast(array, &DataType::Utf8).map_err(arrow_error)?;
+            let text = text.as_string::<i32>();
+            (0..len).for_each(|i| {
+                out.push(match text.is_null(i) {
+                    true => Datum::Null,
+                    false => Datum::Text(text.value(i).to_string()),
+                })
+            });
         }
         SqlType::Text => match array.data_type() {
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {

@@ -8,6 +8,7 @@ use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
     pg_array_subqueries, pg_compat, pg_functions, pg_in_select_list, pg_integer_overflow,
+    pg_json_functions, pg_json_plan,
     pg_numeric_results, pg_parameter_types, pg_sequences, pg_settings, pg_subplans, pg_syntax,
     pg_time, pg_time_text, subplan_exec,
 };
@@ -146,6 +147,15 @@ impl QueryEngine {
             .with_optimizer_rule(Arc::new(pg_subplans::SubPlans))
             .with_query_planner(Arc::new(subplan_exec::PgwideQueryPlanner))
             .build();
+        state.add_analyzer_rule(Arc::new(pg_json_plan::JsonComparisons));
+        if let Err(e) = datafusion::execution::FunctionRegistry::register_expr_planner(
+            &mut state,
+            Arc::new(pg_json_plan::JsonOperators),
+        )
+        .and_then(|()| pg_json_functions::register(&mut state))
+        {
+            tracing::warn!("registering the JSON functions failed: {e}");
+        }
         let settings = pg_settings::SharedSettings::default();
         if let Err(e) = pg_functions::register(
             &mut state,
@@ -186,6 +196,7 @@ impl QueryEngine {
         let names = column_names(&query);
         pg_array_literals::rewrite(&mut query)?;
         pg_time_text::microsecond_timestamps(&mut query)?;
+        pg_json_plan::casts(&mut query);
         pg_sequences::number_calls(&mut query);
         pg_array_subqueries::rewrite(&mut query)?;
         pg_in_select_list::rewrite(&mut query);

@@ -122,7 +122,8 @@ pub fn output_names(query: &Query) -> Vec<String> {
         .collect()
 }
 
-fn call(name: &str, arg: Expr) -> Expr {
+/// A call of the one-argument function `name`.
+pub(super) fn call(name: &str, arg: Expr) -> Expr {
     Expr::Function(ast::Function {
         name: plain(name),
         uses_odbc_syntax: false,

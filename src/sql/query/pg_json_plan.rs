@@ -1,0 +1,319 @@
+//! Planning `json` and `jsonb` as PostgreSQL types over DataFusion's strings:
+//! - a cast to either (`x::jsonb`, `JSONB '{}'`) becomes `pg_jsonb_in(x)`, which reads
+//!   the text as PostgreSQL does (DataFusion's SQL has no JSON type);
+//! - `->`, `->>`, `#>`, `#>>`, `?`, `@>`, `<@`, jsonb `||` and `-` become the functions
+//!   of `pg_json_functions` (an `ExprPlanner`, which sees the operands' types);
+//! - after DataFusion's type coercion (an analyzer rule): a string it coerces to JSON
+//!   (`j = '{"a": 1}'`, `coalesce(j, '{}')`) is read as JSON too, not taken as it is;
+//!   jsonb `=` and `<>` compare by value (`1.0` equals `1`); and what pgwide cannot
+//!   do with JSON yet is refused (0A000) rather than done on the text: ordering
+//!   (`<`, ORDER BY, min/max), grouping and DISTINCT by a JSON value, and `IN`
+//!   lists of them. A `json` value has no equality at all (42883), as in PostgreSQL.
+
+use super::pg_integer_overflow::rewrite_expressions;
+use super::pg_json_functions::{self as functions, json_kind};
+use crate::sql::pg_json::JsonKind;
+use crate::sql::sql_types::SqlError;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::DFSchema;
+use datafusion::config::ConfigOptions;
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::expr::{AggregateFunction, ScalarFunction};
+use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
+use datafusion::logical_expr::{
+    BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator,
+};
+use datafusion::optimizer::AnalyzerRule;
+use sqlparser::ast::{self, BinaryOperator, Query};
+use std::ops::ControlFlow;
+
+/// Makes every cast to `json` or `jsonb` in `query` a call of `pg_json_in` or
+/// `pg_jsonb_in`.
+pub fn casts(query: &mut Query) {
+    let _ = ast::visit_expressions_mut(query, |expr| {
+        let function = |ty: &ast::DataType| match ty {
+            ast::DataType::JSON => Some(functions::JSON_IN),
+            ast::DataType::JSONB => Some(functions::JSONB_IN),
+            _ => None,
+        };
+        let replaced = match expr {
+            ast::Expr::Cast {
+                expr: inner,
+                data_type,
+                ..
+            } => function(data_type).map(|f| super::pg_compat::call(f, (**inner).clone())),
+            ast::Expr::TypedString(typed) => function(&typed.data_type)
+                .map(|f| super::pg_compat::call(f, ast::Expr::Value(typed.value.clone()))),
+            _ => None,
+        };
+        if let Some(replaced) = replaced {
+            *expr = replaced;
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+fn refused(message: String) -> DataFusionError {
+    DataFusionError::External(Box::new(SqlError::unsupported(message)))
+}
+
+fn no_operator(op: &str, left: &str, right: &str) -> DataFusionError {
+    DataFusionError::External(Box::new(SqlError::undefined_function(format!(
+        "operator does not exist: {left} {op} {right}"
+    ))))
+}
+
+fn call(name: &str, args: Vec<Expr>) -> Result<Expr> {
+    let udf = functions::function(name)
+        .ok_or_else(|| DataFusionError::Internal(format!("{name} is not registered")))?;
+    Ok(Expr::ScalarFunction(ScalarFunction::new_udf(udf, args)))
+}
+
+/// The JSON operators, planned as calls of `pg_json_functions` when an operand is JSON.
+#[derive(Debug)]
+pub struct JsonOperators;
+
+impl ExprPlanner for JsonOperators {
+    fn plan_binary_op(
+        &self,
+        expr: RawBinaryExpr,
+        schema: &DFSchema,
+    ) -> Result<PlannerResult<RawBinaryExpr>> {
+        use BinaryOperator as B;
+        let navigation = match expr.op {
+            B::Arrow => Some(functions::GET),
+            B::LongArrow => Some(functions::GET_TEXT),
+            B::HashArrow => Some(functions::PATH),
+            B::HashLongArrow => Some(functions::PATH_TEXT),
+            B::Question => Some(functions::EXISTS),
+            B::AtArrow | B::ArrowAt | B::StringConcat | B::Minus => None,
+            B::QuestionAnd | B::QuestionPipe | B::HashMinus => {
+                let left = json_kind(&expr.left.get_type(schema)?);
+                return match left {
+                    Some(kind) => Err(refused(format!(
+                        "the {} operator {} is not supported yet",
+                        kind.name(),
+                        expr.op
+                    ))),
+                    None => Ok(PlannerResult::Original(expr)),
+                };
+            }
+            _ => return Ok(PlannerResult::Original(expr)),
+        };
+        let left_type = expr.left.get_type(schema)?;
+        let right_type = expr.right.get_type(schema)?;
+        let (left, right) = (json_kind(&left_type), json_kind(&right_type));
+        let RawBinaryExpr {
+            op,
+            left: l,
+            right: r,
+        } = expr;
+        let planned = match (op.clone(), left, right) {
+            (_, Some(_), _) if navigation.is_some() => {
+                call(navigation.unwrap_or_default(), vec![l, r])?
+            }
+            (B::Arrow | B::LongArrow | B::HashArrow | B::HashLongArrow | B::Question, None, _)
+                if matches!(left_type, datafusion::arrow::datatypes::DataType::Utf8) =>
+            {
+                return Err(no_operator(&op.to_string(), "text", "unknown"));
+            }
+            (B::AtArrow, Some(_), _) | (B::AtArrow, _, Some(_)) => {
+                call(functions::CONTAINS, vec![l, r])?
+            }
+            (B::ArrowAt, Some(_), _) | (B::ArrowAt, _, Some(_)) => {
+                call(functions::CONTAINS, vec![r, l])?
+            }
+            (B::StringConcat, Some(JsonKind::Jsonb), _)
+            | (B::StringConcat, _, Some(JsonKind::Jsonb)) => call(functions::CONCAT, vec![l, r])?,
+            (B::Minus, Some(JsonKind::Jsonb), _) => call(functions::DELETE, vec![l, r])?,
+            (op, _, _) => {
+                return Ok(PlannerResult::Original(RawBinaryExpr {
+                    op,
+                    left: l,
+                    right: r,
+                }))
+            }
+        };
+        Ok(PlannerResult::Planned(planned))
+    }
+}
+
+/// After type coercion: strings coerced to JSON are read as JSON, jsonb equality is by
+/// value, and what would compare JSON as text is refused (see the module's note).
+#[derive(Debug)]
+pub struct JsonComparisons;
+
+impl AnalyzerRule for JsonComparisons {
+    fn analyze(&self, plan: LogicalPlan, _: &ConfigOptions) -> Result<LogicalPlan> {
+        if !mentions_json(&plan)? {
+            return Ok(plan);
+        }
+        let plan = rewrite_expressions(plan, comparison)?;
+        let plan = join_comparisons(plan)?;
+        refuse_ordering(&plan)?;
+        Ok(plan)
+    }
+
+    fn name(&self) -> &str {
+        "pgwide_json_comparisons"
+    }
+}
+
+/// Whether any node of `plan` (subqueries included) has a JSON column.
+fn mentions_json(plan: &LogicalPlan) -> Result<bool> {
+    let mut found = false;
+    plan.apply_with_subqueries(|node| {
+        found = node
+            .schema()
+            .fields()
+            .iter()
+            .any(|f| json_kind(f.data_type()).is_some())
+            || node.inputs().iter().any(|i| {
+                i.schema()
+                    .fields()
+                    .iter()
+                    .any(|f| json_kind(f.data_type()).is_some())
+            });
+        Ok(match found {
+            true => TreeNodeRecursion::Stop,
+            false => TreeNodeRecursion::Continue,
+        })
+    })?;
+    Ok(found)
+}
+
+fn comparison(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    let kind_of = |e: &Expr| e.get_type(schema).map(|t| json_kind(&t));
+    match expr {
+        Expr::Cast(cast) => match (json_kind(cast.field.data_type()), kind_of(&cast.expr)?) {
+            (Some(to), from) if from != Some(to) => Ok(Transformed::yes(call(
+                match to {
+                    JsonKind::Json => functions::JSON_IN,
+                    JsonKind::Jsonb => functions::JSONB_IN,
+                },
+                vec![*cast.expr],
+            )?)),
+            _ => Ok(Transformed::no(Expr::Cast(cast))),
+        },
+        Expr::TryCast(cast) if json_kind(cast.field.data_type()).is_some() => Err(refused(
+            format!("TRY_CAST to {} is not supported", cast.field.data_type()),
+        )),
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
+            let kinds = (kind_of(&left)?, kind_of(&right)?);
+            let json = match kinds {
+                (Some(k), _) | (_, Some(k)) => k,
+                _ => return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr { left, op, right }))),
+            };
+            let comparing = matches!(
+                op,
+                Operator::Eq
+                    | Operator::NotEq
+                    | Operator::Lt
+                    | Operator::LtEq
+                    | Operator::Gt
+                    | Operator::GtEq
+                    | Operator::IsDistinctFrom
+                    | Operator::IsNotDistinctFrom
+            );
+            match (json, op) {
+                (JsonKind::Json, _) if comparing => {
+                    Err(no_operator(&op.to_string(), "json", "json"))
+                }
+                (JsonKind::Jsonb, Operator::Eq) => {
+                    Ok(Transformed::yes(call(functions::EQUAL, vec![*left, *right])?))
+                }
+                (JsonKind::Jsonb, Operator::NotEq) => Ok(Transformed::yes(Expr::Not(Box::new(
+                    call(functions::EQUAL, vec![*left, *right])?,
+                )))),
+                (JsonKind::Jsonb, op) if comparing => Err(refused(format!(
+                    "comparing jsonb values with {op} is not supported yet (= and <> are)"
+                ))),
+                (_, op) => Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr { left, op, right }))),
+            }
+        }
+        Expr::InList(list) if kind_of(&list.expr)?.is_some() => Err(refused(
+            "IN with a list of JSON values is not supported yet: compare with = and OR".into(),
+        )),
+        other => Ok(Transformed::no(other)),
+    }
+}
+
+/// `comparison` over the conditions of joins, which the SQL planner leaves in the
+/// join's filter, for the optimizer to make equijoin keys of after this rule.
+fn join_comparisons(plan: LogicalPlan) -> Result<LogicalPlan> {
+    plan.transform_up_with_subqueries(|node| match node {
+        LogicalPlan::Join(_) => {
+            let schema = node.schema().clone();
+            node.map_expressions(|e| e.transform_up(|e| comparison(e, &schema)))
+        }
+        other => Ok(Transformed::no(other)),
+    })
+    .map(|t| t.data)
+}
+
+/// Refuses ordering, grouping, DISTINCT and joins by a JSON value, and min/max of one:
+/// pgwide has no jsonb order yet, and json has none in PostgreSQL.
+fn refuse_ordering(plan: &LogicalPlan) -> Result<()> {
+    plan.apply_with_subqueries(|node| {
+        let input = node.inputs().first().map(|i| i.schema().clone());
+        let json_in = |exprs: &mut dyn Iterator<Item = &Expr>| -> Result<bool> {
+            let Some(schema) = &input else {
+                return Ok(false);
+            };
+            for e in exprs {
+                if json_kind(&e.get_type(schema)?).is_some() {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        };
+        let what = match node {
+            LogicalPlan::Sort(sort) if json_in(&mut sort.expr.iter().map(|s| &s.expr))? => {
+                Some("ORDER BY")
+            }
+            LogicalPlan::Aggregate(aggregate) => {
+                if json_in(&mut aggregate.group_expr.iter())? {
+                    Some("GROUP BY")
+                } else {
+                    let mut ordered = aggregate.aggr_expr.iter().filter(|e| {
+                        matches!(e, Expr::AggregateFunction(AggregateFunction { func, params })
+                            if matches!(func.name(), "min" | "max")
+                                || params.distinct)
+                    });
+                    let mut args = ordered.by_ref().flat_map(|e| match e {
+                        Expr::AggregateFunction(f) => f.params.args.iter().collect::<Vec<_>>(),
+                        _ => Vec::new(),
+                    });
+                    json_in(&mut args)?.then_some("min, max or DISTINCT in an aggregate")
+                }
+            }
+            LogicalPlan::Distinct(_)
+                if node
+                    .schema()
+                    .fields()
+                    .iter()
+                    .any(|f| json_kind(f.data_type()).is_some()) =>
+            {
+                Some("DISTINCT or UNION")
+            }
+            LogicalPlan::Join(join)
+                if join.on.iter().any(|(l, _)| {
+                    l.get_type(join.left.schema())
+                        .ok()
+                        .and_then(|t| json_kind(&t))
+                        .is_some()
+                }) =>
+            {
+                Some("a join")
+            }
+            _ => None,
+        };
+        match what {
+            Some(what) => Err(refused(format!(
+                "{what} by a json or jsonb value is not supported yet"
+            ))),
+            None => Ok(TreeNodeRecursion::Continue),
+        }
+    })?;
+    Ok(())
+}
