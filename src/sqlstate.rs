@@ -85,6 +85,7 @@ sqlstates! {
     DuplicateAlias => "42712",
     DuplicateObject => "42710",
     AmbiguousColumn => "42702",
+    AmbiguousFunction => "42725",
     InvalidColumnReference => "42P10",
     InvalidTableDefinition => "42P16",
     DependentObjectsStillExist => "2BP01",

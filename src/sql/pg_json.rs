@@ -413,7 +413,9 @@ pub fn jsonb_members(members: &[(String, Node)]) -> Vec<(&String, &Node)> {
 
 /// jsonb's order of object keys.
 fn key_order(a: &str, b: &str) -> Ordering {
-    a.len().cmp(&b.len()).then_with(|| a.as_bytes().cmp(b.as_bytes()))
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
 }
 
 impl Node {
@@ -470,13 +472,15 @@ pub fn jsonb_equal(a: &Value, b: &Value) -> bool {
         (Value::Number(x), Value::Number(y)) => x == y,
         (Value::String(x), Value::String(y)) => x == y,
         (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| jsonb_equal(&x.value, &y.value))
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|(x, y)| jsonb_equal(&x.value, &y.value))
         }
         (Value::Object(x), Value::Object(y)) => {
             let (x, y) = (jsonb_members(x), jsonb_members(y));
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .zip(&y)
                     .all(|((kx, nx), (ky, ny))| kx == ky && jsonb_equal(&nx.value, &ny.value))
         }
@@ -508,7 +512,8 @@ fn contained(outer: &Value, inner: &Value) -> bool {
         }),
         (Value::Array(outer), Value::Array(inner)) => inner.iter().all(|want| {
             outer.iter().any(|have| match (&have.value, &want.value) {
-                (Value::Array(_) | Value::Object(_), _) | (_, Value::Array(_) | Value::Object(_)) => {
+                (Value::Array(_) | Value::Object(_), _)
+                | (_, Value::Array(_) | Value::Object(_)) => {
                     std::mem::discriminant(&have.value) == std::mem::discriminant(&want.value)
                         && contained(&have.value, &want.value)
                 }
@@ -564,13 +569,29 @@ mod tests {
     #[test]
     fn malformed_json_is_22p02_and_nul_in_jsonb_22p05() {
         for bad in [
-            "{bad", "", "[1,]", "01", "1.", "-", "\"a", "{\"a\" 1}", "[1] x", "tru", "1x",
-            "\"\t\"", "\"\\x\"", "\"\\udc00\"", "{1:2}",
+            "{bad",
+            "",
+            "[1,]",
+            "01",
+            "1.",
+            "-",
+            "\"a",
+            "{\"a\" 1}",
+            "[1] x",
+            "tru",
+            "1x",
+            "\"\t\"",
+            "\"\\x\"",
+            "\"\\udc00\"",
+            "{1:2}",
         ] {
             let e = parse(bad).expect_err(bad);
             assert_eq!(e.code(), "22P02", "{bad}");
         }
-        assert_eq!(input("\"\\u0000\"", JsonKind::Jsonb).unwrap_err().code(), "22P05");
+        assert_eq!(
+            input("\"\\u0000\"", JsonKind::Jsonb).unwrap_err().code(),
+            "22P05"
+        );
         assert!(input("\"\\u0000\"", JsonKind::Json).is_ok());
         let deep = "[".repeat(MAX_DEPTH + 2);
         assert_eq!(parse(&deep).unwrap_err().code(), "54001");

@@ -879,6 +879,53 @@ async fn correlated_subqueries_of_any_comparison() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// json and jsonb columns: jsonb's normal form, json's kept input, the operators and
+/// functions applications use, casts, equality by value, and the errors.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_and_jsonb_as_postgresql_has_them() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, a JSONB, b JSON)",
+        "INSERT INTO t VALUES (1, '{\"b\":1, \"a\" : [1, 2.50, 1e2, -0], \"s\": \"x\\u00e9\", \"b\":{}}', \
+         ' {\"x\" :  [1,  2], \"x\": 3} '), (2, NULL, NULL), (3, '[1, \"a\", null]', '[]'), \
+         (4, '{\"a\": 1.0, \"n\": null}', '{\"a\":1}'), (5, '\"s\"', '\"s\"'), (6, '{\"a\": 1}', 'null')",
+        "SELECT * FROM t ORDER BY id",
+        "SELECT id, a -> 'a', a ->> 's', b -> 'x', b ->> 'x', a -> 'a' -> 1, a -> 1, a -> -1 \
+         FROM t ORDER BY id",
+        "SELECT id, a #> '{a,1}', a #>> '{a,0}', a #> '{}', b #>> '{x}' FROM t ORDER BY id",
+        "SELECT id FROM t WHERE a @> '{\"s\": \"x\\u00e9\"}' ORDER BY id",
+        "SELECT id, a @> '[1]', a <@ '{\"a\": 1, \"b\": 2}', a ? 'a', a ? 's' FROM t ORDER BY id",
+        "SELECT id FROM t WHERE a = '{\"a\": 1}' ORDER BY id",
+        "SELECT id FROM t WHERE a <> '{\"a\": 1}' ORDER BY id",
+        "SELECT t1.id, t2.id FROM t t1 JOIN t t2 ON t1.a = t2.a ORDER BY 1, 2",
+        "SELECT '{\"a\":1}'::jsonb || '{\"b\":2}', '[1]'::jsonb || '2', '{\"a\":1}'::jsonb || '[2]', \
+         '{\"a\":1, \"b\":2}'::jsonb - 'a', '[1,2,3]'::jsonb - 1, '[\"a\",\"b\"]'::jsonb - 'a'",
+        "SELECT jsonb_build_object('a', 1, 'b', 'x'::text, 'c', '{\"z\":1}'::jsonb, 'e', 1.50, 'f', true, \
+         'g', NULL, 'h', '2024-01-01 10:00:00.5+00'::timestamptz, 'i', 1.5::float8, \
+         'j', '2024-01-01 10:00'::timestamp, 'k', DATE '2024-02-03')",
+        "SELECT json_build_object('a', 1, 'b', 'x'), jsonb_build_array(1, 'a', NULL), to_jsonb('x'::text)",
+        "SELECT jsonb_agg(id ORDER BY id), json_agg(a ORDER BY id) FROM t",
+        "SELECT jsonb_agg(a) FROM t WHERE id > 100",
+        "SELECT id, jsonb_typeof(a), json_typeof(b), jsonb_array_length(a -> 'a') FROM t \
+         WHERE id IN (1, 2, 4) ORDER BY id",
+        "SELECT jsonb_array_length('{}')",
+        "SELECT id, coalesce(a, '{}'), a::text, b::text, a::json, b::jsonb FROM t ORDER BY id",
+        "SELECT count(*) FROM t WHERE a -> 'a' = '1'",
+        "UPDATE t SET a = a || '{\"u\": true}' WHERE id = 6",
+        "UPDATE t SET b = '{\"q\": [1]}' WHERE id = 5",
+        "SELECT a, b FROM t WHERE id IN (5, 6) ORDER BY id",
+        "SELECT '{bad'::jsonb",
+        "SELECT '[1,]'::json",
+        "SELECT '\"\\u0000\"'::jsonb",
+        "INSERT INTO t VALUES (7, '{bad', NULL)",
+        "SELECT b FROM t WHERE b = b",
+        "SELECT jsonb_build_object('a')",
+        "SELECT jsonb_build_object(NULL, 1)",
+        "SELECT '{\"a\":1}' -> 'a'",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// DDL in a transaction block rolls back with it, as every migration tool assumes: a
 /// created table is gone, an altered table has its columns, NOT NULL and defaults back,
 /// also to a savepoint; an ALTER TABLE whose second operation fails changes nothing.

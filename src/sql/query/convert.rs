@@ -86,9 +86,7 @@ pub fn sql_type(ty: &DataType) -> SqlType {
         DataType::LargeBinary => SqlType::Json,
         // uuid columns and `gen_random_uuid()`.
         DataType::FixedSizeBinary(16) => SqlType::Uuid,
-        DataType::Binary
-        | DataType::BinaryView
-        | DataType::FixedSizeBinary(_) => SqlType::Bytea,
+        DataType::Binary | DataType::BinaryView | DataType::FixedSizeBinary(_) => SqlType::Bytea,
         // Lists are arrays of their element's type, so clients parse them into arrays
         // (SQLAlchemy's `array_agg(attname)`); lists of lists travel as text.
         DataType::List(item) => ArrayOf::of(sql_type(item.data_type()))

@@ -8,9 +8,8 @@ use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
     pg_array_subqueries, pg_compat, pg_functions, pg_in_select_list, pg_integer_overflow,
-    pg_json_functions, pg_json_plan,
-    pg_numeric_results, pg_parameter_types, pg_sequences, pg_settings, pg_subplans, pg_syntax,
-    pg_time, pg_time_text, subplan_exec,
+    pg_json_functions, pg_json_plan, pg_numeric_results, pg_parameter_types, pg_sequences,
+    pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_text, subplan_exec,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;

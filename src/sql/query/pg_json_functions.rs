@@ -140,29 +140,33 @@ impl ScalarUDFImpl for JsonFunction {
 
 /// The kind of the JSON value a function's first argument is: a plain string is json.
 fn first_kind(types: &[DataType]) -> JsonKind {
-    types
-        .first()
-        .and_then(json_kind)
-        .unwrap_or(JsonKind::Json)
+    types.first().and_then(json_kind).unwrap_or(JsonKind::Json)
 }
 
 /// `->` and `#>`: the member, element or path's value, of the argument's JSON type.
 fn get(values: &[ScalarValue], types: &[DataType], path: bool) -> Result<ScalarValue> {
     let kind = first_kind(types);
     let found = navigate(values, path)?;
-    Ok(json_scalar(kind, found.map(|(text, node)| node.text(&text).to_string())))
+    Ok(json_scalar(
+        kind,
+        found.map(|(text, node)| node.text(&text).to_string()),
+    ))
 }
 
 /// `->>` and `#>>`: as `->`, as text (a string's contents, NULL for null).
 fn get_text(values: &[ScalarValue], path: bool) -> Result<ScalarValue> {
     let found = navigate(values, path)?;
-    Ok(ScalarValue::Utf8(found.and_then(|(text, node)| node.as_text(&text))))
+    Ok(ScalarValue::Utf8(
+        found.and_then(|(text, node)| node.as_text(&text)),
+    ))
 }
 
 /// The source text and the node a `->` key or `#>` path leads to.
 fn navigate(values: &[ScalarValue], path: bool) -> Result<Option<(String, Node)>> {
     let [json, key] = values else {
-        return Err(failed(SqlError::internal("a JSON operator takes two arguments")));
+        return Err(failed(SqlError::internal(
+            "a JSON operator takes two arguments",
+        )));
     };
     let Some((text, root)) = parsed(json)? else {
         return Ok(None);
@@ -203,6 +207,12 @@ fn navigate(values: &[ScalarValue], path: bool) -> Result<Option<(String, Node)>
                             key.data_type()
                         )))
                     })?;
+                    // A jsonb scalar is also the one element of itself, as PostgreSQL
+                    // stores it.
+                    let scalar = !matches!(root.value, Value::Array(_) | Value::Object(_));
+                    if scalar && first_kind_is_jsonb(json) && (index == 0 || index == -1) {
+                        return Ok(Some((text, root)));
+                    }
                     return Ok(root.element(index).cloned().map(|n| (text, n)));
                 }
             };
@@ -215,7 +225,11 @@ fn navigate(values: &[ScalarValue], path: bool) -> Result<Option<(String, Node)>
             Value::Object(_) => node.member(step),
             // A path step into an array is an index; one that is not a number leads
             // nowhere (PostgreSQL's NULL, not an error).
-            Value::Array(_) => step.trim().parse::<i64>().ok().and_then(|i| node.element(i)),
+            Value::Array(_) => step
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .and_then(|i| node.element(i)),
             _ => None,
         };
         match next {
@@ -227,15 +241,23 @@ fn navigate(values: &[ScalarValue], path: bool) -> Result<Option<(String, Node)>
     Ok(Some((text, node)))
 }
 
+fn first_kind_is_jsonb(value: &ScalarValue) -> bool {
+    matches!(value, ScalarValue::LargeUtf8(_))
+}
+
 /// `@>`: whether the first jsonb value contains the second.
 fn contains(values: &[ScalarValue]) -> Result<ScalarValue> {
     let [outer, inner] = values else {
         return Err(failed(SqlError::internal("@> takes two arguments")));
     };
-    Ok(ScalarValue::Boolean(match (parsed(outer)?, parsed(inner)?) {
-        (Some((_, outer)), Some((_, inner))) => Some(pg_json::contains(&outer.value, &inner.value)),
-        _ => None,
-    }))
+    Ok(ScalarValue::Boolean(
+        match (parsed(outer)?, parsed(inner)?) {
+            (Some((_, outer)), Some((_, inner))) => {
+                Some(pg_json::contains(&outer.value, &inner.value))
+            }
+            _ => None,
+        },
+    ))
 }
 
 /// `?`: whether a key (or string element) exists at the top level.
@@ -355,7 +377,9 @@ fn cast_in(values: &[ScalarValue], kind: JsonKind) -> Result<ScalarValue> {
     };
     Ok(json_scalar(
         kind,
-        text.map(|t| pg_json::input(&t, kind)).transpose().map_err(failed)?,
+        text.map(|t| pg_json::input(&t, kind))
+            .transpose()
+            .map_err(failed)?,
     ))
 }
 
@@ -391,8 +415,8 @@ fn write_value(value: &ScalarValue, out: &mut String) -> Result<()> {
         }
         S::TimestampMicrosecond(Some(micros), zone) => {
             let utc = datetime::TimeZone::default();
-            let text = datetime::format_timestamp(*micros, zone.as_ref().map(|_| &utc))
-                .map_err(failed)?;
+            let text =
+                datetime::format_timestamp(*micros, zone.as_ref().map(|_| &utc)).map_err(failed)?;
             pg_json::quote(&iso_timestamp(&text, zone.is_some()), out)
         }
         S::TimestampSecond(..) | S::TimestampMillisecond(..) | S::TimestampNanosecond(..) => {
@@ -483,7 +507,7 @@ fn build_object(values: &[ScalarValue], kind: JsonKind) -> Result<ScalarValue> {
         let key = match &pair[0] {
             k if k.is_null() => {
                 return Err(failed(SqlError::new(
-                    SqlState::NullValueNotAllowed,
+                    SqlState::InvalidParameterValue,
                     format!("argument {}: key must not be null", 2 * i + 1),
                 )))
             }
@@ -551,7 +575,9 @@ fn type_of(values: &[ScalarValue]) -> Result<ScalarValue> {
         Some(v) => parsed(v)?,
         None => None,
     };
-    Ok(ScalarValue::Utf8(found.map(|(_, n)| n.type_name().to_string())))
+    Ok(ScalarValue::Utf8(
+        found.map(|(_, n)| n.type_name().to_string()),
+    ))
 }
 
 /// `jsonb_array_length` / `json_array_length`: 22023 for a non-array.
@@ -579,8 +605,7 @@ pub fn function(name: &str) -> Option<Arc<ScalarUDF>> {
     FUNCTIONS.iter().find(|f| f.name() == name).cloned()
 }
 
-static FUNCTIONS: std::sync::LazyLock<Vec<Arc<ScalarUDF>>> =
-    std::sync::LazyLock::new(functions);
+static FUNCTIONS: std::sync::LazyLock<Vec<Arc<ScalarUDF>>> = std::sync::LazyLock::new(functions);
 
 /// Registers the JSON functions and aggregates.
 pub fn register(state: &mut datafusion::execution::session_state::SessionState) -> Result<()> {
@@ -624,10 +649,18 @@ fn functions() -> Vec<Arc<ScalarUDF>> {
         ("json_array_length", 1, int, |v, _| array_length(v)),
         ("to_jsonb", 1, jsonb, |v, _| to_json(v, JsonKind::Jsonb)),
         ("to_json", 1, json, |v, _| to_json(v, JsonKind::Json)),
-        ("jsonb_build_object", 0, jsonb, |v, _| build_object(v, JsonKind::Jsonb)),
-        ("json_build_object", 0, json, |v, _| build_object(v, JsonKind::Json)),
-        ("jsonb_build_array", 0, jsonb, |v, _| build_array(v, JsonKind::Jsonb)),
-        ("json_build_array", 0, json, |v, _| build_array(v, JsonKind::Json)),
+        ("jsonb_build_object", 0, jsonb, |v, _| {
+            build_object(v, JsonKind::Jsonb)
+        }),
+        ("json_build_object", 0, json, |v, _| {
+            build_object(v, JsonKind::Json)
+        }),
+        ("jsonb_build_array", 0, jsonb, |v, _| {
+            build_array(v, JsonKind::Jsonb)
+        }),
+        ("json_build_array", 0, json, |v, _| {
+            build_array(v, JsonKind::Json)
+        }),
     ];
     let mut all = Vec::with_capacity(functions.len());
     for (name, arity, returns, body) in functions {

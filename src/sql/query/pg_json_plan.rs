@@ -20,9 +20,7 @@ use datafusion::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::expr::{AggregateFunction, ScalarFunction};
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
-use datafusion::logical_expr::{
-    BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator,
-};
+use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
 use datafusion::optimizer::AnalyzerRule;
 use sqlparser::ast::{self, BinaryOperator, Query};
 use std::ops::ControlFlow;
@@ -115,6 +113,13 @@ impl ExprPlanner for JsonOperators {
             (B::Arrow | B::LongArrow | B::HashArrow | B::HashLongArrow | B::Question, None, _)
                 if matches!(left_type, datafusion::arrow::datatypes::DataType::Utf8) =>
             {
+                // A quoted literal could be json or jsonb: PostgreSQL cannot choose.
+                if matches!(l, Expr::Literal(..)) {
+                    return Err(DataFusionError::External(Box::new(SqlError::new(
+                        crate::sqlstate::SqlState::AmbiguousFunction,
+                        format!("operator is not unique: unknown {op} unknown"),
+                    ))));
+                }
                 return Err(no_operator(&op.to_string(), "text", "unknown"));
             }
             (B::AtArrow, Some(_), _) | (B::AtArrow, _, Some(_)) => {
@@ -202,7 +207,13 @@ fn comparison(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
             let kinds = (kind_of(&left)?, kind_of(&right)?);
             let json = match kinds {
                 (Some(k), _) | (_, Some(k)) => k,
-                _ => return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr { left, op, right }))),
+                _ => {
+                    return Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
+                        left,
+                        op,
+                        right,
+                    })))
+                }
             };
             let comparing = matches!(
                 op,
@@ -219,16 +230,21 @@ fn comparison(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 (JsonKind::Json, _) if comparing => {
                     Err(no_operator(&op.to_string(), "json", "json"))
                 }
-                (JsonKind::Jsonb, Operator::Eq) => {
-                    Ok(Transformed::yes(call(functions::EQUAL, vec![*left, *right])?))
-                }
+                (JsonKind::Jsonb, Operator::Eq) => Ok(Transformed::yes(call(
+                    functions::EQUAL,
+                    vec![*left, *right],
+                )?)),
                 (JsonKind::Jsonb, Operator::NotEq) => Ok(Transformed::yes(Expr::Not(Box::new(
                     call(functions::EQUAL, vec![*left, *right])?,
                 )))),
                 (JsonKind::Jsonb, op) if comparing => Err(refused(format!(
                     "comparing jsonb values with {op} is not supported yet (= and <> are)"
                 ))),
-                (_, op) => Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr { left, op, right }))),
+                (_, op) => Ok(Transformed::no(Expr::BinaryExpr(BinaryExpr {
+                    left,
+                    op,
+                    right,
+                }))),
             }
         }
         Expr::InList(list) if kind_of(&list.expr)?.is_some() => Err(refused(

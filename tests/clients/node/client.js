@@ -164,6 +164,25 @@ async function decimalsAndDefaults(client) {
   await client.query('DROP TABLE orders');
 }
 
+// JSON: node-postgres parses json and jsonb results into JavaScript values and sends
+// objects as their JSON text.
+async function json(client) {
+  await client.query('CREATE TABLE docs (id INTEGER PRIMARY KEY, body JSONB, raw JSON)');
+  const doc = { name: 'pgwide', tags: ['a', 'b'], n: 1.5, nested: { ok: true } };
+  await client.query('INSERT INTO docs VALUES (1, $1, $2)', [doc, JSON.stringify([1, 2])]);
+  const read = await client.query(
+    "SELECT body, raw, body->>'name' AS name, body->'nested' AS nested, jsonb_build_object('id', id) AS made FROM docs",
+  );
+  assert.deepEqual(read.rows[0], { body: doc, raw: [1, 2], name: 'pgwide', nested: { ok: true }, made: { id: 1 } });
+  ok('json and jsonb arrive as JavaScript values');
+  const found = await client.query('SELECT id FROM docs WHERE body @> $1', [{ tags: ['b'] }]);
+  assert.deepEqual(found.rows, [{ id: 1 }]);
+  ok('jsonb @> with an object parameter');
+  await assert.rejects(client.query("INSERT INTO docs VALUES (2, '{bad', NULL)"), { code: '22P02' });
+  ok('malformed JSON is 22P02');
+  await client.query('DROP TABLE docs');
+}
+
 async function pool() {
   const p = new Pool({ max: 4 });
   const results = await Promise.all(
@@ -191,6 +210,7 @@ async function main() {
   await arrays(again);
   await datesUuidsAndKeys(again);
   await decimalsAndDefaults(again);
+  await json(again);
   await again.end();
   console.log('checks ' + checks);
   console.log('ALL NODE CHECKS PASSED');

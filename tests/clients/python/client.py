@@ -359,6 +359,35 @@ def psycopg_dates_and_times():
         conn.execute("DROP TABLE tokens")
 
 
+def psycopg_json():
+    """json and jsonb columns: psycopg sends dicts through Jsonb/Json and reads them back
+    as Python values, in text and binary format; jsonb keeps its normal form."""
+    from psycopg.types.json import Json, Jsonb
+
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS docs")
+        conn.execute("CREATE TABLE docs (id BIGINT PRIMARY KEY, body JSONB, raw JSON)")
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                doc = {"name": "pgwide", "tags": ["a", "b"], "n": 1.5, "ok": True, "none": None}
+                cur.execute("INSERT INTO docs VALUES (%s, %s, %s)", (int(binary), Jsonb(doc), Json([1, {"x": 2}])))
+                cur.execute("SELECT body, raw, body->>'name', body->'tags'->1 FROM docs WHERE id = %s", (int(binary),))
+                body, raw, name, tag = cur.fetchone()
+                check(body == doc and raw == [1, {"x": 2}], f"json round trip binary={binary}: {body!r} {raw!r}")
+                check(name == "pgwide" and tag == "b", f"->> and -> binary={binary}: {name!r} {tag!r}")
+                cur.execute("SELECT id FROM docs WHERE body @> %s ORDER BY id", (Jsonb({"tags": ["b"]}),))
+                check([r[0] for r in cur.fetchall()] == list(range(int(binary) + 1)), f"@> binary={binary}")
+        cur = conn.execute("SELECT body::text FROM docs WHERE id = 0")
+        check(cur.fetchone()[0] == '{"n": 1.5, "ok": true, "name": "pgwide", "none": null, "tags": ["a", "b"]}',
+              "jsonb is stored in its normal form")
+        try:
+            conn.execute("INSERT INTO docs VALUES (9, '{bad', NULL)")
+            check(False, "malformed JSON is refused")
+        except psycopg.errors.InvalidTextRepresentation:
+            pass
+        conn.execute("DROP TABLE docs")
+
+
 def psycopg_decimals():
     """NUMERIC(p,s) columns and sum/avg of integers arrive as Decimal, exact."""
     from decimal import Decimal
@@ -426,6 +455,7 @@ def main():
     psycopg_binds()
     psycopg_dates_and_times()
     psycopg_decimals()
+    psycopg_json()
     psycopg_server_cursors()
     psycopg_copy()
     engine = create_engine(URL)
