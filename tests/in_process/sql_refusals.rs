@@ -161,3 +161,58 @@ async fn subqueries_pgwide_cannot_run_are_refused() {
         assert_eq!(rows, ids, "{sql}");
     }
 }
+
+/// JSON values have an order and groups of their own in PostgreSQL (jsonb) or none at
+/// all (json); pgwide refuses to order, group or compare them by their text, and
+/// refuses a jsonb key column (42804), whose stored text would not sort as jsonb sorts.
+#[tokio::test]
+async fn json_ordering_and_grouping_are_refused_not_done_on_text() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE docs (id BIGINT PRIMARY KEY, a JSONB, b JSON); \
+             INSERT INTO docs VALUES (1, '{\"n\": 1.0}', '[]'), (2, '{\"n\": 1}', '{}'), \
+             (3, '[10]', '[2]')",
+        )
+        .await
+        .expect("json columns");
+    for sql in [
+        "SELECT a FROM docs ORDER BY a",
+        "SELECT a FROM docs WHERE id > 0 ORDER BY a DESC",
+        "SELECT a, count(*) FROM docs GROUP BY a",
+        "SELECT DISTINCT a FROM docs",
+        "SELECT max(a) FROM docs",
+        "SELECT a FROM docs WHERE a < '[2]'",
+        "SELECT a FROM docs WHERE a IN ('[10]', '{}')",
+        "SELECT a FROM docs UNION SELECT '{}'::jsonb",
+        "SELECT a FROM docs WHERE a ?| '{x}'",
+    ] {
+        assert_eq!(code(client.simple_query(sql).await), "0A000", "{sql}");
+    }
+    assert_eq!(
+        code(
+            client
+                .simple_query("SELECT b FROM docs WHERE b = '[]'")
+                .await
+        ),
+        "42883",
+        "json has no equality"
+    );
+    // As a float or boolean key is: no stored form sorts as the values do.
+    assert_eq!(
+        code(
+            client
+                .simple_query("CREATE TABLE k (id JSONB PRIMARY KEY)")
+                .await
+        ),
+        "42804"
+    );
+    // jsonb equality is by value: 1.0 equals 1, which text equality would miss.
+    let rows = simple_rows(
+        &client,
+        "SELECT id FROM docs WHERE a = '{\"n\": 1}' ORDER BY id",
+    )
+    .await;
+    assert_eq!(rows, vec![vec!["1".to_string()], vec!["2".to_string()]]);
+}
