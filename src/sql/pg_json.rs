@@ -11,7 +11,7 @@
 //! input text, which needs each value's place in the input.
 
 use super::pg_numeric;
-use super::sql_types::{SqlError, SqlResult};
+use super::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
 use bigdecimal::BigDecimal;
 use std::cmp::Ordering;
