@@ -492,7 +492,7 @@ fn iso_timestamp(text: &str, zoned: bool) -> String {
 
 /// `jsonb_build_object` / `json_build_object`: keys and values alternating.
 fn build_object(values: &[ScalarValue], kind: JsonKind) -> Result<ScalarValue> {
-    if values.len() % 2 != 0 {
+    if !values.len().is_multiple_of(2) {
         return Err(failed(SqlError::new(
             SqlState::InvalidParameterValue,
             "argument list must have even number of elements",
