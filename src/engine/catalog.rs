@@ -91,6 +91,10 @@ pub struct ColumnDeclarations {
     /// String columns declared with a length limit (SQL `VARCHAR(n)`), in characters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub max_chars: BTreeMap<String, u32>,
+    /// Text columns (key or attribute) declared `VARCHAR` without a limit, which the
+    /// catalog shows as `character varying` (one with a limit is in `max_chars`).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub varchar: BTreeSet<String>,
     /// Columns (key or attribute) declared a date, time or uuid: the SQL type their
     /// stored Integer or Binary values are.
     #[serde(
@@ -124,6 +128,8 @@ impl ColumnDeclarations {
         }
         if let Some(limit) = declared.max_chars {
             self.max_chars.insert(column.to_string(), limit);
+        } else if declared.varchar {
+            self.varchar.insert(column.to_string());
         }
         if let Some(kind) = declared.kind {
             self.kinds.insert(column.to_string(), kind);
@@ -181,6 +187,11 @@ impl TableMeta {
             return None;
         }
         max_chars.get(column).copied()
+    }
+
+    /// Whether `column` was declared `VARCHAR` or `VARCHAR(n)`.
+    pub fn is_varchar(&self, column: &str) -> bool {
+        self.max_chars(column).is_some() || self.declared.varchar.contains(column)
     }
 
     /// The digits of a second a `TIMESTAMP(p)` column keeps, if fewer than 6.

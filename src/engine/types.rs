@@ -339,6 +339,8 @@ pub struct Declared {
     pub single_precision: bool,
     /// A `VARCHAR(n)`'s limit, in characters.
     pub max_chars: Option<u32>,
+    /// Declared `VARCHAR` (with a limit or without): text shown as `character varying`.
+    pub varchar: bool,
     pub kind: Option<SqlKind>,
     /// `NOT NULL`: every row has a value in the column.
     pub not_null: bool,

@@ -416,8 +416,13 @@ fn declared(ty: SqlType, data_type: Option<&DataType>, not_null: bool) -> SqlRes
         Some(data_type) => (max_chars(data_type)?, time_precision(data_type)),
         None => (None, None),
     };
+    let varchar = matches!(
+        data_type,
+        Some(DataType::Varchar(_) | DataType::CharacterVarying(_))
+    );
     Ok(Declared {
         not_null,
+        varchar,
         width: integer_width(ty),
         single_precision: ty == SqlType::Float4,
         max_chars,

@@ -75,10 +75,13 @@ pub const COLUMNS: &[Col] = &[
 pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
     all_columns(tables)
         .map(|(table, i, (name, ty, not_null))| {
-            let udt = TYPES
-                .iter()
-                .find(|t| t.0 == i64::from(ty.oid()))
-                .map_or("text", |t| t.1);
+            let oid = super::pg_attribute::type_oid(table, &name, ty);
+            let udt = TYPES.iter().find(|t| t.0 == oid).map_or("text", |t| t.1);
+            let data_type = match oid {
+                super::pg_attribute::VARCHAR_OID => "character varying",
+                _ => ty.name(),
+            };
+            let max_chars = table.max_chars(&name).map_or(V::N, |n| V::I(i64::from(n)));
             let identity = identity(table, &name);
             let default = column_default(table, &name).map_or(V::N, V::T);
             vec![
@@ -89,9 +92,9 @@ pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
                 V::I(i as i64 + 1),
                 default,
                 t(if not_null { "NO" } else { "YES" }),
-                t(ty.name()),
+                t(data_type),
                 t(udt),
-                V::N,
+                max_chars,
                 precision(ty),
                 scale(ty),
                 t(db),

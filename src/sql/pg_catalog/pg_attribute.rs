@@ -42,10 +42,11 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bo
     let identity = identity(table, &name);
     let has_default = column_default(table, &name).is_some();
     let typmod = typmod(table, &name, ty);
+    let oid = type_oid(table, &name, ty);
     vec![
         V::I(table_oid(table)),
         V::T(name),
-        V::I(i64::from(ty.oid())),
+        V::I(oid),
         V::I(i as i64 + 1),
         V::I(-1),
         V::I(typmod),
@@ -68,10 +69,23 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bo
     ]
 }
 
+/// `atttypid`: the column's type, a text column declared `VARCHAR` shown as one (1043).
+pub fn type_oid(table: &TableMeta, column: &str, ty: SqlType) -> i64 {
+    match ty == SqlType::Text && table.is_varchar(column) {
+        true => VARCHAR_OID,
+        false => i64::from(ty.oid()),
+    }
+}
+
+/// The OID of `character varying`.
+pub const VARCHAR_OID: i64 = 1043;
+
 /// `atttypmod`: a `NUMERIC(p,s)`'s precision and scale, a `TIMESTAMP(p)`'s digits of a
-/// second; -1 for every other type.
+/// second, a `VARCHAR(n)`'s length plus 4 (PostgreSQL's header size); -1 for every
+/// other type.
 pub fn typmod(table: &TableMeta, column: &str, ty: SqlType) -> i64 {
     match ty {
+        SqlType::Text => table.max_chars(column).map_or(-1, |n| i64::from(n) + 4),
         SqlType::Numeric(Some(typmod)) => i64::from(typmod.atttypmod()),
         SqlType::Timestamp | SqlType::TimestampTz => {
             table.time_precision(column).map_or(-1, i64::from)

@@ -53,11 +53,12 @@ pub fn type_oid_by_name(name: &str) -> Option<i64> {
 }
 
 /// The name `format_type(oid, typmod)` prints: a numeric's precision and scale follow
-/// its name (`numeric(10,2)`), a timestamp's digits its first word (`timestamp(3)
-/// without time zone`).
+/// its name (`numeric(10,2)`), as a varchar's length does (`character varying(3)`), a
+/// timestamp's digits its first word (`timestamp(3) without time zone`).
 pub fn format_type_with_typmod(oid: i64, typmod: Option<i64>) -> Option<String> {
     let name = format_type(oid)?;
     Some(match (oid, typmod) {
+        (1043, Some(typmod)) if typmod >= 4 => format!("{name}({})", typmod - 4),
         (1700, Some(typmod)) if typmod >= 4 => {
             let packed = typmod - 4;
             format!("{name}({},{})", packed >> 16, packed & 0xffff)
