@@ -26,9 +26,22 @@ use sqlparser::ast::{self, BinaryOperator, Query};
 use std::ops::ControlFlow;
 
 /// Makes every cast to `json` or `jsonb` in `query` a call of `pg_json_in` or
-/// `pg_jsonb_in`.
+/// `pg_jsonb_in`, and casts `string_agg` to text: DataFusion's gives Arrow's LargeUtf8,
+/// which here means jsonb.
 pub fn casts(query: &mut Query) {
     let _ = ast::visit_expressions_mut(query, |expr| {
+        if let ast::Expr::Function(f) = expr {
+            if f.name.to_string().eq_ignore_ascii_case("string_agg") {
+                *expr = ast::Expr::Cast {
+                    kind: ast::CastKind::DoubleColon,
+                    expr: Box::new(expr.clone()),
+                    data_type: ast::DataType::Text,
+                    array: false,
+                    format: None,
+                };
+                return ControlFlow::<()>::Continue(());
+            }
+        }
         let function = |ty: &ast::DataType| match ty {
             ast::DataType::JSON => Some(functions::JSON_IN),
             ast::DataType::JSONB => Some(functions::JSONB_IN),
