@@ -328,6 +328,11 @@ pub enum SqlKind {
     Json,
     /// `jsonb`, stored as its String normal form.
     Jsonb,
+    /// `time`, stored as an Integer: microseconds since midnight.
+    Time,
+    /// `interval`, stored as a 16-byte Binary: `interval_send`'s microseconds, days
+    /// and months.
+    Interval,
 }
 
 /// What a column's declared SQL type says beyond its stored value type.

@@ -9,6 +9,7 @@
 
 use super::wire::patch_length;
 use crate::sql::datetime::{self, TimeZone};
+use crate::sql::pg_interval::{self, Interval};
 use crate::sql::pg_numeric;
 use crate::sql::{Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
@@ -74,7 +75,8 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
         SqlType::Int4 | SqlType::Float4 => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Date => 4,
-        SqlType::Uuid => 16,
+        SqlType::Uuid | SqlType::Interval => 16,
+        SqlType::Time => 8,
         SqlType::Text
         | SqlType::Bytea
         | SqlType::Numeric(_)
@@ -176,6 +178,10 @@ pub(crate) fn put_text(
             out.put_slice(datetime::format_timestamp(as_timestamp(datum, ty)?, zone)?.as_bytes())
         }
         SqlType::Date => out.put_slice(datetime::format_date(as_date(datum, ty)?)?.as_bytes()),
+        SqlType::Time => out.put_slice(pg_interval::format_time(as_time(datum, ty)?).as_bytes()),
+        SqlType::Interval => {
+            out.put_slice(pg_interval::format(&as_interval(datum, ty)?).as_bytes())
+        }
         SqlType::Uuid => out.put_slice(crate::sql::format_uuid(&as_uuid(datum, ty)?).as_bytes()),
         SqlType::Numeric(_) => {
             out.put_slice(pg_numeric::format(&*as_numeric(datum, ty)?).as_bytes())
@@ -221,6 +227,9 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
             micros => micros - datetime::PG_EPOCH_MICROS,
         }),
         SqlType::Uuid => out.put_slice(&as_uuid(datum, ty)?),
+        // `time_send`: microseconds since midnight; `interval_send`.
+        SqlType::Time => out.put_i64(as_time(datum, ty)?),
+        SqlType::Interval => out.put_slice(&as_interval(datum, ty)?.to_binary()),
         SqlType::Numeric(_) => {
             let mut bytes = Vec::new();
             pg_numeric::encode_binary(&*as_numeric(datum, ty)?, &mut bytes);
@@ -294,6 +303,8 @@ fn put_array_binary(out: &mut BytesMut, items: &[Datum], element: SqlType) -> Sq
 fn put_natural_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlResult<()> {
     match datum {
         Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) => return Err(mismatch(datum, ty)),
+        Datum::Time(micros) => out.put_slice(pg_interval::format_time(*micros).as_bytes()),
+        Datum::Interval(i) => out.put_slice(pg_interval::format(i).as_bytes()),
         Datum::Null => {}
         Datum::Numeric(n) => out.put_slice(pg_numeric::format(n).as_bytes()),
         Datum::Bool(b) => out.put_slice(if *b { b"true" } else { b"false" }),
@@ -397,6 +408,20 @@ fn as_uuid(datum: &Datum, ty: SqlType) -> SqlResult<[u8; 16]> {
     }
 }
 
+fn as_time(datum: &Datum, ty: SqlType) -> SqlResult<i64> {
+    match datum {
+        Datum::Time(micros) => Ok(*micros),
+        other => Err(mismatch(other, ty)),
+    }
+}
+
+fn as_interval(datum: &Datum, ty: SqlType) -> SqlResult<Interval> {
+    match datum {
+        Datum::Interval(interval) => Ok(*interval),
+        other => Err(mismatch(other, ty)),
+    }
+}
+
 fn as_date(datum: &Datum, ty: SqlType) -> SqlResult<i32> {
     match datum {
         Datum::Date(days) => Ok(*days),
@@ -424,6 +449,8 @@ fn mismatch(datum: &Datum, ty: SqlType) -> SqlError {
         Datum::Date(_) => "date",
         Datum::Uuid(_) => "uuid",
         Datum::Numeric(_) => "numeric",
+        Datum::Time(_) => "time",
+        Datum::Interval(_) => "interval",
     };
     tracing::warn!(
         ?datum,

@@ -67,6 +67,8 @@ fn decode_binary(raw: &[u8], ty: SqlType) -> Option<Datum> {
             })
         }
         SqlType::Uuid => Datum::Uuid(raw.try_into().ok()?),
+        SqlType::Time => Datum::Time(i64::from_be_bytes(raw.try_into().ok()?)),
+        SqlType::Interval => Datum::Interval(crate::sql::pg_interval::Interval::from_binary(raw)?),
         SqlType::Numeric(_) => Datum::Numeric(crate::sql::pg_numeric::decode_binary(raw)?),
         SqlType::Date => Datum::Date(match i32::from_be_bytes(raw.try_into().ok()?) {
             infinite @ (datetime::DATE_INFINITY | datetime::DATE_MINUS_INFINITY) => infinite,
@@ -187,6 +189,8 @@ fn decode_text(raw: &[u8], ty: SqlType, zone: &TimeZone) -> SqlResult<Datum> {
         SqlType::Uuid => Datum::Uuid(crate::sql::parse_uuid(text)?),
         SqlType::Numeric(_) => Datum::Numeric(crate::sql::pg_numeric::parse(text)?),
         SqlType::Json => Datum::Text(crate::sql::pg_json::input(text, JsonKind::Json)?),
+        SqlType::Time => Datum::Time(crate::sql::pg_interval::parse_time(text)?),
+        SqlType::Interval => Datum::Interval(crate::sql::pg_interval::parse(text)?),
         SqlType::Jsonb => Datum::Text(crate::sql::pg_json::input(text, JsonKind::Jsonb)?),
         SqlType::Array(of) => {
             let mut items = Vec::new();

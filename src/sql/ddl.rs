@@ -433,6 +433,8 @@ fn declared(ty: SqlType, data_type: Option<&DataType>, not_null: bool) -> SqlRes
             SqlType::Date => Some(SqlKind::Date),
             SqlType::Uuid => Some(SqlKind::Uuid),
             SqlType::Json => Some(SqlKind::Json),
+            SqlType::Time => Some(SqlKind::Time),
+            SqlType::Interval => Some(SqlKind::Interval),
             SqlType::Jsonb => Some(SqlKind::Jsonb),
             SqlType::Numeric(Some(typmod)) => Some(SqlKind::Numeric {
                 precision: typmod.precision,

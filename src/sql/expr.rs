@@ -662,6 +662,10 @@ enum Family {
     Numeric,
     /// `json` and `jsonb`, which the fast path only stores and returns.
     Json,
+    /// `time`.
+    Clock,
+    /// `interval`.
+    Interval,
 }
 
 /// The family of a compiled operand of type `ty` (or, for a constant, of its value).
@@ -670,6 +674,8 @@ fn family(scalar: &Scalar, ty: Option<SqlType>) -> Option<Family> {
         Datum::Timestamp(_) | Datum::Date(_) => Some(Family::Time),
         Datum::Uuid(_) => Some(Family::Uuid),
         Datum::Numeric(_) => Some(Family::Numeric),
+        Datum::Time(_) => Some(Family::Clock),
+        Datum::Interval(_) => Some(Family::Interval),
         _ => None,
     };
     match scalar {
@@ -684,6 +690,8 @@ fn type_family(ty: SqlType) -> Option<Family> {
         SqlType::Uuid => Some(Family::Uuid),
         SqlType::Numeric(_) => Some(Family::Numeric),
         SqlType::Json | SqlType::Jsonb => Some(Family::Json),
+        SqlType::Time => Some(Family::Clock),
+        SqlType::Interval => Some(Family::Interval),
         _ => None,
     }
 }
@@ -871,6 +879,8 @@ fn datum_type(d: &Datum) -> Option<SqlType> {
         Datum::Timestamp(_) => None,
         Datum::Date(_) => Some(SqlType::Date),
         Datum::Uuid(_) => Some(SqlType::Uuid),
+        Datum::Time(_) => Some(SqlType::Time),
+        Datum::Interval(_) => Some(SqlType::Interval),
         Datum::Numeric(_) => Some(SqlType::Numeric(None)),
         Datum::Array(items) => items
             .iter()
@@ -1279,6 +1289,8 @@ fn as_text(d: Datum) -> String {
         }
         Datum::Date(days) => super::datetime::format_date(days).unwrap_or_default(),
         Datum::Uuid(bytes) => super::pg_uuid::format(&bytes),
+        Datum::Time(micros) => super::pg_interval::format_time(micros),
+        Datum::Interval(i) => super::pg_interval::format(&i),
         Datum::Numeric(n) => super::pg_numeric::format(&n),
         Datum::Array(items) => super::pg_array_text::format(
             items
@@ -1422,6 +1434,7 @@ pub fn output_name(expr: &Expr) -> String {
         Expr::Floor { .. } => "floor".into(),
         Expr::Overlay { .. } => "overlay".into(),
         Expr::Trim { .. } => "btrim".into(),
+        Expr::Interval(_) => "interval".into(),
         _ => UNNAMED.into(),
     }
 }
@@ -1456,6 +1469,7 @@ fn type_column_name(data_type: &ast::DataType) -> String {
         D::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
             "timestamptz".into()
         }
+        D::Interval { .. } => "interval".into(),
         D::Array(
             ast::ArrayElemTypeDef::SquareBracket(element, _)
             | ast::ArrayElemTypeDef::AngleBracket(element)

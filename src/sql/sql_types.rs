@@ -36,6 +36,10 @@ pub enum SqlType {
     Json,
     /// `jsonb`, a `Datum::Text` holding the value's normal form (`pg_json`).
     Jsonb,
+    /// `time` (without time zone), a `Datum::Time`.
+    Time,
+    /// `interval`, a `Datum::Interval`.
+    Interval,
 }
 
 /// The element type of an array type.
@@ -84,6 +88,8 @@ impl ArrayOf {
             | SqlType::Numeric(_)
             | SqlType::Json
             | SqlType::Jsonb
+            | SqlType::Time
+            | SqlType::Interval
             | SqlType::Array(_) => return None,
         })
     }
@@ -108,6 +114,8 @@ impl SqlType {
             SqlType::Numeric(_) => 1700,
             SqlType::Json => 114,
             SqlType::Jsonb => 3802,
+            SqlType::Time => 1083,
+            SqlType::Interval => 1186,
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => 1000,
                 ArrayOf::Bytea => 1001,
@@ -140,6 +148,8 @@ impl SqlType {
             1700 => SqlType::Numeric(None),
             114 => SqlType::Json,
             3802 => SqlType::Jsonb,
+            1083 => SqlType::Time,
+            1186 => SqlType::Interval,
             1000 => SqlType::Array(ArrayOf::Bool),
             1001 => SqlType::Array(ArrayOf::Bytea),
             1005 => SqlType::Array(ArrayOf::Int2),
@@ -181,6 +191,8 @@ impl SqlType {
             SqlType::Numeric(_) => "numeric",
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
+            SqlType::Time => "time without time zone",
+            SqlType::Interval => "interval",
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => "boolean[]",
                 ArrayOf::Bytea => "bytea[]",
@@ -209,7 +221,12 @@ impl SqlType {
         self.is_temporal()
             || matches!(
                 self,
-                SqlType::Uuid | SqlType::Numeric(_) | SqlType::Json | SqlType::Jsonb
+                SqlType::Uuid
+                    | SqlType::Numeric(_)
+                    | SqlType::Json
+                    | SqlType::Jsonb
+                    | SqlType::Time
+                    | SqlType::Interval
             )
     }
 
@@ -249,6 +266,11 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
         D::Uuid => SqlType::Uuid,
         D::JSON => SqlType::Json,
         D::JSONB => SqlType::Jsonb,
+        D::Time(None, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => SqlType::Time,
+        D::Interval {
+            fields: None,
+            precision: None,
+        } => SqlType::Interval,
         D::Numeric(info) | D::Decimal(info) | D::Dec(info) => SqlType::Numeric(numeric_typmod(info)?),
         // A precision (`TIMESTAMP(3)`) is kept by the column (`ddl::time_precision`).
         D::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {
@@ -261,7 +283,7 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
         other => {
             return Err(SqlError::new(
                 SqlState::UndefinedObject,
-                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN, BYTEA, TIMESTAMP, TIMESTAMPTZ, DATE, UUID, NUMERIC, JSON or JSONB"),
+                format!("type {other} is not supported; use TEXT, BIGINT, INTEGER, SMALLINT, DOUBLE PRECISION, REAL, BOOLEAN, BYTEA, TIMESTAMP, TIMESTAMPTZ, DATE, TIME, INTERVAL, UUID, NUMERIC, JSON or JSONB"),
             ))
         }
     })
@@ -303,6 +325,10 @@ pub enum Datum {
     Numeric(BigDecimal),
     /// A one-dimensional array's elements, each a datum of its element type.
     Array(Vec<Datum>),
+    /// A `time`: microseconds since midnight.
+    Time(i64),
+    /// An `interval`.
+    Interval(super::pg_interval::Interval),
 }
 
 /// A column of a result.

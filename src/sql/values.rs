@@ -2,6 +2,7 @@
 //! `PkValue`), and the SQL type each engine type is shown as.
 
 use super::datetime;
+use super::pg_interval;
 use super::pg_numeric::{self, NumericTypmod};
 use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
 use crate::engine::{
@@ -30,6 +31,7 @@ pub fn sql_pk_type(ty: SqlType) -> Option<PkType> {
         SqlType::Int2
         | SqlType::Int4
         | SqlType::Int8
+        | SqlType::Time
         | SqlType::Timestamp
         | SqlType::TimestampTz
         | SqlType::Date => Some(PkType::Integer),
@@ -39,7 +41,8 @@ pub fn sql_pk_type(ty: SqlType) -> Option<PkType> {
         | SqlType::Numeric(_)
         | SqlType::Array(_)
         | SqlType::Json
-        | SqlType::Jsonb => None,
+        | SqlType::Jsonb
+        | SqlType::Interval => None,
     }
 }
 
@@ -57,6 +60,8 @@ pub fn declared_type(table: &TableMeta, column: &str) -> Option<SqlType> {
             (SqlType::Int8, _, Some(SqlKind::TimestampTz)) => SqlType::TimestampTz,
             (SqlType::Int8, _, Some(SqlKind::Date)) => SqlType::Date,
             (SqlType::Bytea, _, Some(SqlKind::Uuid)) => SqlType::Uuid,
+            (SqlType::Int8, _, Some(SqlKind::Time)) => SqlType::Time,
+            (SqlType::Bytea, _, Some(SqlKind::Interval)) => SqlType::Interval,
             (SqlType::Text, _, Some(SqlKind::Json)) => SqlType::Json,
             (SqlType::Text, _, Some(SqlKind::Jsonb)) => SqlType::Jsonb,
             (SqlType::Text, _, Some(SqlKind::Numeric { precision, scale })) => {
@@ -88,7 +93,8 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
         | SqlType::Int8
         | SqlType::Timestamp
         | SqlType::TimestampTz
-        | SqlType::Date => ValueType::Integer,
+        | SqlType::Date
+        | SqlType::Time => ValueType::Integer,
         SqlType::Float4 | SqlType::Float8 => ValueType::Double,
         SqlType::Bool => ValueType::Boolean,
         // A numeric is its text (`1.50`), exact and with its scale.
@@ -97,7 +103,8 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
         | SqlType::Array(_)
         | SqlType::Json
         | SqlType::Jsonb => ValueType::String,
-        SqlType::Bytea | SqlType::Uuid => ValueType::Binary,
+        // An interval is `interval_send`'s 16 bytes.
+        SqlType::Bytea | SqlType::Uuid | SqlType::Interval => ValueType::Binary,
     }
 }
 
@@ -152,6 +159,8 @@ pub fn render(datum: &Datum) -> String {
             datetime::format_date(*days).unwrap_or_else(|_| days.to_string())
         ),
         Datum::Uuid(bytes) => format!("'{}'", super::pg_uuid::format(bytes)),
+        Datum::Time(micros) => format!("'{}'", pg_interval::format_time(*micros)),
+        Datum::Interval(i) => format!("'{}'", pg_interval::format(i)),
         Datum::Numeric(n) => pg_numeric::format(n),
         Datum::Array(items) => format!(
             "ARRAY[{}]",
@@ -227,6 +236,8 @@ pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
         (ValueType::Integer, Datum::Timestamp(micros)) => Value::Integer(*micros),
         (ValueType::Integer, Datum::Date(days)) => Value::Integer(i64::from(*days)),
         (ValueType::Binary, Datum::Uuid(bytes)) => Value::Binary(bytes.to_vec()),
+        (ValueType::Integer, Datum::Time(micros)) => Value::Integer(*micros),
+        (ValueType::Binary, Datum::Interval(i)) => Value::Binary(i.to_binary().to_vec()),
         (ValueType::String, Datum::Numeric(n)) => Value::String(pg_numeric::format(n)),
         (ValueType::Double, Datum::Numeric(n)) => Value::Double(pg_numeric::to_f64(n)),
         (ValueType::Integer, Datum::Numeric(n)) => {
@@ -313,7 +324,11 @@ pub fn datum_into_value(datum: Datum, ty: Option<ValueType>) -> SqlResult<Value>
 /// stored form, is 42804.
 pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
     let stored = match datum {
-        Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) => None,
+        Datum::Timestamp(_)
+        | Datum::Date(_)
+        | Datum::Uuid(_)
+        | Datum::Time(_)
+        | Datum::Interval(_) => None,
         datum => datum_to_natural_value(datum),
     };
     stored.ok_or_else(|| match datum {
@@ -321,9 +336,13 @@ pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
             SqlState::DatatypeMismatch,
             "an array cannot be stored in a column: arrays are not a stored value type",
         ),
-        Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) => SqlError::new(
+        Datum::Timestamp(_)
+        | Datum::Date(_)
+        | Datum::Uuid(_)
+        | Datum::Time(_)
+        | Datum::Interval(_) => SqlError::new(
             SqlState::DatatypeMismatch,
-            "a date, time or uuid can only be stored in a column declared with its type \
+            "a date, time, interval or uuid can only be stored in a column declared with its type \
              (an undeclared column has no type to keep it as)",
         ),
         _ => SqlError::internal("null value"),
@@ -337,7 +356,8 @@ pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
 pub fn datum_to_natural_value(datum: &Datum) -> Option<Value> {
     Some(match datum {
         Datum::Null | Datum::Array(_) => return None,
-        Datum::Timestamp(micros) => Value::Integer(*micros),
+        Datum::Timestamp(micros) | Datum::Time(micros) => Value::Integer(*micros),
+        Datum::Interval(i) => Value::Binary(i.to_binary().to_vec()),
         Datum::Date(days) => Value::Integer(i64::from(*days)),
         Datum::Uuid(bytes) => Value::Binary(bytes.to_vec()),
         Datum::Bool(b) => Value::Boolean(*b),
@@ -418,6 +438,14 @@ pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
         },
         (SqlType::Date, d @ Datum::Date(_)) => d,
         (SqlType::Uuid, d @ Datum::Uuid(_)) => d,
+        (SqlType::Time, Datum::Int(micros)) => Datum::Time(micros),
+        (SqlType::Time, d @ Datum::Time(_)) | (SqlType::Interval, d @ Datum::Interval(_)) => d,
+        (SqlType::Interval, Datum::Bytes(bytes)) => {
+            match pg_interval::Interval::from_binary(&bytes) {
+                Some(i) => Datum::Interval(i),
+                None => Datum::Null,
+            }
+        }
         (SqlType::Uuid, Datum::Bytes(bytes)) => match <[u8; 16]>::try_from(bytes) {
             Ok(bytes) => Datum::Uuid(bytes),
             Err(_) => Datum::Null,
@@ -459,6 +487,10 @@ pub fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
         (Datum::Timestamp(x), Datum::Timestamp(y)) => Some(x.cmp(y)),
         (Datum::Date(x), Datum::Date(y)) => Some(x.cmp(y)),
         (Datum::Uuid(x), Datum::Uuid(y)) => Some(x.cmp(y)),
+        (Datum::Time(x), Datum::Time(y)) => Some(x.cmp(y)),
+        (Datum::Interval(x), Datum::Interval(y)) => {
+            Some(pg_interval::span(x).cmp(&pg_interval::span(y)))
+        }
         // A numeric meets an integer exactly, a double as a double (PostgreSQL casts the
         // numeric to float8 there), text as the numeric it reads as.
         (Datum::Numeric(x), Datum::Numeric(y)) => Some(x.cmp(y)),
@@ -516,6 +548,11 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     }
     if matches!(ty, SqlType::Numeric(_)) || matches!(datum, Datum::Numeric(_)) {
         return cast_numeric(datum, ty);
+    }
+    if matches!(ty, SqlType::Time | SqlType::Interval)
+        || matches!(datum, Datum::Time(_) | Datum::Interval(_))
+    {
+        return cast_clock(datum, ty);
     }
     if let Some(kind) = ty.json_kind() {
         return json_input(datum, kind);
@@ -619,6 +656,23 @@ fn cast_numeric(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     }))
 }
 
+/// A cast to or from a `time` or `interval`: from and to text only.
+fn cast_clock(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
+    Ok(match (ty, datum) {
+        (SqlType::Time, Datum::Text(t)) => Datum::Time(pg_interval::parse_time(&t)?),
+        (SqlType::Interval, Datum::Text(t)) => Datum::Interval(pg_interval::parse(&t)?),
+        (SqlType::Time, d @ Datum::Time(_)) | (SqlType::Interval, d @ Datum::Interval(_)) => d,
+        (SqlType::Text, Datum::Time(micros)) => Datum::Text(pg_interval::format_time(micros)),
+        (SqlType::Text, Datum::Interval(i)) => Datum::Text(pg_interval::format(&i)),
+        (ty, other) => {
+            return Err(SqlError::new(
+                SqlState::CannotCoerce,
+                format!("cannot cast {} to {}", render(&other), ty.name()),
+            ))
+        }
+    })
+}
+
 /// Text read as a `json` or `jsonb` value (`pg_json::input`); JSON comes only from text.
 fn json_input(datum: Datum, kind: super::pg_json::JsonKind) -> SqlResult<Datum> {
     match datum {
@@ -653,6 +707,23 @@ pub fn assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     }
     if let (Some(kind), Datum::Text(_)) = (ty.json_kind(), &datum) {
         return json_input(datum, kind);
+    }
+    let clock = matches!(ty, SqlType::Time | SqlType::Interval)
+        || matches!(datum, Datum::Time(_) | Datum::Interval(_));
+    if clock {
+        return match (ty, &datum) {
+            (SqlType::Time, Datum::Time(_) | Datum::Text(_))
+            | (SqlType::Interval, Datum::Interval(_) | Datum::Text(_))
+            | (SqlType::Text, Datum::Time(_) | Datum::Interval(_)) => cast_clock(datum, ty),
+            (ty, other) => Err(SqlError::new(
+                SqlState::DatatypeMismatch,
+                format!(
+                    "a column of type {} cannot take the value {}",
+                    ty.name(),
+                    render(other)
+                ),
+            )),
+        };
     }
     match (ty, &datum) {
         (SqlType::Uuid | SqlType::Text, Datum::Uuid(_)) => cast_uuid(datum, ty),
@@ -725,7 +796,10 @@ pub fn key_value(
     k: usize,
 ) -> SqlResult<PkValue> {
     let column = &table.pk[k];
-    let own_kind = matches!(datum, Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_));
+    let own_kind = matches!(
+        datum,
+        Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) | Datum::Time(_)
+    );
     if declared.is_distinct_kind() || own_kind {
         return datum_to_pk(
             &assignment(datum.clone(), declared)?,

@@ -926,6 +926,45 @@ async fn json_and_jsonb_as_postgresql_has_them() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// time and interval columns and results: PostgreSQL's text forms (`1 day 02:00:00`,
+/// `-1 days +02:00:00`, `10:00:01.5`), arithmetic with timestamps, and comparison and
+/// ORDER BY by length (`1 mon` equals `30 days`), where Arrow compares field by field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_and_interval_as_postgresql_has_them() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, c TIME, d INTERVAL, ts TIMESTAMP)",
+        "INSERT INTO t VALUES (1, '10:00:01.5', '1 day 2 hours', '2024-01-01 10:00'), \
+         (2, '23:59', '-1 mon', NULL), (3, NULL, NULL, '2024-03-01'), \
+         (4, '00:00', '40 days', '2024-02-01'), (5, '24:00:00', '-1 days 2 hours', NULL), \
+         (6, '12:00', '30 days', NULL), (7, '12:00', '1 mon', NULL)",
+        "SELECT * FROM t ORDER BY id",
+        "SELECT * FROM t WHERE id = 1",
+        "SELECT id, c, d FROM t WHERE c > '12:00' ORDER BY id",
+        "SELECT id FROM t WHERE d = '1 day 02:00:00' ORDER BY id",
+        "SELECT id FROM t WHERE d = interval '1 mon' ORDER BY id",
+        "SELECT id FROM t WHERE d > interval '1 mon' ORDER BY id",
+        "SELECT id, ts + d, c + interval '1 hour', -d, ts - d FROM t ORDER BY id",
+        "SELECT id, extract(hour from c), extract(second from c), date_part('minute', c), \
+         date_trunc('hour', ts), extract(epoch from ts) FROM t WHERE id <> 5 ORDER BY id",
+        "SELECT id FROM t ORDER BY d, id",
+        "SELECT id FROM t ORDER BY c DESC, id",
+        "SELECT sum(d) FROM t",
+        "SELECT c::text, d::text FROM t ORDER BY id",
+        "SELECT interval '1 day 2 hours', interval '1 mon' = interval '30 days', \
+         interval '1 mon' < interval '40 days', timestamp '2024-01-01' - timestamp '2023-12-01 10:00', \
+         time '10:00:01.5', '1 year 2 months'::interval, '1.5 days'::interval",
+        "SELECT x FROM (VALUES (interval '1 mon'), (interval '40 days'), (interval '1 day')) v(x) \
+         ORDER BY x",
+        "UPDATE t SET d = d + interval '1 day' WHERE id = 1",
+        "UPDATE t SET c = '25:00' WHERE id = 1",
+        "INSERT INTO t VALUES (8, 'xx', NULL, NULL)",
+        "INSERT INTO t VALUES (8, NULL, 'fortnight', NULL)",
+        "SELECT c, d FROM t WHERE id = 1",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// DDL in a transaction block rolls back with it, as every migration tool assumes: a
 /// created table is gone, an altered table has its columns, NOT NULL and defaults back,
 /// also to a savepoint; an ALTER TABLE whose second operation fails changes nothing.

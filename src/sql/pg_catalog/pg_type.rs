@@ -24,6 +24,8 @@ pub const TYPES: &[(i64, &str, i64)] = &[
     (1114, "timestamp", 8),
     (1184, "timestamptz", 8),
     (2950, "uuid", 16),
+    (1083, "time", 8),
+    (1186, "interval", 16),
     (114, "json", -1),
     (3802, "jsonb", -1),
 ];
@@ -44,6 +46,7 @@ pub fn type_oid_by_name(name: &str) -> Option<i64> {
         "character varying" => "varchar",
         "timestamp without time zone" => "timestamp",
         "timestamp with time zone" => "timestamptz",
+        "time without time zone" => "time",
         other => other,
     };
     TYPES
@@ -143,7 +146,8 @@ fn row(oid: i64, n: &str, len: i64) -> Vec<V> {
             16 => "B",
             20 | 21 | 23 | 26 | 700 | 701 => "N",
             18 | 19 | 25 | 1043 => "S",
-            1082 | 1114 | 1184 => "D",
+            1082 | 1114 | 1184 | 1083 => "D",
+            1186 => "T",
             _ => "U",
         }),
         V::I(0),

@@ -3,18 +3,21 @@
 //! Arrow types pgwide's `SqlType` lacks (dates, timestamps, decimals, lists) are sent
 //! as text in PostgreSQL's format where it differs from Arrow's.
 
+use crate::sql::pg_interval::Interval;
 use crate::sql::pg_numeric::{self, NumericTypmod};
 use crate::sql::sql_types::{ArrayOf, Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Array, Decimal128Array,
     FixedSizeBinaryBuilder, Float32Array, Float64Builder, Int16Array, Int32Array, Int64Builder,
-    LargeBinaryBuilder, LargeStringBuilder, StringBuilder, TimestampMicrosecondArray,
+    IntervalMonthDayNanoArray, LargeBinaryBuilder, LargeStringBuilder, StringBuilder,
+    Time64MicrosecondArray, TimestampMicrosecondArray,
 };
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{
-    DataType, Date32Type, Decimal128Type, Decimal256Type, Float64Type, Int64Type, SchemaRef,
-    TimeUnit, TimestampMicrosecondType,
+    DataType, Date32Type, Decimal128Type, Decimal256Type, DurationMicrosecondType, Float64Type,
+    Int64Type, IntervalMonthDayNano, IntervalMonthDayNanoType, IntervalUnit, SchemaRef,
+    Time64MicrosecondType, TimeUnit, TimestampMicrosecondType,
 };
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
@@ -52,6 +55,8 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         // a value keeps its type through CASE, COALESCE and UNION (`pg_json_plan`).
         SqlType::Jsonb => JSONB,
         SqlType::Json => JSON,
+        SqlType::Time => DataType::Time64(TimeUnit::Microsecond),
+        SqlType::Interval => DataType::Interval(IntervalUnit::MonthDayNano),
     }
 }
 
@@ -83,6 +88,9 @@ pub fn sql_type(ty: &DataType) -> SqlType {
         ),
         DataType::Decimal256(..) => SqlType::Numeric(None),
         DataType::LargeUtf8 => SqlType::Jsonb,
+        DataType::Time32(_) | DataType::Time64(_) => SqlType::Time,
+        // `timestamp - timestamp` is Arrow's duration; PostgreSQL's, an interval.
+        DataType::Interval(_) | DataType::Duration(_) => SqlType::Interval,
         DataType::LargeBinary => SqlType::Json,
         // uuid columns and `gen_random_uuid()`.
         DataType::FixedSizeBinary(16) => SqlType::Uuid,
@@ -103,6 +111,21 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
         Datum::Bool(b) => ScalarValue::Boolean(Some(*b)),
         Datum::Int(i) => ScalarValue::Int64(Some(*i)),
         Datum::Float(f) => ScalarValue::Float64(Some(*f)),
+        // Text bound where the plan wants a time or interval is read as PostgreSQL reads
+        // one, not as Arrow's cast would.
+        Datum::Text(t) if matches!(ty, DataType::Interval(_)) => {
+            interval_scalar(&crate::sql::pg_interval::parse(t)?)
+                .cast_to(ty)
+                .map_err(|_| {
+                    SqlError::new(
+                        SqlState::InvalidDatetimeFormat,
+                        "an interval of another unit",
+                    )
+                })?
+        }
+        Datum::Text(t) if matches!(ty, DataType::Time64(TimeUnit::Microsecond)) => {
+            ScalarValue::Time64Microsecond(Some(crate::sql::pg_interval::parse_time(t)?))
+        }
         Datum::Text(t) => ScalarValue::Utf8(Some(t.clone())),
         Datum::Bytes(b) => ScalarValue::Binary(Some(b.clone())),
         Datum::Timestamp(micros) => match ty {
@@ -131,6 +154,8 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
             _ => ScalarValue::TimestampMicrosecond(Some(*micros), None),
         },
         Datum::Date(days) => ScalarValue::Date32(Some(*days)),
+        Datum::Time(micros) => ScalarValue::Time64Microsecond(Some(*micros)),
+        Datum::Interval(i) => interval_scalar(i),
         Datum::Uuid(bytes) => ScalarValue::FixedSizeBinary(16, Some(bytes.to_vec())),
         Datum::Numeric(n) => {
             let (precision, scale) = match ty {
@@ -190,6 +215,8 @@ fn natural_type(datum: &Datum) -> DataType {
         Datum::Bytes(_) => DataType::Binary,
         Datum::Timestamp(_) => DataType::Timestamp(TimeUnit::Microsecond, None),
         Datum::Date(_) => DataType::Date32,
+        Datum::Time(_) => DataType::Time64(TimeUnit::Microsecond),
+        Datum::Interval(_) => DataType::Interval(IntervalUnit::MonthDayNano),
         Datum::Uuid(_) => DataType::FixedSizeBinary(16),
         Datum::Numeric(n) => {
             DataType::Decimal128(38, n.fractional_digit_count().clamp(0, 38) as i8)
@@ -204,6 +231,15 @@ fn natural_type(datum: &Datum) -> DataType {
             ),
         )),
     }
+}
+
+/// An interval as Arrow's month-day-nanosecond scalar.
+fn interval_scalar(i: &Interval) -> ScalarValue {
+    ScalarValue::IntervalMonthDayNano(Some(IntervalMonthDayNano::new(
+        i.months,
+        i.days,
+        i.micros.saturating_mul(1000),
+    )))
 }
 
 /// Builds one RecordBatch of scan rows. Every datum already has its column's type (the
@@ -272,6 +308,22 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
                 Datum::Date(days) => Some(*days),
                 _ => None,
             }))),
+            DataType::Time64(TimeUnit::Microsecond) => {
+                Arc::new(Time64MicrosecondArray::from_iter(values.map(|d| match d {
+                    Datum::Time(micros) => Some(*micros),
+                    _ => None,
+                })))
+            }
+            DataType::Interval(IntervalUnit::MonthDayNano) => Arc::new(
+                IntervalMonthDayNanoArray::from_iter(values.map(|d| match d {
+                    Datum::Interval(i) => Some(IntervalMonthDayNano::new(
+                        i.months,
+                        i.days,
+                        i.micros.saturating_mul(1000),
+                    )),
+                    _ => None,
+                })),
+            ),
             DataType::FixedSizeBinary(16) => {
                 let mut b = FixedSizeBinaryBuilder::with_capacity(rows.len(), 16);
                 for d in values {
@@ -483,6 +535,18 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                 })
             });
         }
+        SqlType::Time => {
+            let micros =
+                cast(array, &DataType::Time64(TimeUnit::Microsecond)).map_err(arrow_error)?;
+            let micros = micros.as_primitive::<Time64MicrosecondType>();
+            (0..len).for_each(|i| {
+                out.push(match micros.is_null(i) {
+                    true => Datum::Null,
+                    false => Datum::Time(micros.value(i)),
+                })
+            });
+        }
+        SqlType::Interval => out = interval_datums(array)?,
         SqlType::Date => {
             let days = cast(array, &DataType::Date32).map_err(arrow_error)?;
             let days = days.as_primitive::<Date32Type>();
@@ -559,6 +623,45 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
         },
     }
     Ok(out)
+}
+
+/// An interval or duration column as intervals: a duration (`timestamp - timestamp`)
+/// as whole days and the rest, as PostgreSQL's subtraction gives it; nanoseconds below
+/// a microsecond are dropped.
+fn interval_datums(array: &ArrayRef) -> SqlResult<Vec<Datum>> {
+    let len = array.len();
+    let datum = |i: usize, value: Interval| match array.is_null(i) {
+        true => Datum::Null,
+        false => Datum::Interval(value),
+    };
+    Ok(match array.data_type() {
+        DataType::Duration(_) => {
+            let micros =
+                cast(array, &DataType::Duration(TimeUnit::Microsecond)).map_err(arrow_error)?;
+            let micros = micros.as_primitive::<DurationMicrosecondType>();
+            (0..len)
+                .map(|i| datum(i, Interval::from_micros(micros.value(i))))
+                .collect()
+        }
+        _ => {
+            let intervals = cast(array, &DataType::Interval(IntervalUnit::MonthDayNano))
+                .map_err(arrow_error)?;
+            let intervals = intervals.as_primitive::<IntervalMonthDayNanoType>();
+            (0..len)
+                .map(|i| {
+                    let v = intervals.value(i);
+                    datum(
+                        i,
+                        Interval {
+                            months: v.months,
+                            days: v.days,
+                            micros: v.nanoseconds / 1000,
+                        },
+                    )
+                })
+                .collect()
+        }
+    })
 }
 
 /// A list of lists (which has no SQL type here) in PostgreSQL's text form.

@@ -8,8 +8,8 @@ use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
     pg_array_subqueries, pg_compat, pg_functions, pg_in_select_list, pg_integer_overflow,
-    pg_json_functions, pg_json_plan, pg_numeric_results, pg_parameter_types, pg_sequences,
-    pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_text, subplan_exec,
+    pg_interval_order, pg_json_functions, pg_json_plan, pg_numeric_results, pg_parameter_types,
+    pg_sequences, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_text, subplan_exec,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -147,6 +147,7 @@ impl QueryEngine {
             .with_query_planner(Arc::new(subplan_exec::PgwideQueryPlanner))
             .build();
         state.add_analyzer_rule(Arc::new(pg_json_plan::JsonComparisons));
+        state.add_analyzer_rule(Arc::new(pg_interval_order::IntervalOrder));
         if let Err(e) = datafusion::execution::FunctionRegistry::register_expr_planner(
             &mut state,
             Arc::new(pg_json_plan::JsonOperators),
@@ -196,6 +197,7 @@ impl QueryEngine {
         pg_array_literals::rewrite(&mut query)?;
         pg_time_text::microsecond_timestamps(&mut query)?;
         pg_json_plan::casts(&mut query);
+        pg_time_text::extract_types(&mut query);
         pg_sequences::number_calls(&mut query);
         pg_array_subqueries::rewrite(&mut query)?;
         pg_in_select_list::rewrite(&mut query);

@@ -91,6 +91,115 @@ pub fn microsecond_timestamps(query: &mut Query) -> crate::sql::sql_types::SqlRe
     refused.map_or(Ok(()), Err)
 }
 
+/// Makes `extract` a `numeric` and `date_part` a `double precision`, as PostgreSQL's
+/// are (DataFusion gives integers for most fields): `extract(epoch ...)` and
+/// `extract(second ...)` keep six digits after the point, `milliseconds` three, as
+/// PostgreSQL prints them (`1704103200.000000`).
+pub fn extract_types(query: &mut Query) {
+    let _ = ast::visit_expressions_mut(query, |expr| {
+        let cast = |inner: ast::Expr, data_type: ast::DataType| ast::Expr::Cast {
+            kind: ast::CastKind::Cast,
+            expr: Box::new(inner),
+            data_type,
+            array: false,
+            format: None,
+        };
+        match expr {
+            // Seconds with their fraction: DataFusion's `second` field is whole seconds.
+            ast::Expr::Extract {
+                field: ast::DateTimeField::Second | ast::DateTimeField::Seconds,
+                expr: inner,
+                ..
+            } => {
+                let numeric =
+                    ast::DataType::Numeric(ast::ExactNumberInfo::PrecisionAndScale(38, 6));
+                *expr = cast(fractional_seconds((**inner).clone()), numeric);
+            }
+            ast::Expr::Function(f) if is_date_part_of_seconds(f) => {
+                if let Some(inner) = second_argument(f) {
+                    *expr = fractional_seconds(inner);
+                }
+            }
+            ast::Expr::Extract { field, .. } => {
+                use ast::DateTimeField as F;
+                let scale = match field {
+                    F::Second | F::Seconds | F::Epoch => 6,
+                    F::Millisecond | F::Milliseconds => 3,
+                    _ => 0,
+                };
+                let numeric =
+                    ast::DataType::Numeric(ast::ExactNumberInfo::PrecisionAndScale(38, scale));
+                *expr = cast(expr.clone(), numeric);
+            }
+            ast::Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("date_part") => {
+                *expr = cast(expr.clone(), ast::DataType::DoublePrecision);
+            }
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+/// Whether `f` is `date_part('second', x)`.
+fn is_date_part_of_seconds(f: &ast::Function) -> bool {
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return false;
+    };
+    f.name.to_string().eq_ignore_ascii_case("date_part")
+        && matches!(list.args.first(), Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(
+            ast::Expr::Value(v)))) if matches!(&v.value, ast::Value::SingleQuotedString(s)
+                if s.eq_ignore_ascii_case("second") || s.eq_ignore_ascii_case("seconds")))
+}
+
+fn second_argument(f: &ast::Function) -> Option<ast::Expr> {
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    match list.args.get(1) {
+        Some(ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e))) => Some(e.clone()),
+        _ => None,
+    }
+}
+
+/// `x`'s seconds with their fraction, a double: its microseconds field (seconds
+/// included, as PostgreSQL's) over a million.
+fn fractional_seconds(x: ast::Expr) -> ast::Expr {
+    let argument = |e: ast::Expr| ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e));
+    let micros = ast::Expr::Function(ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::new("date_part")]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![
+                argument(ast::Expr::value(ast::Value::SingleQuotedString(
+                    "microsecond".into(),
+                ))),
+                argument(x),
+            ],
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    });
+    ast::Expr::BinaryOp {
+        left: Box::new(ast::Expr::Cast {
+            kind: ast::CastKind::Cast,
+            expr: Box::new(micros),
+            data_type: ast::DataType::DoublePrecision,
+            array: false,
+            format: None,
+        }),
+        op: ast::BinaryOperator::Divide,
+        right: Box::new(ast::Expr::value(ast::Value::Number(
+            "1000000.0".into(),
+            false,
+        ))),
+    }
+}
+
 /// A quoted literal as a time of type `ty`, read by `datetime` (UTC, the session's
 /// zone); `None` when `ty` is no date or time type.
 fn read_time(text: &str, ty: &DataType) -> Result<Option<ScalarValue>> {

@@ -316,7 +316,7 @@ def psycopg_dates_and_times():
     """datetime, date and aware datetimes as parameters and results, in text and binary
     format, on a `(text, timestamptz)` key: psycopg types them from the column and gets
     them back as the same Python objects, dates before 1970 and BC-safe ones included."""
-    from datetime import date, datetime, timedelta, timezone
+    from datetime import date, datetime, time, timedelta, timezone
 
     with psycopg.connect(DSN, autocommit=True) as conn:
         conn.execute(
@@ -357,6 +357,16 @@ def psycopg_dates_and_times():
                 cur.execute("SELECT id, owner FROM tokens WHERE id = %s", (key,))
                 check(cur.fetchone() == (key, owner), f"uuid round trip binary={binary}")
         conn.execute("DROP TABLE tokens")
+        conn.execute("CREATE TABLE shifts (id BIGINT PRIMARY KEY, starts TIME, length INTERVAL)")
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                starts, length = time(9, 30, 0, 250000), timedelta(days=1, hours=2, microseconds=5)
+                cur.execute("INSERT INTO shifts VALUES (%s, %s, %s)", (int(binary), starts, length))
+                cur.execute("SELECT starts, length, length > %s FROM shifts WHERE id = %s",
+                            (timedelta(hours=25), int(binary)))
+                check(cur.fetchone() == (starts, length, True),
+                      f"time and interval round trip binary={binary}")
+        conn.execute("DROP TABLE shifts")
 
 
 def psycopg_json():
