@@ -775,8 +775,10 @@ fn facing(other: Option<SqlType>, side: Scalar, side_type: Option<SqlType>) -> S
     let Some(other) = other else {
         return Ok(side);
     };
-    // jsonb compares by value (`1.0` equals `1`), json not at all: DataFusion's turn.
-    if type_family(other) == Some(Family::Json) {
+    // jsonb compares by value (`1.0` equals `1`), json not at all, an interval by its
+    // length (`1 mon` equals `30 days`), where the stored forms differ: DataFusion's
+    // turn.
+    if matches!(type_family(other), Some(Family::Json | Family::Interval)) {
         return Err(temporal_operand());
     }
     let side = match side {

@@ -23,7 +23,7 @@ mod pg_in_select_list;
 mod pg_in_subqueries;
 mod pg_integer_avg;
 mod pg_integer_overflow;
-mod pg_interval_order;
+mod pg_interval_plan;
 mod pg_json_functions;
 mod pg_json_plan;
 mod pg_numeric_results;

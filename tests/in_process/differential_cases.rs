@@ -921,6 +921,7 @@ async fn json_and_jsonb_as_postgresql_has_them() {
         "SELECT jsonb_build_object('a')",
         "SELECT jsonb_build_object(NULL, 1)",
         "SELECT '{\"a\":1}' -> 'a'",
+        "SELECT '{\"a\":1}'::jsonb = '{\"a\":1.0}', '[1, 2]'::jsonb <> '[2, 1]'",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
@@ -960,6 +961,11 @@ async fn time_and_interval_as_postgresql_has_them() {
         "INSERT INTO t VALUES (8, 'xx', NULL, NULL)",
         "INSERT INTO t VALUES (8, NULL, 'fortnight', NULL)",
         "SELECT c, d FROM t WHERE id = 1",
+        "SELECT interval '1 day' * 2, 2 * interval '1 mon 1 day', interval '1 day' / 3, \
+         interval '1 mon' * 1.5, interval '1 year' / 7, interval '1 mon' / 7, \
+         interval '-1 day 3 hours' * 2.5",
+        "SELECT id, d * 2, d / 4 FROM t ORDER BY id",
+        "SELECT interval '1 day' / 0",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));

@@ -216,3 +216,33 @@ async fn json_ordering_and_grouping_are_refused_not_done_on_text() {
     .await;
     assert_eq!(rows, vec![vec!["1".to_string()], vec!["2".to_string()]]);
 }
+
+/// Intervals group as PostgreSQL's by length (`1 mon` and `30 days` are one group);
+/// pgwide refuses grouping, DISTINCT and min/max of them rather than group by fields.
+#[tokio::test]
+async fn interval_grouping_is_refused_not_done_by_fields() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE spans (id BIGINT PRIMARY KEY, d INTERVAL); \
+             INSERT INTO spans VALUES (1, '1 mon'), (2, '30 days'), (3, '1 day')",
+        )
+        .await
+        .expect("interval column");
+    for sql in [
+        "SELECT d, count(*) FROM spans GROUP BY d",
+        "SELECT DISTINCT d FROM spans",
+        "SELECT max(d) FROM spans",
+        "SELECT count(DISTINCT d) FROM spans",
+    ] {
+        assert_eq!(code(client.simple_query(sql).await), "0A000", "{sql}");
+    }
+    // Comparison and ORDER BY are by length, as PostgreSQL's.
+    let rows = simple_rows(
+        &client,
+        "SELECT id FROM spans WHERE d = '1 mon' ORDER BY d, id",
+    )
+    .await;
+    assert_eq!(rows, vec![vec!["1".to_string()], vec!["2".to_string()]]);
+}

@@ -8,7 +8,7 @@ use super::datafusion_error::{self, from_datafusion};
 use super::{
     catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
     pg_array_subqueries, pg_compat, pg_functions, pg_in_select_list, pg_integer_overflow,
-    pg_interval_order, pg_json_functions, pg_json_plan, pg_numeric_results, pg_parameter_types,
+    pg_interval_plan, pg_json_functions, pg_json_plan, pg_numeric_results, pg_parameter_types,
     pg_sequences, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_text, subplan_exec,
 };
 use crate::sql::expr::output_name;
@@ -147,11 +147,17 @@ impl QueryEngine {
             .with_query_planner(Arc::new(subplan_exec::PgwideQueryPlanner))
             .build();
         state.add_analyzer_rule(Arc::new(pg_json_plan::JsonComparisons));
-        state.add_analyzer_rule(Arc::new(pg_interval_order::IntervalOrder));
+        state.add_analyzer_rule(Arc::new(pg_interval_plan::IntervalOrder));
         if let Err(e) = datafusion::execution::FunctionRegistry::register_expr_planner(
             &mut state,
             Arc::new(pg_json_plan::JsonOperators),
         )
+        .and_then(|()| {
+            datafusion::execution::FunctionRegistry::register_expr_planner(
+                &mut state,
+                Arc::new(pg_interval_plan::IntervalArithmetic),
+            )
+        })
         .and_then(|()| pg_json_functions::register(&mut state))
         {
             tracing::warn!("registering the JSON functions failed: {e}");

@@ -76,6 +76,22 @@ pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
     rewrite_expressions(plan, checked)
 }
 
+/// Whether `op` compares its operands: `=`, `<>`, `<`, `<=`, `>`, `>=`, `IS [NOT]
+/// DISTINCT FROM`, the operators whose operands the rewrites read as one type.
+pub fn is_comparison(op: &Operator) -> bool {
+    matches!(
+        op,
+        Operator::Eq
+            | Operator::NotEq
+            | Operator::Lt
+            | Operator::LtEq
+            | Operator::Gt
+            | Operator::GtEq
+            | Operator::IsDistinctFrom
+            | Operator::IsNotDistinctFrom
+    )
+}
+
 /// Rewrites, bottom up, every expression of every node of `plan` that computes
 /// expressions over its input, with `rule` given the input's schema; output names stay.
 pub fn rewrite_expressions(

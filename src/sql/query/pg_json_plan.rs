@@ -10,7 +10,7 @@
 //!   (`<`, ORDER BY, min/max), grouping and DISTINCT by a JSON value, and `IN`
 //!   lists of them. A `json` value has no equality at all (42883), as in PostgreSQL.
 
-use super::pg_integer_overflow::rewrite_expressions;
+use super::pg_integer_overflow::{is_comparison, rewrite_expressions};
 use super::pg_json_functions::{self as functions, json_kind};
 use crate::sql::pg_json::JsonKind;
 use crate::sql::sql_types::SqlError;
@@ -162,10 +162,9 @@ impl ExprPlanner for JsonOperators {
 pub struct JsonComparisons;
 
 impl AnalyzerRule for JsonComparisons {
+    /// Every plan is rewritten, as `pg_integer_overflow` rewrites every plan: a JSON
+    /// value need not show in any node's schema (`SELECT '1'::jsonb = '1.0'`).
     fn analyze(&self, plan: LogicalPlan, _: &ConfigOptions) -> Result<LogicalPlan> {
-        if !mentions_json(&plan)? {
-            return Ok(plan);
-        }
         let plan = rewrite_expressions(plan, comparison)?;
         let plan = join_comparisons(plan)?;
         refuse_ordering(&plan)?;
@@ -175,29 +174,6 @@ impl AnalyzerRule for JsonComparisons {
     fn name(&self) -> &str {
         "pgwide_json_comparisons"
     }
-}
-
-/// Whether any node of `plan` (subqueries included) has a JSON column.
-fn mentions_json(plan: &LogicalPlan) -> Result<bool> {
-    let mut found = false;
-    plan.apply_with_subqueries(|node| {
-        found = node
-            .schema()
-            .fields()
-            .iter()
-            .any(|f| json_kind(f.data_type()).is_some())
-            || node.inputs().iter().any(|i| {
-                i.schema()
-                    .fields()
-                    .iter()
-                    .any(|f| json_kind(f.data_type()).is_some())
-            });
-        Ok(match found {
-            true => TreeNodeRecursion::Stop,
-            false => TreeNodeRecursion::Continue,
-        })
-    })?;
-    Ok(found)
 }
 
 fn comparison(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
@@ -228,17 +204,7 @@ fn comparison(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                     })))
                 }
             };
-            let comparing = matches!(
-                op,
-                Operator::Eq
-                    | Operator::NotEq
-                    | Operator::Lt
-                    | Operator::LtEq
-                    | Operator::Gt
-                    | Operator::GtEq
-                    | Operator::IsDistinctFrom
-                    | Operator::IsNotDistinctFrom
-            );
+            let comparing = is_comparison(&op);
             match (json, op) {
                 (JsonKind::Json, _) if comparing => {
                     Err(no_operator(&op.to_string(), "json", "json"))

@@ -3,14 +3,17 @@
 //! DataFusion's SQL cannot name):
 //! - a cast of a timestamp or date to text becomes `pg_time_text`, which writes
 //!   `2024-03-01 10:00:00+00` (Arrow: `2024-03-01T10:00:00Z`);
-//! - a quoted literal cast to, or compared with, a timestamp or date is read by
-//!   `datetime`'s parser (`'2024-03-01 10:00'`, `'infinity'`, `'0044-03-15 BC'`, which
-//!   Arrow's parser refuses) into a literal of that type;
+//! - a quoted literal cast to, or compared with, a timestamp, date, time, interval or
+//!   uuid is read by pgwide's parsers (`'2024-03-01 10:00'`, `'infinity'`, `'0044-03-15
+//!   BC'`, `'1 day 02:00:00'`, which Arrow's parser refuses) into a literal of that
+//!   type;
+//! - `extract` is a `numeric` and `date_part` a `double precision`, with the fraction of
+//!   a second (Arrow's `second` field is whole seconds);
 //! - `TIMESTAMP` without a precision is planned in microseconds, PostgreSQL's unit, not
 //!   Arrow's nanoseconds, whose range ends in 2262;
 //! - `x::uuid` becomes `pg_uuid_in(x)`, and `gen_random_uuid()` makes a version 4 uuid.
 
-use super::pg_integer_overflow::rewrite_expressions;
+use super::pg_integer_overflow::{is_comparison, rewrite_expressions};
 use crate::sql::datetime;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::tree_node::Transformed;
@@ -19,8 +22,8 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::expr::InList;
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{
-    Between, BinaryExpr, Cast, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator,
-    ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TryCast, Volatility,
+    Between, BinaryExpr, Cast, ColumnarValue, Expr, ExprSchemable, LogicalPlan, ScalarFunctionArgs,
+    ScalarUDF, ScalarUDFImpl, Signature, TryCast, Volatility,
 };
 use sqlparser::ast::{self, Query};
 use std::ops::ControlFlow;
@@ -229,6 +232,19 @@ fn read_time(text: &str, ty: &DataType) -> Result<Option<ScalarValue>> {
             16,
             Some(crate::sql::parse_uuid(text).map_err(failed)?.to_vec()),
         ),
+        DataType::Time64(TimeUnit::Microsecond) => ScalarValue::Time64Microsecond(Some(
+            crate::sql::pg_interval::parse_time(text).map_err(failed)?,
+        )),
+        DataType::Interval(datafusion::arrow::datatypes::IntervalUnit::MonthDayNano) => {
+            let i = crate::sql::pg_interval::parse(text).map_err(failed)?;
+            ScalarValue::IntervalMonthDayNano(Some(
+                datafusion::arrow::datatypes::IntervalMonthDayNano::new(
+                    i.months,
+                    i.days,
+                    i.micros.saturating_mul(1000),
+                ),
+            ))
+        }
         _ => return Ok(None),
     }))
 }
@@ -271,19 +287,7 @@ fn literal_times(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
                 }))),
             }
         }
-        Expr::BinaryExpr(BinaryExpr { left, op, right })
-            if matches!(
-                op,
-                Operator::Eq
-                    | Operator::NotEq
-                    | Operator::Lt
-                    | Operator::LtEq
-                    | Operator::Gt
-                    | Operator::GtEq
-                    | Operator::IsDistinctFrom
-                    | Operator::IsNotDistinctFrom
-            ) =>
-        {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) if is_comparison(&op) => {
             let (left, right) = match (time_type(&left), time_type(&right)) {
                 (Some(ty), None) => (Transformed::no(*left), read_as(*right, &ty)?),
                 (None, Some(ty)) => (read_as(*left, &ty)?, Transformed::no(*right)),
@@ -380,6 +384,8 @@ fn is_time(ty: &DataType) -> bool {
             | DataType::Date32
             | DataType::Date64
             | DataType::FixedSizeBinary(16)
+            | DataType::Time64(TimeUnit::Microsecond)
+            | DataType::Interval(datafusion::arrow::datatypes::IntervalUnit::MonthDayNano)
     )
 }
 

@@ -1,4 +1,11 @@
-//! Intervals compare and sort as PostgreSQL's do: by their length with a month as 30
+//! Intervals as PostgreSQL plans them, where DataFusion's differ or are missing.
+//!
+//! Arithmetic: `interval * number`, `number * interval` and `interval / number` (an
+//! `ExprPlanner`; DataFusion has none of them) scale months, days and time apart, a
+//! fraction of a month spilling into days (30 to a month) and of a day into time, as
+//! PostgreSQL's `interval_mul`.
+//!
+//! Order: intervals compare and sort as PostgreSQL's do, by their length with a month as 30
 //! days and a day as 24 hours, so `interval '1 mon' = interval '30 days'` and
 //! `interval '1 mon' < interval '40 days'`. Arrow compares an interval's months, days
 //! and nanoseconds one after the other, which gives other answers, so an analyzer rule
@@ -7,22 +14,24 @@
 //! length. Grouping, DISTINCT and min/max of intervals, which would treat `1 mon` and
 //! `30 days` as different values, are refused (0A000).
 
-use super::pg_integer_overflow::rewrite_expressions;
+use super::pg_integer_overflow::{is_comparison, rewrite_expressions};
 use crate::sql::pg_interval::{self, Interval};
 use crate::sql::sql_types::SqlError;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Decimal128Array};
 use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::IntervalMonthDayNano;
 use datafusion::arrow::datatypes::{
     DataType, DurationMicrosecondType, IntervalMonthDayNanoType, IntervalUnit, TimeUnit,
 };
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
-use datafusion::common::DFSchema;
+use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::expr::{AggregateFunction, ScalarFunction};
+use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
 use datafusion::logical_expr::{
-    BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ScalarFunctionArgs,
-    ScalarUDF, ScalarUDFImpl, Signature, SortExpr, Volatility,
+    BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, ScalarFunctionArgs, ScalarUDF,
+    ScalarUDFImpl, Signature, SortExpr, Volatility,
 };
 use datafusion::optimizer::AnalyzerRule;
 use std::sync::{Arc, LazyLock};
@@ -113,6 +122,139 @@ fn span(expr: Expr) -> Expr {
     ))
 }
 
+/// `pg_interval_mul(interval, factor, divide)`: `interval * factor`, or
+/// `interval / factor` when `divide`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct IntervalMul {
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for IntervalMul {
+    fn name(&self) -> &str {
+        "pg_interval_mul"
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Interval(IntervalUnit::MonthDayNano))
+    }
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let returns = DataType::Interval(IntervalUnit::MonthDayNano);
+        super::udf::row_by_row(args, &returns, |values| {
+            let [interval, factor, divide] = values else {
+                return Err(DataFusionError::Internal(
+                    "pg_interval_mul takes three arguments".into(),
+                ));
+            };
+            let divide = matches!(divide, ScalarValue::Boolean(Some(true)));
+            let interval = interval.cast_to(&returns)?;
+            let factor = factor.cast_to(&DataType::Float64)?;
+            Ok(match (interval, factor) {
+                (
+                    ScalarValue::IntervalMonthDayNano(Some(v)),
+                    ScalarValue::Float64(Some(factor)),
+                ) => {
+                    let scaled = scale(
+                        &Interval {
+                            months: v.months,
+                            days: v.days,
+                            micros: v.nanoseconds / 1000,
+                        },
+                        factor,
+                        divide,
+                    )
+                    .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                    ScalarValue::IntervalMonthDayNano(Some(IntervalMonthDayNano::new(
+                        scaled.months,
+                        scaled.days,
+                        scaled.micros.saturating_mul(1000),
+                    )))
+                }
+                _ => ScalarValue::IntervalMonthDayNano(None),
+            })
+        })
+    }
+}
+
+/// `interval_mul` (`interval_div` when `divide`): each field scaled, a month's
+/// fraction spilling into days and a day's into time, the spilled parts rounded to a
+/// microsecond as PostgreSQL's `TSROUND` rounds them.
+fn scale(interval: &Interval, factor: f64, divide: bool) -> crate::sql::SqlResult<Interval> {
+    use crate::sqlstate::SqlState;
+    if divide && factor == 0.0 {
+        return Err(SqlError::new(SqlState::DivisionByZero, "division by zero"));
+    }
+    let by = |v: f64| if divide { v / factor } else { v * factor };
+    let round = |v: f64| (v * 1e6).round() / 1e6;
+    let months = by(f64::from(interval.months));
+    let month_days = round((months - months.trunc()) * 30.0);
+    let days = by(f64::from(interval.days));
+    let mut seconds = round((days - days.trunc() + month_days - month_days.trunc()) * 86_400.0);
+    let mut whole_days = days.trunc() + month_days.trunc();
+    if seconds.abs() >= 86_400.0 {
+        whole_days += (seconds / 86_400.0).trunc();
+        seconds -= (seconds / 86_400.0).trunc() * 86_400.0;
+    }
+    let micros = (by(interval.micros as f64) + seconds * 1_000_000.0).round();
+    let fits = |v: f64| v.is_finite() && v.abs() <= f64::from(i32::MAX);
+    if !fits(months) || !fits(whole_days) || !micros.is_finite() || micros.abs() >= 9.2e18 {
+        return Err(SqlError::new(
+            SqlState::DatetimeFieldOverflow,
+            "interval out of range",
+        ));
+    }
+    Ok(Interval {
+        months: months.trunc() as i32,
+        days: whole_days as i32,
+        micros: micros as i64,
+    })
+}
+
+static MUL_FUNCTION: LazyLock<Arc<ScalarUDF>> = LazyLock::new(|| {
+    Arc::new(ScalarUDF::new_from_impl(IntervalMul {
+        signature: Signature::any(3, Volatility::Immutable),
+    }))
+});
+
+/// `*` and `/` between an interval and a number.
+#[derive(Debug)]
+pub struct IntervalArithmetic;
+
+impl ExprPlanner for IntervalArithmetic {
+    fn plan_binary_op(
+        &self,
+        expr: RawBinaryExpr,
+        schema: &DFSchema,
+    ) -> Result<PlannerResult<RawBinaryExpr>> {
+        use sqlparser::ast::BinaryOperator as B;
+        if !matches!(expr.op, B::Multiply | B::Divide) {
+            return Ok(PlannerResult::Original(expr));
+        }
+        let number = |ty: &DataType| ty.is_numeric();
+        let (left, right) = (expr.left.get_type(schema)?, expr.right.get_type(schema)?);
+        let call = |interval: Expr, factor: Expr, divide: bool| {
+            let divide = Expr::Literal(ScalarValue::Boolean(Some(divide)), None);
+            Expr::ScalarFunction(ScalarFunction::new_udf(
+                Arc::clone(&MUL_FUNCTION),
+                vec![interval, factor, divide],
+            ))
+        };
+        Ok(match (&expr.op, is_interval(&left), is_interval(&right)) {
+            (B::Multiply, true, false) if number(&right) => {
+                PlannerResult::Planned(call(expr.left, expr.right, false))
+            }
+            (B::Multiply, false, true) if number(&left) => {
+                PlannerResult::Planned(call(expr.right, expr.left, false))
+            }
+            (B::Divide, true, false) if number(&right) => {
+                PlannerResult::Planned(call(expr.left, expr.right, true))
+            }
+            _ => PlannerResult::Original(expr),
+        })
+    }
+}
+
 /// The analyzer rule; see the module's note.
 #[derive(Debug)]
 pub struct IntervalOrder;
@@ -157,18 +299,9 @@ impl AnalyzerRule for IntervalOrder {
 fn comparison(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     match expr {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
-            if matches!(
-                op,
-                Operator::Eq
-                    | Operator::NotEq
-                    | Operator::Lt
-                    | Operator::LtEq
-                    | Operator::Gt
-                    | Operator::GtEq
-                    | Operator::IsDistinctFrom
-                    | Operator::IsNotDistinctFrom
-            ) && (is_interval(&left.get_type(schema)?)
-                || is_interval(&right.get_type(schema)?)) =>
+            if is_comparison(&op)
+                && (is_interval(&left.get_type(schema)?)
+                    || is_interval(&right.get_type(schema)?)) =>
         {
             Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr {
                 left: Box::new(span(*left)),
