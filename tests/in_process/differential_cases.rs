@@ -922,6 +922,10 @@ async fn json_and_jsonb_as_postgresql_has_them() {
         "SELECT jsonb_build_object(NULL, 1)",
         "SELECT '{\"a\":1}' -> 'a'",
         "SELECT '{\"a\":1}'::jsonb = '{\"a\":1.0}', '[1, 2]'::jsonb <> '[2, 1]'",
+        "SELECT id, a ?| '{a,s}', a ?& '{a,s}', a ?| ARRAY['n'], a #- '{a,0}', a #- '{s}' \
+         FROM t WHERE id IN (1, 4) ORDER BY id",
+        "SELECT a #- '{a,0}' FROM t WHERE id = 3",
+        "SELECT '{}'::json ?| '{a}'",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));

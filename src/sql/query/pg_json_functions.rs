@@ -33,6 +33,9 @@ pub const EXISTS: &str = "pg_jsonb_exists";
 pub const EQUAL: &str = "pg_jsonb_eq";
 pub const CONCAT: &str = "pg_jsonb_concat";
 pub const DELETE: &str = "pg_jsonb_delete";
+pub const EXISTS_ANY: &str = "pg_jsonb_exists_any";
+pub const EXISTS_ALL: &str = "pg_jsonb_exists_all";
+pub const DELETE_PATH: &str = "pg_jsonb_delete_path";
 
 fn failed(e: SqlError) -> DataFusionError {
     DataFusionError::External(Box::new(e))
@@ -175,28 +178,10 @@ fn navigate(values: &[ScalarValue], path: bool) -> Result<Option<(String, Node)>
         return Ok(None);
     }
     let steps: Vec<String> = match (path, key) {
-        (true, ScalarValue::List(list)) => {
-            let items = list.value(0);
-            let mut steps = Vec::with_capacity(items.len());
-            for i in 0..items.len() {
-                match text_of(&ScalarValue::try_from_array(&items, i)?)? {
-                    Some(step) => steps.push(step),
-                    None => return Ok(None),
-                }
-            }
-            steps
-        }
-        (true, key) => {
-            let literal = text_of(key)?.unwrap_or_default();
-            let mut steps = Vec::new();
-            for step in crate::sql::pg_array_text::parse(&literal).map_err(failed)? {
-                match step {
-                    Some(step) => steps.push(step),
-                    None => return Ok(None),
-                }
-            }
-            steps
-        }
+        (true, key) => match text_array(key)?.into_iter().collect::<Option<Vec<_>>>() {
+            Some(steps) => steps,
+            None => return Ok(None),
+        },
         (false, key) => {
             let step = match super::udf::string(Some(key)) {
                 Some(member) => member.to_string(),
@@ -243,6 +228,107 @@ fn navigate(values: &[ScalarValue], path: bool) -> Result<Option<(String, Node)>
 
 fn first_kind_is_jsonb(value: &ScalarValue) -> bool {
     matches!(value, ScalarValue::LargeUtf8(_))
+}
+
+/// A `text[]` argument's elements: a list, or an array literal's text (`'{a,b}'`).
+fn text_array(value: &ScalarValue) -> Result<Vec<Option<String>>> {
+    match value {
+        ScalarValue::List(list) => {
+            let items = list.value(0);
+            (0..items.len())
+                .map(|i| text_of(&ScalarValue::try_from_array(&items, i)?))
+                .collect()
+        }
+        value => {
+            let literal = text_of(value)?.unwrap_or_default();
+            crate::sql::pg_array_text::parse(&literal).map_err(failed)
+        }
+    }
+}
+
+/// `?|` (`all` false) and `?&` (`all` true): whether any or all of the keys exist at
+/// the top level; NULL keys are skipped, as PostgreSQL skips them.
+fn exists_keys(values: &[ScalarValue], all: bool) -> Result<ScalarValue> {
+    let [json, keys] = values else {
+        return Err(failed(SqlError::internal("?| and ?& take two arguments")));
+    };
+    let (Some((_, node)), false) = (parsed(json)?, keys.is_null()) else {
+        return Ok(ScalarValue::Boolean(None));
+    };
+    let keys: Vec<String> = text_array(keys)?.into_iter().flatten().collect();
+    let has = |k: &String| pg_json::has_key(&node.value, k);
+    Ok(ScalarValue::Boolean(Some(match all {
+        true => keys.iter().all(has),
+        false => keys.iter().any(has),
+    })))
+}
+
+/// `#-`: the value without what the path leads to (unchanged if it leads nowhere).
+fn delete_path(values: &[ScalarValue]) -> Result<ScalarValue> {
+    let [json, path] = values else {
+        return Err(failed(SqlError::internal("#- takes two arguments")));
+    };
+    let (Some((text, node)), false) = (parsed(json)?, path.is_null()) else {
+        return Ok(ScalarValue::LargeUtf8(None));
+    };
+    let Some(steps) = text_array(path)?.into_iter().collect::<Option<Vec<_>>>() else {
+        return Err(failed(SqlError::new(
+            SqlState::NullValueNotAllowed,
+            "path element at position 1 is null",
+        )));
+    };
+    if !matches!(node.value, Value::Array(_) | Value::Object(_)) {
+        return Err(failed(SqlError::new(
+            SqlState::InvalidParameterValue,
+            "cannot delete path in scalar",
+        )));
+    }
+    jsonb_value(&without_path(&node, &text, &steps, 1)?)
+}
+
+/// The text of `node` without the value `steps` lead to; `position` is the first
+/// step's in the whole path, for the error a step into an array that is no integer is.
+fn without_path(node: &Node, text: &str, steps: &[String], position: usize) -> Result<String> {
+    let Some((step, rest)) = steps.split_first() else {
+        return Ok(node.text(text).to_string());
+    };
+    match &node.value {
+        Value::Object(members) => {
+            let kept: Vec<String> = members
+                .iter()
+                .filter(|(k, _)| !(k == step && rest.is_empty()))
+                .map(|(k, n)| {
+                    let mut member = String::new();
+                    pg_json::quote(k, &mut member);
+                    let value = match k == step {
+                        true => without_path(n, text, rest, position + 1)?,
+                        false => n.text(text).to_string(),
+                    };
+                    Ok(format!("{member}: {value}"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(format!("{{{}}}", kept.join(", ")))
+        }
+        Value::Array(items) => {
+            let index = step.trim().parse::<i64>().map_err(|_| {
+                failed(SqlError::new(
+                    SqlState::InvalidTextRepresentation,
+                    format!("path element at position {position} is not an integer: \"{step}\""),
+                ))
+            })?;
+            let target = node.element(index).map(|n| n.span.clone());
+            let kept: Vec<String> = items
+                .iter()
+                .filter(|i| !(Some(&i.span) == target.as_ref() && rest.is_empty()))
+                .map(|i| match Some(&i.span) == target.as_ref() {
+                    true => without_path(i, text, rest, position + 1),
+                    false => Ok(i.text(text).to_string()),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok(format!("[{}]", kept.join(", ")))
+        }
+        _ => Ok(node.text(text).to_string()),
+    }
 }
 
 /// `@>`: whether the first jsonb value contains the second.
@@ -643,6 +729,9 @@ fn functions() -> Vec<Arc<ScalarUDF>> {
         (EQUAL, 2, boolean, |v, _| equal(v)),
         (CONCAT, 2, jsonb, |v, _| concat(v)),
         (DELETE, 2, jsonb, |v, _| delete(v)),
+        (EXISTS_ANY, 2, boolean, |v, _| exists_keys(v, false)),
+        (EXISTS_ALL, 2, boolean, |v, _| exists_keys(v, true)),
+        (DELETE_PATH, 2, jsonb, |v, _| delete_path(v)),
         ("jsonb_typeof", 1, text, |v, _| type_of(v)),
         ("json_typeof", 1, text, |v, _| type_of(v)),
         ("jsonb_array_length", 1, int, |v, _| array_length(v)),

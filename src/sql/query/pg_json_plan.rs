@@ -1,8 +1,9 @@
 //! Planning `json` and `jsonb` as PostgreSQL types over DataFusion's strings:
 //! - a cast to either (`x::jsonb`, `JSONB '{}'`) becomes `pg_jsonb_in(x)`, which reads
 //!   the text as PostgreSQL does (DataFusion's SQL has no JSON type);
-//! - `->`, `->>`, `#>`, `#>>`, `?`, `@>`, `<@`, jsonb `||` and `-` become the functions
-//!   of `pg_json_functions` (an `ExprPlanner`, which sees the operands' types);
+//! - `->`, `->>`, `#>`, `#>>`, `?`, `?|`, `?&`, `@>`, `<@`, jsonb `||`, `-` and `#-`
+//!   become the functions of `pg_json_functions` (an `ExprPlanner`, which sees the
+//!   operands' types);
 //! - after DataFusion's type coercion (an analyzer rule): a string it coerces to JSON
 //!   (`j = '{"a": 1}'`, `coalesce(j, '{}')`) is read as JSON too, not taken as it is;
 //!   jsonb `=` and `<>` compare by value (`1.0` equals `1`); and what pgwide cannot
@@ -98,14 +99,21 @@ impl ExprPlanner for JsonOperators {
             B::HashLongArrow => Some(functions::PATH_TEXT),
             B::Question => Some(functions::EXISTS),
             B::AtArrow | B::ArrowAt | B::StringConcat | B::Minus => None,
+            // jsonb's only: json has none of them (42883).
             B::QuestionAnd | B::QuestionPipe | B::HashMinus => {
-                let left = json_kind(&expr.left.get_type(schema)?);
-                return match left {
-                    Some(kind) => Err(refused(format!(
-                        "the {} operator {} is not supported yet",
-                        kind.name(),
-                        expr.op
-                    ))),
+                let function = match expr.op {
+                    B::QuestionAnd => functions::EXISTS_ALL,
+                    B::QuestionPipe => functions::EXISTS_ANY,
+                    _ => functions::DELETE_PATH,
+                };
+                return match json_kind(&expr.left.get_type(schema)?) {
+                    Some(JsonKind::Jsonb) => Ok(PlannerResult::Planned(call(
+                        function,
+                        vec![expr.left, expr.right],
+                    )?)),
+                    Some(JsonKind::Json) => {
+                        Err(no_operator(&expr.op.to_string(), "json", "text[]"))
+                    }
                     None => Ok(PlannerResult::Original(expr)),
                 };
             }
