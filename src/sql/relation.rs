@@ -265,13 +265,19 @@ impl Relation {
 }
 
 impl Relation {
-    /// A cell value as text, the way `versions.<table>.value` shows it: a date or time
-    /// in PostgreSQL's text (UTC), as its column shows it.
+    /// A cell value as text, the way `versions.<table>.value` shows it: a date, time or
+    /// interval in PostgreSQL's text (UTC), as its column shows it.
     fn value_text(&self, column: &str, value: ValueRef<'_>) -> String {
-        let temporal = declared_type(&self.table, column).filter(|ty| ty.is_temporal());
+        let declared = declared_type(&self.table, column);
+        let temporal = declared.filter(|ty| ty.is_temporal() || *ty == SqlType::Time);
         if let (Some(ty), ValueRef::Integer(i)) = (temporal, value) {
             if let Some(shown) = stored_time_text(i, ty) {
                 return shown;
+            }
+        }
+        if let (Some(SqlType::Interval), ValueRef::Binary(bytes)) = (declared, value) {
+            if let Some(interval) = crate::sql::pg_interval::Interval::from_binary(bytes) {
+                return crate::sql::pg_interval::format(&interval);
             }
         }
         match value {

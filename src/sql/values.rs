@@ -177,7 +177,7 @@ pub fn render(datum: &Datum) -> String {
 }
 
 /// A stored date or time Integer of a column declared `ty` in PostgreSQL's text, UTC
-/// (`2024-03-01 10:00:00+00`); `None` if `ty` is no date or time type.
+/// (`2024-03-01 10:00:00+00`, `10:00:00`); `None` if `ty` is no date or time type.
 pub fn stored_time_text(stored: i64, ty: SqlType) -> Option<String> {
     match coerce_for_output(Datum::Int(stored), ty) {
         Datum::Timestamp(micros) => {
@@ -186,6 +186,7 @@ pub fn stored_time_text(stored: i64, ty: SqlType) -> Option<String> {
             datetime::format_timestamp(micros, zone).ok()
         }
         Datum::Date(days) => datetime::format_date(days).ok(),
+        Datum::Time(micros) => Some(pg_interval::format_time(micros)),
         _ => None,
     }
 }
