@@ -333,6 +333,11 @@ pub enum SqlKind {
     /// `interval`, stored as a 16-byte Binary: `interval_send`'s microseconds, days
     /// and months.
     Interval,
+    /// A one-dimensional array, stored as its String text (`{1,2,NULL}`); `element` is
+    /// the element type's PostgreSQL OID.
+    Array {
+        element: u32,
+    },
 }
 
 /// What a column's declared SQL type says beyond its stored value type.

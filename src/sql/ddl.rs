@@ -434,6 +434,9 @@ fn declared(ty: SqlType, data_type: Option<&DataType>, not_null: bool) -> SqlRes
             SqlType::Uuid => Some(SqlKind::Uuid),
             SqlType::Json => Some(SqlKind::Json),
             SqlType::Time => Some(SqlKind::Time),
+            SqlType::Array(of) => Some(SqlKind::Array {
+                element: of.element().oid(),
+            }),
             SqlType::Interval => Some(SqlKind::Interval),
             SqlType::Jsonb => Some(SqlKind::Jsonb),
             SqlType::Numeric(Some(typmod)) => Some(SqlKind::Numeric {

@@ -666,6 +666,8 @@ enum Family {
     Clock,
     /// `interval`.
     Interval,
+    /// Arrays, which the fast path only stores and returns.
+    Array,
 }
 
 /// The family of a compiled operand of type `ty` (or, for a constant, of its value).
@@ -692,6 +694,7 @@ fn type_family(ty: SqlType) -> Option<Family> {
         SqlType::Json | SqlType::Jsonb => Some(Family::Json),
         SqlType::Time => Some(Family::Clock),
         SqlType::Interval => Some(Family::Interval),
+        SqlType::Array(_) => Some(Family::Array),
         _ => None,
     }
 }
@@ -778,7 +781,10 @@ fn facing(other: Option<SqlType>, side: Scalar, side_type: Option<SqlType>) -> S
     // jsonb compares by value (`1.0` equals `1`), json not at all, an interval by its
     // length (`1 mon` equals `30 days`), where the stored forms differ: DataFusion's
     // turn.
-    if matches!(type_family(other), Some(Family::Json | Family::Interval)) {
+    if matches!(
+        type_family(other),
+        Some(Family::Json | Family::Interval | Family::Array)
+    ) {
         return Err(temporal_operand());
     }
     let side = match side {
@@ -1409,10 +1415,12 @@ pub fn output_name(expr: &Expr) -> String {
         Expr::CompoundIdentifier(parts) => parts.last().map(fold).unwrap_or_default(),
         Expr::Nested(expr) => output_name(expr),
         // A cast is named by what it casts, or failing that by its type (`1::int` is
-        // `int4`), as PostgreSQL names it.
+        // `int4`), as PostgreSQL names it; a name that itself came from a type yields
+        // to the outer cast's (`time '10:00'::text` is `text`).
         Expr::Cast {
             expr, data_type, ..
         } => match output_name(expr) {
+            _ if named_by_type(expr) => type_column_name(data_type),
             name if name == UNNAMED => type_column_name(data_type),
             name => name,
         },
@@ -1437,6 +1445,8 @@ pub fn output_name(expr: &Expr) -> String {
         Expr::Overlay { .. } => "overlay".into(),
         Expr::Trim { .. } => "btrim".into(),
         Expr::Interval(_) => "interval".into(),
+        // A subscript (`tags[1]`) is named by what it subscripts.
+        Expr::CompoundFieldAccess { root, .. } => output_name(root),
         _ => UNNAMED.into(),
     }
 }
@@ -1456,6 +1466,17 @@ fn first_column_name(body: &ast::SetExpr) -> Option<String> {
 }
 
 /// The column name PostgreSQL gives a value of this declared type: its internal name.
+/// Whether `expr`'s output name is a type's: a typed literal or a cast of something
+/// unnamed.
+fn named_by_type(expr: &Expr) -> bool {
+    match expr {
+        Expr::TypedString(_) | Expr::Interval(_) => true,
+        Expr::Cast { expr, .. } => named_by_type(expr) || output_name(expr) == "?column?",
+        Expr::Nested(inner) => named_by_type(inner),
+        _ => false,
+    }
+}
+
 fn type_column_name(data_type: &ast::DataType) -> String {
     use ast::DataType as D;
     match data_type {

@@ -215,8 +215,8 @@ impl SqlType {
     }
 
     /// Whether the type's values compare only with their own kind and have no text or
-    /// number form the fast path may compute with: dates, times, uuids, numerics and
-    /// JSON.
+    /// number form the fast path may compute with: dates, times, uuids, numerics,
+    /// JSON and arrays.
     pub fn is_distinct_kind(self) -> bool {
         self.is_temporal()
             || matches!(
@@ -227,6 +227,7 @@ impl SqlType {
                     | SqlType::Jsonb
                     | SqlType::Time
                     | SqlType::Interval
+                    | SqlType::Array(_)
             )
     }
 
@@ -271,6 +272,18 @@ pub fn sql_type(data_type: &DataType) -> SqlResult<SqlType> {
             fields: None,
             precision: None,
         } => SqlType::Interval,
+        D::Array(ast::ArrayElemTypeDef::SquareBracket(element, None)) => {
+            let element = sql_type(element)?;
+            match ArrayOf::of(element) {
+                Some(of) => SqlType::Array(of),
+                None => {
+                    return Err(SqlError::unsupported(format!(
+                        "arrays of {} are not supported yet",
+                        element.name()
+                    )))
+                }
+            }
+        }
         D::Numeric(info) | D::Decimal(info) | D::Dec(info) => SqlType::Numeric(numeric_typmod(info)?),
         // A precision (`TIMESTAMP(3)`) is kept by the column (`ddl::time_precision`).
         D::Timestamp(_, ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone) => {

@@ -4,7 +4,7 @@
 use super::datetime;
 use super::pg_interval;
 use super::pg_numeric::{self, NumericTypmod};
-use super::sql_types::{Datum, SqlError, SqlResult, SqlType};
+use super::sql_types::{ArrayOf, Datum, SqlError, SqlResult, SqlType};
 use crate::engine::{
     IntegerWidth, PkRef, PkType, PkValue, SqlKind, TableMeta, Value, ValueRef, ValueType,
 };
@@ -63,6 +63,12 @@ pub fn declared_type(table: &TableMeta, column: &str) -> Option<SqlType> {
             (SqlType::Int8, _, Some(SqlKind::Time)) => SqlType::Time,
             (SqlType::Bytea, _, Some(SqlKind::Interval)) => SqlType::Interval,
             (SqlType::Text, _, Some(SqlKind::Json)) => SqlType::Json,
+            (SqlType::Text, _, Some(SqlKind::Array { element })) => {
+                match SqlType::from_oid(element).and_then(ArrayOf::of) {
+                    Some(of) => SqlType::Array(of),
+                    None => SqlType::Text,
+                }
+            }
             (SqlType::Text, _, Some(SqlKind::Jsonb)) => SqlType::Jsonb,
             (SqlType::Text, _, Some(SqlKind::Numeric { precision, scale })) => {
                 SqlType::Numeric(Some(NumericTypmod { precision, scale }))
@@ -238,6 +244,7 @@ pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
         (ValueType::Integer, Datum::Date(days)) => Value::Integer(i64::from(*days)),
         (ValueType::Binary, Datum::Uuid(bytes)) => Value::Binary(bytes.to_vec()),
         (ValueType::Integer, Datum::Time(micros)) => Value::Integer(*micros),
+        (ValueType::String, Datum::Array(items)) => Value::String(array_text(items)),
         (ValueType::Binary, Datum::Interval(i)) => Value::Binary(i.to_binary().to_vec()),
         (ValueType::String, Datum::Numeric(n)) => Value::String(pg_numeric::format(n)),
         (ValueType::Double, Datum::Numeric(n)) => Value::Double(pg_numeric::to_f64(n)),
@@ -329,13 +336,15 @@ pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
         | Datum::Date(_)
         | Datum::Uuid(_)
         | Datum::Time(_)
-        | Datum::Interval(_) => None,
+        | Datum::Interval(_)
+        | Datum::Array(_) => None,
         datum => datum_to_natural_value(datum),
     };
     stored.ok_or_else(|| match datum {
         Datum::Array(_) => SqlError::new(
             SqlState::DatatypeMismatch,
-            "an array cannot be stored in a column: arrays are not a stored value type",
+            "an array can only be stored in a column declared with an array type \
+             (an undeclared column has no element type to keep it as)",
         ),
         Datum::Timestamp(_)
         | Datum::Date(_)
@@ -351,12 +360,12 @@ pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
 }
 
 /// The engine value a datum is stored as when the column has no known type; `None`
-/// for NULL and for an array, which has no stored form. A date or time is its stored
-/// Integer (to compare with a stored cell); only a declared column may be written one
-/// (`natural_value`).
+/// for NULL. A date, time or array is its stored form (to compare with a stored
+/// cell); only a declared column may be written one (`natural_value`).
 pub fn datum_to_natural_value(datum: &Datum) -> Option<Value> {
     Some(match datum {
-        Datum::Null | Datum::Array(_) => return None,
+        Datum::Null => return None,
+        Datum::Array(items) => Value::String(array_text(items)),
         Datum::Timestamp(micros) | Datum::Time(micros) => Value::Integer(*micros),
         Datum::Interval(i) => Value::Binary(i.to_binary().to_vec()),
         Datum::Date(days) => Value::Integer(i64::from(*days)),
@@ -440,6 +449,10 @@ pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
         (SqlType::Date, d @ Datum::Date(_)) => d,
         (SqlType::Uuid, d @ Datum::Uuid(_)) => d,
         (SqlType::Time, Datum::Int(micros)) => Datum::Time(micros),
+        (SqlType::Array(of), Datum::Text(t)) => match cast_array(Datum::Text(t), of) {
+            Ok(array) => array,
+            Err(_) => Datum::Null,
+        },
         (SqlType::Time, d @ Datum::Time(_)) | (SqlType::Interval, d @ Datum::Interval(_)) => d,
         (SqlType::Interval, Datum::Bytes(bytes)) => {
             match pg_interval::Interval::from_binary(&bytes) {
@@ -558,6 +571,9 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     if let Some(kind) = ty.json_kind() {
         return json_input(datum, kind);
     }
+    if let SqlType::Array(of) = ty {
+        return cast_array(datum, of);
+    }
     let cast = value_to_datum(datum_to_value(&datum, sql_value_type(ty))?.as_ref());
     if let (Datum::Float(f), SqlType::Float4) = (&cast, ty) {
         return single_precision(*f).map(Datum::Float);
@@ -657,6 +673,55 @@ fn cast_numeric(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     }))
 }
 
+/// A cast to an array: text read as PostgreSQL's array literal (`{1,2,NULL}`), each
+/// element cast to the element type; an array's elements cast one by one.
+fn cast_array(datum: Datum, of: ArrayOf) -> SqlResult<Datum> {
+    let element = of.element();
+    let items = match datum {
+        Datum::Text(text) => super::pg_array_text::parse(&text)?
+            .into_iter()
+            .map(|item| item.map_or(Ok(Datum::Null), |t| cast(Datum::Text(t), element)))
+            .collect::<SqlResult<Vec<_>>>()?,
+        Datum::Array(items) => items
+            .into_iter()
+            .map(|item| cast(item, element))
+            .collect::<SqlResult<Vec<_>>>()?,
+        other => {
+            return Err(SqlError::new(
+                SqlState::CannotCoerce,
+                format!(
+                    "cannot cast {} to {}",
+                    render(&other),
+                    SqlType::Array(of).name()
+                ),
+            ))
+        }
+    };
+    Ok(Datum::Array(items))
+}
+
+/// An array's stored text: PostgreSQL's array literal, each element in a text form
+/// its element type reads back exactly.
+fn array_text(items: &[Datum]) -> String {
+    let texts: Vec<Option<String>> = items
+        .iter()
+        .map(|item| match item {
+            Datum::Null => None,
+            Datum::Float(f) => Some(format!("{f:?}")),
+            Datum::Bytes(b) => Some(format!(
+                "\\x{}",
+                b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+            )),
+            Datum::Bool(b) => Some(if *b { "t" } else { "f" }.to_string()),
+            Datum::Int(i) => Some(i.to_string()),
+            Datum::Text(t) => Some(t.clone()),
+            // Arrays hold only the types `ArrayOf` names; no other reaches here.
+            other => Some(render(other)),
+        })
+        .collect();
+    super::pg_array_text::format(texts.iter().map(Option::as_deref))
+}
+
 /// A cast to or from a `time` or `interval`: from and to text only.
 fn cast_clock(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     Ok(match (ty, datum) {
@@ -708,6 +773,9 @@ pub fn assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     }
     if let (Some(kind), Datum::Text(_)) = (ty.json_kind(), &datum) {
         return json_input(datum, kind);
+    }
+    if let (SqlType::Array(of), Datum::Text(_) | Datum::Array(_)) = (ty, &datum) {
+        return cast_array(datum, of);
     }
     let clock = matches!(ty, SqlType::Time | SqlType::Interval)
         || matches!(datum, Datum::Time(_) | Datum::Interval(_));

@@ -975,6 +975,37 @@ async fn time_and_interval_as_postgresql_has_them() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// Array columns of the scalar types: PostgreSQL's literal forms in and out, NULL
+/// elements, subscripts, ANY, @>, comparison with a quoted literal, updates through
+/// array functions, malformed input.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn array_columns_as_postgresql_has_them() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, tags TEXT[], ns INTEGER[], fs FLOAT8[], \
+         bs BOOLEAN[], bigs BIGINT[])",
+        "INSERT INTO t VALUES (1, '{a,\"b c\",NULL,\"q,r\"}', '{1,2,3}', '{1.5,NaN,-0.25}', \
+         '{t,f}', '{9223372036854775807}'), (3, NULL, '{}', '{}', NULL, NULL)",
+        "INSERT INTO t VALUES (2, ARRAY['x'], ARRAY[5], NULL, '{}', ARRAY[-1])",
+        "SELECT * FROM t ORDER BY id",
+        "SELECT * FROM t WHERE id = 1",
+        "SELECT id, tags[1], ns[2], array_length(ns, 1), cardinality(ns) FROM t ORDER BY id",
+        "SELECT id FROM t WHERE 'a' = ANY(tags) ORDER BY id",
+        "SELECT id FROM t WHERE ns @> ARRAY[2] ORDER BY id",
+        "UPDATE t SET tags = array_append(tags, 'z') WHERE id = 2",
+        "UPDATE t SET ns = '{7,8}' WHERE id = 3",
+        "SELECT id, tags, ns FROM t ORDER BY id",
+        "SELECT id FROM t WHERE tags = '{x,z}'",
+        "SELECT tags::text, ns::text FROM t ORDER BY id",
+        "SELECT column_name::text, data_type::text, udt_name::text FROM information_schema.columns \
+         WHERE table_name = 't' ORDER BY ordinal_position",
+        "INSERT INTO t VALUES (4, '{a', NULL, NULL, NULL, NULL)",
+        "INSERT INTO t VALUES (5, NULL, '{x}', NULL, NULL, NULL)",
+        "INSERT INTO t VALUES (6, NULL, '{99999999999}', NULL, NULL, NULL)",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// DDL in a transaction block rolls back with it, as every migration tool assumes: a
 /// created table is gone, an altered table has its columns, NOT NULL and defaults back,
 /// also to a savepoint; an ALTER TABLE whose second operation fails changes nothing.

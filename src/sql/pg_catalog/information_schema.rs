@@ -77,8 +77,9 @@ pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
         .map(|(table, i, (name, ty, not_null))| {
             let oid = super::pg_attribute::type_oid(table, &name, ty);
             let udt = TYPES.iter().find(|t| t.0 == oid).map_or("text", |t| t.1);
-            let data_type = match oid {
-                super::pg_attribute::VARCHAR_OID => "character varying",
+            let data_type = match (oid, ty) {
+                (super::pg_attribute::VARCHAR_OID, _) => "character varying",
+                (_, SqlType::Array(_)) => "ARRAY",
                 _ => ty.name(),
             };
             let max_chars = table.max_chars(&name).map_or(V::N, |n| V::I(i64::from(n)));

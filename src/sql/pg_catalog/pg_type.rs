@@ -28,6 +28,14 @@ pub const TYPES: &[(i64, &str, i64)] = &[
     (1186, "interval", 16),
     (114, "json", -1),
     (3802, "jsonb", -1),
+    (1000, "_bool", -1),
+    (1001, "_bytea", -1),
+    (1005, "_int2", -1),
+    (1007, "_int4", -1),
+    (1009, "_text", -1),
+    (1016, "_int8", -1),
+    (1021, "_float4", -1),
+    (1022, "_float8", -1),
 ];
 
 /// The OID of a type named as `to_regtype` and `'name'::regtype` accept it: its
@@ -130,7 +138,15 @@ pub fn rows() -> Vec<Vec<V>> {
 }
 
 fn row(oid: i64, n: &str, len: i64) -> Vec<V> {
-    let collation = if matches!(oid, 25 | 1043 | 19) {
+    // An array type's element type (`typelem`), e.g. `int4` for `_int4`.
+    let element = u32::try_from(oid)
+        .ok()
+        .and_then(SqlType::from_oid)
+        .and_then(|ty| match ty {
+            SqlType::Array(of) => Some(i64::from(of.element().oid())),
+            _ => None,
+        });
+    let collation = if matches!(oid, 25 | 1043 | 19 | 1009) {
         100
     } else {
         0
@@ -148,10 +164,11 @@ fn row(oid: i64, n: &str, len: i64) -> Vec<V> {
             18 | 19 | 25 | 1043 => "S",
             1082 | 1114 | 1184 | 1083 => "D",
             1186 => "T",
+            _ if element.is_some() => "A",
             _ => "U",
         }),
         V::I(0),
-        V::I(0),
+        V::I(element.unwrap_or(0)),
         V::I(0),
         V::I(0),
         V::I(-1),

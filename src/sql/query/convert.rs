@@ -358,6 +358,30 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
                 });
                 Arc::new(b.finish())
             }
+            // Array columns: each row's elements as scalars of the element type.
+            DataType::List(item) => {
+                let element = item.data_type();
+                let mut lists = Vec::with_capacity(rows.len());
+                for d in values {
+                    lists.push(match d {
+                        Datum::Array(items) => {
+                            let scalars = items
+                                .iter()
+                                .map(|i| datum_to_scalar(i, element))
+                                .collect::<SqlResult<Vec<_>>>()
+                                .map_err(|e| ArrowError::CastError(e.message()))?;
+                            ScalarValue::List(ScalarValue::new_list_nullable(&scalars, element))
+                        }
+                        _ => ScalarValue::try_from(field.data_type())
+                            .map_err(|e| ArrowError::CastError(e.to_string()))?,
+                    });
+                }
+                match lists.is_empty() {
+                    true => datafusion::arrow::array::new_empty_array(field.data_type()),
+                    false => ScalarValue::iter_to_array(lists)
+                        .map_err(|e| ArrowError::CastError(e.to_string()))?,
+                }
+            }
             DataType::Binary => {
                 let mut b = BinaryBuilder::new();
                 values.for_each(|d| {
@@ -628,7 +652,7 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
 /// An interval or duration column as intervals: a duration (`timestamp - timestamp`)
 /// as whole days and the rest, as PostgreSQL's subtraction gives it; nanoseconds below
 /// a microsecond are dropped.
-fn interval_datums(array: &ArrayRef) -> SqlResult<Vec<Datum>> {
+pub fn interval_datums(array: &ArrayRef) -> SqlResult<Vec<Datum>> {
     let len = array.len();
     let datum = |i: usize, value: Interval| match array.is_null(i) {
         true => Datum::Null,

@@ -1,5 +1,6 @@
 //! PostgreSQL's array functions that DataFusion lacks or defines differently:
-//! `array_lower`/`array_upper` (1-based arrays, 0-based `int2vector`s),
+//! `array_lower`/`array_upper` (1-based arrays, 0-based `int2vector`s), `array_length`
+//! (NULL for an empty array) and `cardinality` (an `integer`),
 //! `information_schema._pg_expandarray` (as `pgwide_expandarray`, a list of `(x, n)`
 //! records that `pg_compat` unnests), subscripts of `int2vector` columns and
 //! `parse_ident`. pgwide keeps `pg_index.indkey`-style `int2vector`s in their text form
@@ -159,6 +160,31 @@ pub fn register(state: &mut SessionState) -> Result<()> {
             Arc::new(|a| bound(a, false)),
         ),
         ("array_upper", DataType::Int64, Arc::new(|a| bound(a, true))),
+        // The number of elements, an `integer` (DataFusion's is unsigned).
+        (
+            "cardinality",
+            DataType::Int32,
+            Arc::new(|a| {
+                ScalarValue::Int32(
+                    elements(a.first()).and_then(|(items, _)| i32::try_from(items.len()).ok()),
+                )
+            }),
+        ),
+        // An `integer`, NULL for an empty array or another dimension (DataFusion's is
+        // an unsigned 0).
+        (
+            "array_length",
+            DataType::Int32,
+            Arc::new(|a| {
+                let length = match (elements(a.first()), int(a.get(1))) {
+                    (Some((items, _)), Some(1)) if !items.is_empty() => {
+                        i32::try_from(items.len()).ok()
+                    }
+                    _ => None,
+                };
+                ScalarValue::Int32(length)
+            }),
+        ),
         ("pgwide_expandarray", expanded_type(), Arc::new(expand)),
         (
             "pgwide_int2vector_at",

@@ -232,6 +232,17 @@ fn read_time(text: &str, ty: &DataType) -> Result<Option<ScalarValue>> {
             16,
             Some(crate::sql::parse_uuid(text).map_err(failed)?.to_vec()),
         ),
+        // An array literal (`'{a,b}'`) read as PostgreSQL's, each element as the
+        // element type.
+        DataType::List(item) => {
+            let element = item.data_type();
+            let mut scalars = Vec::new();
+            for value in crate::sql::pg_array_text::parse(text).map_err(failed)? {
+                let datum = value.map_or(crate::sql::Datum::Null, crate::sql::Datum::Text);
+                scalars.push(super::convert::datum_to_scalar(&datum, element).map_err(failed)?);
+            }
+            ScalarValue::List(ScalarValue::new_list_nullable(&scalars, element))
+        }
         DataType::Time64(TimeUnit::Microsecond) => ScalarValue::Time64Microsecond(Some(
             crate::sql::pg_interval::parse_time(text).map_err(failed)?,
         )),
@@ -276,7 +287,7 @@ fn read_as(expr: Expr, ty: &DataType) -> Result<Transformed<Expr>> {
 /// Reads the quoted literals cast to a time, or compared with one (`=`, `<`, ...,
 /// `IN`, `BETWEEN`).
 fn literal_times(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
-    let time_type = |e: &Expr| e.get_type(schema).ok().filter(is_time);
+    let time_type = |e: &Expr| e.get_type(schema).ok().filter(reads_quoted);
     match expr {
         Expr::Cast(Cast { expr: inner, field }) if quoted(&inner).is_some() => {
             match read_as(*inner, field.data_type())? {
@@ -376,8 +387,24 @@ fn is_text(ty: &DataType) -> bool {
     )
 }
 
-/// A date, time or uuid: a type whose text is PostgreSQL's, not Arrow's.
+/// A date, time, interval or uuid: a type whose text is PostgreSQL's, not Arrow's.
 fn is_time(ty: &DataType) -> bool {
+    matches!(
+        ty,
+        DataType::Timestamp(..)
+            | DataType::Date32
+            | DataType::Date64
+            | DataType::FixedSizeBinary(16)
+            | DataType::Time32(_)
+            | DataType::Time64(_)
+            | DataType::Interval(_)
+            | DataType::Duration(_)
+    )
+}
+
+/// A type a quoted literal compared with it is read as (`read_time`): the times, and
+/// arrays (`tags = '{a,b}'`).
+fn reads_quoted(ty: &DataType) -> bool {
     matches!(
         ty,
         DataType::Timestamp(..)
@@ -386,6 +413,7 @@ fn is_time(ty: &DataType) -> bool {
             | DataType::FixedSizeBinary(16)
             | DataType::Time64(TimeUnit::Microsecond)
             | DataType::Interval(datafusion::arrow::datatypes::IntervalUnit::MonthDayNano)
+            | DataType::List(_)
     )
 }
 
@@ -450,6 +478,34 @@ impl ScalarUDFImpl for TimeText {
                 ScalarValue::Date64(ms) => ms
                     .map(|ms| datetime::format_date((ms.div_euclid(86_400_000)) as i32))
                     .transpose(),
+                ScalarValue::Time32Second(_)
+                | ScalarValue::Time32Millisecond(_)
+                | ScalarValue::Time64Microsecond(_)
+                | ScalarValue::Time64Nanosecond(_) => {
+                    match value.cast_to(&DataType::Time64(TimeUnit::Microsecond))? {
+                        ScalarValue::Time64Microsecond(micros) => {
+                            Ok(micros.map(crate::sql::pg_interval::format_time))
+                        }
+                        _ => Ok(None),
+                    }
+                }
+                ScalarValue::IntervalYearMonth(_)
+                | ScalarValue::IntervalDayTime(_)
+                | ScalarValue::IntervalMonthDayNano(_)
+                | ScalarValue::DurationSecond(_)
+                | ScalarValue::DurationMillisecond(_)
+                | ScalarValue::DurationMicrosecond(_)
+                | ScalarValue::DurationNanosecond(_) => {
+                    let array = value.to_array()?;
+                    let datums = super::convert::interval_datums(&array)
+                        .map_err(|e| DataFusionError::External(Box::new(e)))?;
+                    Ok(match datums.first() {
+                        Some(crate::sql::Datum::Interval(i)) => {
+                            Some(crate::sql::pg_interval::format(i))
+                        }
+                        _ => None,
+                    })
+                }
                 other => {
                     let (micros, zoned) = match other
                         .cast_to(&DataType::Timestamp(TimeUnit::Microsecond, zone_of(other)))?

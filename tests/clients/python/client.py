@@ -281,6 +281,15 @@ def psycopg_arrays_and_computed_writes():
                 check(cur.fetchone()[0] == [5, -6, None], f"int8[] round trip binary={binary}")
                 cur.execute("SELECT u FROM unnest(%s::int8[]) AS u ORDER BY u", ([3, 1, 2],))
                 check([r[0] for r in cur.fetchall()] == [1, 2, 3], f"unnest(%s::int8[]) binary={binary}")
+        conn.execute("DROP TABLE IF EXISTS tagged")
+        conn.execute("CREATE TABLE tagged (id BIGINT PRIMARY KEY, tags TEXT[], scores INTEGER[])")
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                tags, scores = ["a", "b c", None, 'q"'], [3, None, -1]
+                cur.execute("INSERT INTO tagged VALUES (%s, %s, %s)", (int(binary), tags, scores))
+                cur.execute("SELECT tags, scores FROM tagged WHERE id = %s", (int(binary),))
+                check(cur.fetchone() == (tags, scores), f"array columns round trip binary={binary}")
+        conn.execute("DROP TABLE tagged")
         cur = conn.cursor()
         cur.execute(
             "UPDATE events SET payload = upper(payload) || repeat('!', 2)"
