@@ -32,7 +32,9 @@ mod table_columns;
 mod table_sizes;
 
 pub use empty_tables::EMPTY_TABLES;
-pub use oids::{attnum, table_by_oid, table_oid, INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG};
+pub use oids::{
+    attnum, sequence_oid, table_by_oid, table_oid, INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG,
+};
 pub use pg_type::{format_type, format_type_with_typmod, type_oid_by_name};
 pub use table_columns::{pk_columns, pkey_name};
 
@@ -172,7 +174,14 @@ impl CatalogSchema {
         let roles = self.roles.as_deref();
         Some(match name {
             "pg_namespace" => (pg_namespace::COLUMNS, pg_namespace::rows()),
-            "pg_class" => (pg_class::COLUMNS, pg_class::rows(&tables)),
+            "pg_class" => (
+                pg_class::COLUMNS,
+                pg_class::rows(&tables, &self.engine.sequences(&self.instance)),
+            ),
+            "pg_sequence" => (
+                pg_class::SEQUENCE_COLUMNS,
+                pg_class::sequence_rows(&self.engine.sequences(&self.instance)),
+            ),
             "pg_attribute" => (pg_attribute::COLUMNS, pg_attribute::rows(&tables)),
             "pg_attrdef" => (
                 pg_attribute::ATTRDEF_COLUMNS,

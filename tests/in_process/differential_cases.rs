@@ -1006,6 +1006,25 @@ async fn array_columns_as_postgresql_has_them() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// Sequences are relations, as psql's `\\ds`, pg_dump and Django's sequence reset find
+/// them: a `pg_class` row of kind `S` and a `pg_sequence` row, for CREATE SEQUENCE and
+/// for a SERIAL column's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequences_are_relations_in_the_catalog() {
+    let differences = compare(&[&[
+        "CREATE SEQUENCE s START 5 INCREMENT 2",
+        "CREATE TABLE t (id SERIAL PRIMARY KEY, v TEXT)",
+        "SELECT relname::text, relkind::text, relnamespace::int8 FROM pg_class \
+         WHERE relname IN ('s', 't_id_seq') ORDER BY 1",
+        "SELECT seqtypid::regtype::text, seqstart, seqincrement, seqmax, seqmin, seqcache, seqcycle \
+         FROM pg_sequence WHERE seqrelid IN ('s'::regclass, 't_id_seq'::regclass) ORDER BY seqstart",
+        "SELECT 's'::regclass::oid = (SELECT oid FROM pg_class WHERE relname = 's')",
+        "SELECT nextval('s'), nextval('s')",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// DDL in a transaction block rolls back with it, as every migration tool assumes: a
 /// created table is gone, an altered table has its columns, NOT NULL and defaults back,
 /// also to a savepoint; an ALTER TABLE whose second operation fails changes nothing.

@@ -63,7 +63,6 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
         &[("schemaname", 't'), ("viewname", 't'), ("definition", 't')],
     ),
     ("pg_matviews", &[("schemaname", 't'), ("matviewname", 't')]),
-    ("pg_sequence", &[("seqrelid", 'i')]),
     (
         "pg_auth_members",
         &[

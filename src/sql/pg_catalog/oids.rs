@@ -1,10 +1,10 @@
 //! The names and OIDs clients hard-code or join on: the three introspection schemas,
 //! PostgreSQL's built-in namespace OIDs, the one owner role, and the OIDs of tables and
-//! their primary-key indexes. A table's OID derives from the engine's table id, which is
-//! never reused, so it is stable across restarts; its PK index and constraint take the
-//! next OID.
+//! their primary-key indexes and of sequences. A table's OID derives from the engine's
+//! table id, which is never reused, so it is stable across restarts; its PK index and
+//! constraint take the next OID.
 
-use crate::engine::{Engine, TableMeta};
+use crate::engine::{Engine, SequenceMeta, TableMeta};
 use std::sync::Arc;
 
 pub use crate::sql::relation::{attnum, table_oid};
@@ -20,6 +20,12 @@ pub const INFORMATION_SCHEMA_OID: i64 = 13_000;
 /// The one role pgwide reports as owner of everything (PostgreSQL's bootstrap superuser).
 pub const OWNER_OID: i64 = 10;
 pub const OWNER: &str = "postgres";
+
+/// A sequence's OID: from its catalog id, which tables and sequences draw from one
+/// counter, so it never meets a table's (`16384 + 2 * id`).
+pub fn sequence_oid(sequence: &SequenceMeta) -> i64 {
+    16_384 + 2 * i64::from(sequence.id)
+}
 
 /// The table whose primary-key index (or constraint) has this OID, or which has it.
 pub fn table_by_oid(engine: &Engine, instance: &str, oid: i64) -> Option<(Arc<TableMeta>, bool)> {

@@ -1,10 +1,12 @@
 //! `pg_catalog.pg_class`: every table (`relkind` `r`, with its options as
-//! `reloptions`) and its primary-key index (`relkind` `i`, one OID above the table's).
+//! `reloptions`), its primary-key index (`relkind` `i`, one OID above the table's) and
+//! every sequence (`relkind` `S`), and `pg_catalog.pg_sequence`: each sequence's
+//! definition.
 
 use super::memory_table::{t, Col, V};
-use super::oids::{table_oid, OWNER_OID, PUBLIC_OID};
+use super::oids::{sequence_oid, table_oid, OWNER_OID, PUBLIC_OID};
 use super::table_columns::{columns, pk_columns, pkey_name};
-use crate::engine::TableMeta;
+use crate::engine::{SequenceMeta, TableMeta};
 use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
@@ -39,9 +41,95 @@ pub const COLUMNS: &[Col] = &[
     ("relpartbound", 't'),
 ];
 
-/// The rows of every table and its primary-key index.
-pub fn rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
-    tables.iter().flat_map(table_rows).collect()
+/// The rows of every table and its primary-key index, and of every sequence.
+pub fn rows(tables: &[Arc<TableMeta>], sequences: &[Arc<SequenceMeta>]) -> Vec<Vec<V>> {
+    let mut rows: Vec<Vec<V>> = tables.iter().flat_map(table_rows).collect();
+    rows.extend(
+        sequences
+            .iter()
+            .map(|s| relation_row(sequence_oid(s), s.spec.name.clone(), "S", 0, 3, false, V::N)),
+    );
+    rows
+}
+
+pub const SEQUENCE_COLUMNS: &[Col] = &[
+    ("seqrelid", 'i'),
+    ("seqtypid", 'i'),
+    ("seqstart", 'i'),
+    ("seqincrement", 'i'),
+    ("seqmax", 'i'),
+    ("seqmin", 'i'),
+    ("seqcache", 'i'),
+    ("seqcycle", 'b'),
+];
+
+/// `pg_sequence`: each sequence's type (the narrowest integer type its bounds are
+/// those of: a `SERIAL`'s is `integer`), start, increment, bounds, cache and cycle.
+pub fn sequence_rows(sequences: &[Arc<SequenceMeta>]) -> Vec<Vec<V>> {
+    sequences
+        .iter()
+        .map(|s| {
+            let spec = &s.spec;
+            let type_oid = match spec.max {
+                32_767 => 21,
+                2_147_483_647 => 23,
+                _ => 20,
+            };
+            vec![
+                V::I(sequence_oid(s)),
+                V::I(type_oid),
+                V::I(spec.start),
+                V::I(spec.increment),
+                V::I(spec.max),
+                V::I(spec.min),
+                V::I(1),
+                V::B(spec.cycle),
+            ]
+        })
+        .collect()
+}
+
+/// One `pg_class` row: a relation of `kind` with `natts` columns.
+fn relation_row(
+    oid: i64,
+    name: String,
+    kind: &str,
+    am: i64,
+    natts: usize,
+    has_index: bool,
+    options: V,
+) -> Vec<V> {
+    vec![
+        V::I(oid),
+        V::T(name),
+        V::I(PUBLIC_OID),
+        V::I(0),
+        V::I(0),
+        V::I(OWNER_OID),
+        V::I(am),
+        V::I(oid),
+        V::I(0),
+        V::I(0),
+        V::I(-1),
+        V::I(0),
+        V::B(has_index),
+        V::B(false),
+        t("p"),
+        t(kind),
+        V::I(natts as i64),
+        V::I(0),
+        V::B(false),
+        V::B(false),
+        V::B(false),
+        V::B(false),
+        V::B(false),
+        V::B(true),
+        t("d"),
+        V::B(false),
+        V::N,
+        options,
+        V::N,
+    ]
 }
 
 /// A table's `pg_class` row, and its primary-key index's.
@@ -55,37 +143,7 @@ fn table_rows(table: &Arc<TableMeta>) -> Vec<Vec<V>> {
         .map(|(n, v)| format!("{n}={v}"))
         .collect();
     let row = |oid: i64, name: String, kind: &str, am: i64, natts: usize, options: V| {
-        vec![
-            V::I(oid),
-            V::T(name),
-            V::I(PUBLIC_OID),
-            V::I(0),
-            V::I(0),
-            V::I(OWNER_OID),
-            V::I(am),
-            V::I(oid),
-            V::I(0),
-            V::I(0),
-            V::I(-1),
-            V::I(0),
-            V::B(kind == "r" && has_pk),
-            V::B(false),
-            t("p"),
-            t(kind),
-            V::I(natts as i64),
-            V::I(0),
-            V::B(false),
-            V::B(false),
-            V::B(false),
-            V::B(false),
-            V::B(false),
-            V::B(true),
-            t("d"),
-            V::B(false),
-            V::N,
-            options,
-            V::N,
-        ]
+        relation_row(oid, name, kind, am, natts, kind == "r" && has_pk, options)
     };
     let mut rows = vec![row(
         oid,

@@ -269,8 +269,14 @@ fn register_reg_casts(
                 return text(Some(s.strip_prefix("public.").unwrap_or(s).to_string()));
             }
             text(int(a.first()).map(|oid| {
+                let sequence = || {
+                    e.sequences(&i)
+                        .into_iter()
+                        .find(|s| pg_catalog::sequence_oid(s) == oid)
+                        .map(|s| s.spec.name.clone())
+                };
                 pg_catalog::table_by_oid(&e, &i, oid).map_or_else(
-                    || oid.to_string(),
+                    || sequence().unwrap_or_else(|| oid.to_string()),
                     |(table, index)| {
                         if index {
                             pg_catalog::pkey_name(&table)
@@ -355,10 +361,13 @@ fn table_oid_by_name(engine: &Engine, instance: &str, name: &str) -> Option<i64>
         Some(quoted) => quoted.replace("\"\"", "\""),
         None => name.to_lowercase(),
     };
-    engine
-        .table(instance, &name)
-        .ok()
-        .map(|t| pg_catalog::table_oid(&t))
+    match engine.table(instance, &name) {
+        Ok(table) => Some(pg_catalog::table_oid(&table)),
+        Err(_) => engine
+            .sequence(instance, &name)
+            .ok()
+            .map(|s| pg_catalog::sequence_oid(&s)),
+    }
 }
 
 fn idents(names: &[String]) -> String {
