@@ -105,6 +105,19 @@ impl InsertPlan {
         self.targets.len()
     }
 
+    /// The first `n` columns of the table, in order: what an INSERT without a column
+    /// list whose rows hold `n` values writes, as PostgreSQL reads it.
+    pub fn first_columns(&self, n: usize) -> Vec<String> {
+        let table = &self.table;
+        table
+            .ordered_columns()
+            .into_iter()
+            .filter(|c| !(table.auto_rowid && *c == super::ddl::ROWID))
+            .take(n)
+            .map(String::from)
+            .collect()
+    }
+
     pub fn columns(&self) -> Arc<Vec<OutputColumn>> {
         self.returning
             .as_ref()

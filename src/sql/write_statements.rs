@@ -217,6 +217,17 @@ fn plan_insert(
     }
     let select = plan_query(state, source, params)?;
     let width = select.columns().len();
+    // Without a column list, a query of fewer columns fills the first ones.
+    if width < plan.width() && insert.columns.is_empty() {
+        let mut named = insert.clone();
+        named.columns = plan
+            .first_columns(width)
+            .into_iter()
+            .map(|c| ast::ObjectName::from(vec![ast::Ident::with_quote('"', c)]))
+            .collect();
+        *params = before;
+        return plan_insert(state, &named, params);
+    }
     if width != plan.width() {
         let more = if width > plan.width() {
             "more expressions than target columns"

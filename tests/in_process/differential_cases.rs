@@ -1025,6 +1025,30 @@ async fn sequences_are_relations_in_the_catalog() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// VALUES rows holding a subquery, in INSERT and in queries (they failed with an
+/// internal error: DataFusion computes VALUES before any subquery runs), and an INSERT
+/// without a column list whose rows are shorter than the table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_rows_may_hold_subqueries() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER, s TEXT)",
+        "INSERT INTO t VALUES (1, 5, 'x')",
+        "INSERT INTO t (id, v) VALUES (2, (SELECT v FROM t WHERE id = 1)), (3, NULL) RETURNING *",
+        "SELECT * FROM t ORDER BY id",
+        "VALUES ((SELECT max(v) FROM t), 'a'), (2, 'b')",
+        "SELECT * FROM (VALUES (2::int, (SELECT max(v) FROM t)), (3, 1)) x(a, b) ORDER BY a",
+        "INSERT INTO t VALUES (4, (SELECT v FROM t))",
+        "INSERT INTO t VALUES (5, EXISTS (SELECT 1 FROM t WHERE v > 4)::int, 'e')",
+        // Without a column list, a shorter query fills the first columns.
+        "INSERT INTO t SELECT 6, 1",
+        "INSERT INTO t VALUES (7, (SELECT min(v) FROM t))",
+        "INSERT INTO t SELECT 8, 1, 'a', 'b'",
+        "SELECT * FROM t ORDER BY id",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// DDL in a transaction block rolls back with it, as every migration tool assumes: a
 /// created table is gone, an altered table has its columns, NOT NULL and defaults back,
 /// also to a savepoint; an ALTER TABLE whose second operation fails changes nothing.

@@ -1,7 +1,8 @@
 //! PostgreSQL query shapes DataFusion does not plan, rewritten in every query before
 //! it is planned: functions in FROM (the alias of a one-column function names its
 //! column; a scalar function is a one-row table), a column a wildcard repeats
-//! (`SELECT c.oid, c.*`), and ORDER BY keys that hold a subquery.
+//! (`SELECT c.oid, c.*`), ORDER BY keys that hold a subquery, and VALUES rows that
+//! hold one.
 
 use super::sql_ast::{last, plain};
 use sqlparser::ast::{self, Expr, Ident, Query, SetExpr, TableFactor, Value};
@@ -33,6 +34,74 @@ pub fn rewrite(query: &mut Query) {
         }
         ControlFlow::<()>::Continue(())
     });
+    let _ = ast::VisitMut::visit(query, &mut ValuesWithSubqueries);
+}
+
+/// Rewrites VALUES lists whose rows hold a subquery (`INSERT ... VALUES (1, (SELECT
+/// max(n) FROM t))`) as a UNION ALL of one-row SELECTs: DataFusion computes VALUES while
+/// it plans, before any subquery has run, and failed with an internal error.
+struct ValuesWithSubqueries;
+
+impl ast::VisitorMut for ValuesWithSubqueries {
+    type Break = ();
+
+    fn post_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        values_as_selects(&mut query.body);
+        ControlFlow::Continue(())
+    }
+}
+
+fn values_as_selects(body: &mut SetExpr) {
+    match body {
+        SetExpr::Values(values) if values.rows.iter().any(|row| row.iter().any(holds_subquery)) => {
+            // Each row a SELECT numbered by a hidden first column, whose order the
+            // UNION ALL is sorted back into: VALUES keeps its rows' order. The LIMIT
+            // keeps the sort where this becomes a derived table (INSERT's), whose
+            // ORDER BY alone DataFusion drops.
+            let width = values.rows.first().map_or(0, |row| row.len());
+            let selects: Vec<String> = values
+                .rows
+                .iter()
+                .enumerate()
+                .map(|(n, row)| {
+                    let items: Vec<String> = row
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| format!("{item} AS column{}", i + 1))
+                        .collect();
+                    format!("SELECT {n} AS \"*row*\", {}", items.join(", "))
+                })
+                .collect();
+            let columns: Vec<String> = (1..=width).map(|i| format!("column{i}")).collect();
+            let sql = format!(
+                "SELECT {} FROM ({}) AS \"*VALUES*\" ORDER BY \"*row*\" LIMIT {}",
+                columns.join(", "),
+                selects.join(" UNION ALL "),
+                selects.len()
+            );
+            let parsed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+                .try_with_sql(&sql)
+                .and_then(|mut parser| parser.parse_query());
+            // Its parts came from a parse: they parse again. Should they not, the VALUES
+            // stays and DataFusion reports what it cannot do.
+            if let Ok(query) = parsed {
+                *body = SetExpr::Query(query);
+            }
+        }
+        SetExpr::SetOperation { left, right, .. } => {
+            values_as_selects(left);
+            values_as_selects(right);
+        }
+        _ => {}
+    }
+}
+
+fn holds_subquery(expr: &Expr) -> bool {
+    let found = ast::visit_expressions(expr, |e| match e {
+        Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    });
+    found.is_break()
 }
 
 /// Marks the alias of a column the select list also names through a wildcard
