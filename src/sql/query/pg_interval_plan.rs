@@ -5,8 +5,8 @@
 //! fraction of a month spilling into days (30 to a month) and of a day into time, as
 //! PostgreSQL's `interval_mul`.
 //!
-//! Order: intervals compare and sort as PostgreSQL's do, by their length with a month as 30
-//! days and a day as 24 hours, so `interval '1 mon' = interval '30 days'` and
+//! Order: intervals compare and sort as PostgreSQL's do, by their length with a month
+//! as 30 days and a day as 24 hours, so `interval '1 mon' = interval '30 days'` and
 //! `interval '1 mon' < interval '40 days'`. Arrow compares an interval's months, days
 //! and nanoseconds one after the other, which gives other answers, so an analyzer rule
 //! (after type coercion) makes every comparison of intervals or durations one of
@@ -19,9 +19,9 @@ use crate::sql::pg_interval::{self, Interval};
 use crate::sql::sql_types::SqlError;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Decimal128Array};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::IntervalMonthDayNano;
 use datafusion::arrow::datatypes::{
-    DataType, DurationMicrosecondType, IntervalMonthDayNanoType, IntervalUnit, TimeUnit,
+    DataType, DurationMicrosecondType, IntervalMonthDayNano, IntervalMonthDayNanoType,
+    IntervalUnit, TimeUnit,
 };
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, ScalarValue};

@@ -127,11 +127,9 @@ impl ExprPlanner for JsonOperators {
             left: l,
             right: r,
         } = expr;
-        let planned = match (op.clone(), left, right) {
-            (_, Some(_), _) if navigation.is_some() => {
-                call(navigation.unwrap_or_default(), vec![l, r])?
-            }
-            (B::Arrow | B::LongArrow | B::HashArrow | B::HashLongArrow | B::Question, None, _)
+        let planned = match (op.clone(), navigation, left, right) {
+            (_, Some(function), Some(_), _) => call(function, vec![l, r])?,
+            (_, Some(_), None, _)
                 if matches!(left_type, datafusion::arrow::datatypes::DataType::Utf8) =>
             {
                 // A quoted literal could be json or jsonb: PostgreSQL cannot choose.
@@ -143,16 +141,18 @@ impl ExprPlanner for JsonOperators {
                 }
                 return Err(no_operator(&op.to_string(), "text", "unknown"));
             }
-            (B::AtArrow, Some(_), _) | (B::AtArrow, _, Some(_)) => {
+            (B::AtArrow, _, Some(_), _) | (B::AtArrow, _, _, Some(_)) => {
                 call(functions::CONTAINS, vec![l, r])?
             }
-            (B::ArrowAt, Some(_), _) | (B::ArrowAt, _, Some(_)) => {
+            (B::ArrowAt, _, Some(_), _) | (B::ArrowAt, _, _, Some(_)) => {
                 call(functions::CONTAINS, vec![r, l])?
             }
-            (B::StringConcat, Some(JsonKind::Jsonb), _)
-            | (B::StringConcat, _, Some(JsonKind::Jsonb)) => call(functions::CONCAT, vec![l, r])?,
-            (B::Minus, Some(JsonKind::Jsonb), _) => call(functions::DELETE, vec![l, r])?,
-            (op, _, _) => {
+            (B::StringConcat, _, Some(JsonKind::Jsonb), _)
+            | (B::StringConcat, _, _, Some(JsonKind::Jsonb)) => {
+                call(functions::CONCAT, vec![l, r])?
+            }
+            (B::Minus, _, Some(JsonKind::Jsonb), _) => call(functions::DELETE, vec![l, r])?,
+            (op, _, _, _) => {
                 return Ok(PlannerResult::Original(RawBinaryExpr {
                     op,
                     left: l,
