@@ -71,9 +71,56 @@ fn integer_rank(ty: &DataType) -> Option<u8> {
     }
 }
 
-/// Rewrites every node of `plan` that computes expressions over its input.
+/// Rewrites every node of `plan` that computes expressions over its input, and types
+/// an integer literal a select list outputs as it is an `integer` when it fits, as
+/// PostgreSQL types it (`SELECT * FROM (SELECT 1 AS a) s` is `int4`; DataFusion's is a
+/// bigint, which node-postgres hands back as a string).
 pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
+    // The literals first: `2147483647 + x` over such a column is then an integer's
+    // addition, and overflows as PostgreSQL's does.
+    let plan = integer_literals(plan)?;
     rewrite_expressions(plan, checked)
+}
+
+/// Narrows the integer literals select lists output to `integer` where they fit.
+fn integer_literals(plan: LogicalPlan) -> Result<LogicalPlan> {
+    plan.transform_up_with_subqueries(|node| match node {
+        LogicalPlan::Projection(_) => {
+            let names = NamePreserver::new(&node);
+            let mut narrowed = false;
+            let node = node.map_expressions(|expr| {
+                let saved = names.save(&expr);
+                let (inner, alias) = match expr {
+                    Expr::Alias(alias) => (*alias.expr.clone(), Some(alias)),
+                    other => (other, None),
+                };
+                let literal = matches!(inner, Expr::Literal(ScalarValue::Int64(Some(_)), _));
+                let (inner, ty) = integer_literal_as_int4(inner, DataType::Int64);
+                if !(literal && ty == DataType::Int32) {
+                    let expr = match alias {
+                        Some(alias) => Expr::Alias(alias),
+                        None => inner,
+                    };
+                    return Ok(Transformed::no(expr));
+                }
+                narrowed = true;
+                let expr = match alias {
+                    Some(alias) => Expr::Alias(datafusion::logical_expr::expr::Alias {
+                        expr: Box::new(inner),
+                        ..alias
+                    }),
+                    None => saved.restore(inner),
+                };
+                Ok(Transformed::yes(expr))
+            })?;
+            match narrowed {
+                true => node.map_data(|n| n.recompute_schema()),
+                false => Ok(node),
+            }
+        }
+        other => Ok(Transformed::no(other.recompute_schema()?)),
+    })
+    .map(|t| t.data)
 }
 
 /// Whether `op` compares its operands: `=`, `<>`, `<`, `<=`, `>`, `>=`, `IS [NOT]
