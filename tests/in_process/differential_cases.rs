@@ -1044,11 +1044,17 @@ async fn values_rows_may_hold_subqueries() {
         "INSERT INTO t VALUES (7, (SELECT min(v) FROM t))",
         "INSERT INTO t SELECT 8, 1, 'a', 'b'",
         "SELECT * FROM t ORDER BY id",
-        // A select list's integer literal is an `integer` where it fits, also below the
-        // top (it was a bigint, which node-postgres returns as a string).
+        // A select list's or VALUES list's integer literal is an `integer` where it fits,
+        // also below the top and in a UNION (it was a bigint, which node-postgres returns
+        // as a string); a wider branch or row makes the column a bigint.
         "SELECT * FROM (SELECT 1 AS a, 3000000000 AS b, 1 + 1 AS c) s",
         "WITH w AS (SELECT 2 AS n) SELECT n, n * 2 FROM w",
         "SELECT 2147483647 + x FROM (SELECT 1 AS x) s",
+        "SELECT * FROM (VALUES (1), (2)) v(x)",
+        "SELECT 1 UNION ALL SELECT 2",
+        "SELECT 1 UNION SELECT 3000000000 ORDER BY 1",
+        "SELECT * FROM (VALUES (1), (3000000000), (NULL)) v(x) ORDER BY x",
+        "VALUES (1, 'a'), (NULL, 'b')",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));

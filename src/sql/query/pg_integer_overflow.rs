@@ -82,6 +82,57 @@ pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
     rewrite_expressions(plan, checked)
 }
 
+/// A VALUES list whose column holds only integer literals that fit (or NULLs), with
+/// that column an `integer`, as PostgreSQL types it.
+fn narrow_values(values: datafusion::logical_expr::Values) -> Result<Transformed<LogicalPlan>> {
+    let fits = |e: &Expr| match e {
+        Expr::Literal(ScalarValue::Int64(Some(v)), _) => i32::try_from(*v).is_ok(),
+        Expr::Literal(ScalarValue::Int64(None) | ScalarValue::Null, _) => true,
+        _ => false,
+    };
+    let fields = values.schema.fields();
+    let narrow: Vec<bool> = (0..fields.len())
+        .map(|j| {
+            fields[j].data_type() == &DataType::Int64
+                && values.values.iter().all(|row| row.get(j).is_some_and(fits))
+        })
+        .collect();
+    if !narrow.contains(&true) {
+        return Ok(Transformed::no(LogicalPlan::Values(values)));
+    }
+    let rows = values
+        .values
+        .into_iter()
+        .map(|row| {
+            row.into_iter()
+                .zip(&narrow)
+                .map(|(e, narrow)| match (e, narrow) {
+                    (Expr::Literal(ScalarValue::Int64(v), m), true) => {
+                        Expr::Literal(ScalarValue::Int32(v.and_then(|v| i32::try_from(v).ok())), m)
+                    }
+                    (e, _) => e,
+                })
+                .collect()
+        })
+        .collect();
+    let fields: Vec<_> = fields
+        .iter()
+        .zip(&narrow)
+        .map(|(f, narrow)| match narrow {
+            true => Arc::new(f.as_ref().clone().with_data_type(DataType::Int32)),
+            false => Arc::clone(f),
+        })
+        .collect();
+    let schema =
+        DFSchema::from_unqualified_fields(fields.into(), values.schema.metadata().clone())?;
+    Ok(Transformed::yes(LogicalPlan::Values(
+        datafusion::logical_expr::Values {
+            schema: Arc::new(schema),
+            values: rows,
+        },
+    )))
+}
+
 /// Narrows the integer literals select lists output to `integer` where they fit.
 fn integer_literals(plan: LogicalPlan) -> Result<LogicalPlan> {
     plan.transform_up_with_subqueries(|node| match node {
@@ -116,6 +167,27 @@ fn integer_literals(plan: LogicalPlan) -> Result<LogicalPlan> {
             match narrowed {
                 true => node.map_data(|n| n.recompute_schema()),
                 false => Ok(node),
+            }
+        }
+        LogicalPlan::Values(values) => narrow_values(values),
+        // A UNION whose branches now agree on their columns' types takes those types;
+        // one whose branches differ keeps its own, to which DataFusion's coercion casts
+        // each branch (`SELECT 1 UNION SELECT 3000000000` stays a bigint).
+        LogicalPlan::Union(union) => {
+            let types = |p: &LogicalPlan| -> Vec<DataType> {
+                p.schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.data_type().clone())
+                    .collect()
+            };
+            let first = union.inputs.first().map(|i| types(i));
+            let agree = union.inputs.iter().all(|i| Some(types(i)) == first);
+            match agree {
+                true => Ok(Transformed::yes(LogicalPlan::Union(
+                    datafusion::logical_expr::Union::try_new_with_loose_types(union.inputs)?,
+                ))),
+                false => Ok(Transformed::no(LogicalPlan::Union(union))),
             }
         }
         other => Ok(Transformed::no(other.recompute_schema()?)),
