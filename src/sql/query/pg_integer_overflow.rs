@@ -9,7 +9,9 @@
 //! Aggregates over integers get PostgreSQL's result types here too: `sum(bigint)` is
 //! an exact `numeric` (DataFusion's sum over a 38-digit decimal), `sum` of smallints
 //! and integers a checked bigint, and `avg` of any integer a `numeric`
-//! (`pg_integer_avg`).
+//! (`pg_integer_avg`). So do integer literals: DataFusion types each one a bigint,
+//! PostgreSQL an `integer` where it fits, in a select list, a VALUES list or a UNION
+//! branch (first, so the overflow checks see the narrower type).
 
 use crate::sql::sql_types::SqlError;
 use crate::sqlstate::SqlState;
