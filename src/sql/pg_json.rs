@@ -311,23 +311,19 @@ impl Parser<'_> {
         let code = match high {
             0xD800..=0xDBFF => {
                 if self.bytes.get(self.at..self.at + 2) != Some(b"\\u") {
-                    return Err(self.surrogate());
+                    return Err(self.invalid());
                 }
                 self.at += 2;
                 let low = self.hex4()?;
                 if !(0xDC00..=0xDFFF).contains(&low) {
-                    return Err(self.surrogate());
+                    return Err(self.invalid());
                 }
                 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
             }
-            0xDC00..=0xDFFF => return Err(self.surrogate()),
+            0xDC00..=0xDFFF => return Err(self.invalid()),
             code => code,
         };
         char::from_u32(code).ok_or_else(|| self.invalid())
-    }
-
-    fn surrogate(&self) -> SqlError {
-        self.invalid()
     }
 
     fn hex4(&mut self) -> SqlResult<u32> {

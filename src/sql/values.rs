@@ -759,42 +759,29 @@ fn out_of_range(ty: SqlType) -> SqlError {
 
 /// A value assigned to a column declared `ty` (INSERT, UPDATE, COPY), as PostgreSQL's
 /// assignment casts allow: a date or time only into a date or time column (a date
-/// becoming its midnight, a time its date) or into text, a uuid only into a uuid or
-/// text column; nothing else into one of those.
+/// becoming its midnight, a time its date) or into text, a uuid, `time` or interval
+/// only into its own type or text; text read into JSON, array, `time` and interval
+/// columns; nothing else into one of those.
 pub fn assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     if datum != Datum::Null
         && (matches!(ty, SqlType::Numeric(_)) || matches!(datum, Datum::Numeric(_)))
     {
         return numeric_assignment(datum, ty);
     }
-    let own_kind = matches!(datum, Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_));
+    let own_kind = matches!(
+        datum,
+        Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) | Datum::Time(_) | Datum::Interval(_)
+    );
     if datum == Datum::Null || !(own_kind || ty.is_distinct_kind()) {
         return Ok(datum);
     }
-    if let (Some(kind), Datum::Text(_)) = (ty.json_kind(), &datum) {
-        return json_input(datum, kind);
-    }
-    if let (SqlType::Array(of), Datum::Text(_) | Datum::Array(_)) = (ty, &datum) {
-        return cast_array(datum, of);
-    }
-    let clock = matches!(ty, SqlType::Time | SqlType::Interval)
-        || matches!(datum, Datum::Time(_) | Datum::Interval(_));
-    if clock {
-        return match (ty, &datum) {
-            (SqlType::Time, Datum::Time(_) | Datum::Text(_))
-            | (SqlType::Interval, Datum::Interval(_) | Datum::Text(_))
-            | (SqlType::Text, Datum::Time(_) | Datum::Interval(_)) => cast_clock(datum, ty),
-            (ty, other) => Err(SqlError::new(
-                SqlState::DatatypeMismatch,
-                format!(
-                    "a column of type {} cannot take the value {}",
-                    ty.name(),
-                    render(other)
-                ),
-            )),
-        };
-    }
     match (ty, &datum) {
+        (SqlType::Json, Datum::Text(_)) => json_input(datum, super::pg_json::JsonKind::Json),
+        (SqlType::Jsonb, Datum::Text(_)) => json_input(datum, super::pg_json::JsonKind::Jsonb),
+        (SqlType::Array(of), Datum::Text(_) | Datum::Array(_)) => cast_array(datum, of),
+        (SqlType::Time, Datum::Time(_) | Datum::Text(_))
+        | (SqlType::Interval, Datum::Interval(_) | Datum::Text(_))
+        | (SqlType::Text, Datum::Time(_) | Datum::Interval(_)) => cast_clock(datum, ty),
         (SqlType::Uuid | SqlType::Text, Datum::Uuid(_)) => cast_uuid(datum, ty),
         (
             SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date,

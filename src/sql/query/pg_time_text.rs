@@ -402,19 +402,10 @@ fn is_time(ty: &DataType) -> bool {
     )
 }
 
-/// A type a quoted literal compared with it is read as (`read_time`): the times, and
-/// arrays (`tags = '{a,b}'`).
+/// A type a quoted literal compared with it may be read as: the times, and arrays
+/// (`tags = '{a,b}'`); `read_time` says which units it reads.
 fn reads_quoted(ty: &DataType) -> bool {
-    matches!(
-        ty,
-        DataType::Timestamp(..)
-            | DataType::Date32
-            | DataType::Date64
-            | DataType::FixedSizeBinary(16)
-            | DataType::Time64(TimeUnit::Microsecond)
-            | DataType::Interval(datafusion::arrow::datatypes::IntervalUnit::MonthDayNano)
-            | DataType::List(_)
-    )
+    is_time(ty) || matches!(ty, DataType::List(_))
 }
 
 fn time_text(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
