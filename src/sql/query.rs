@@ -5,6 +5,7 @@
 //! engine; tables are scanned through [`provider::EngineTable`], which pushes PK and
 //! attribute predicates and LIMIT down to the engine and streams its pages.
 
+mod branch_order;
 mod catalog_list;
 mod convert;
 mod datafusion_error;

@@ -1060,6 +1060,30 @@ async fn values_rows_may_hold_subqueries() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// `UNION ALL` returns its branches in the order written, as PostgreSQL's Append does,
+/// also under a LIMIT, inside an aggregate and when an INSERT hands out serial keys.
+/// DataFusion merged a union's branches as they finished: a scan written first came
+/// after a constant written second (`SELECT 1 UNION ALL SELECT 2` was once `2, 1`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn union_all_keeps_the_order_of_its_branches() {
+    let differences = compare(&[&[
+        "CREATE TABLE big (id INTEGER PRIMARY KEY, v TEXT)",
+        "INSERT INTO big SELECT g, 'row ' || g FROM generate_series(1, 3000) g",
+        "CREATE TABLE log (n SERIAL PRIMARY KEY, v TEXT)",
+        "SELECT count(*) FROM (SELECT v FROM big UNION ALL SELECT 'last') u",
+        "SELECT v FROM (SELECT v FROM big WHERE id > 2990 UNION ALL SELECT 'last') u",
+        "SELECT 'first' UNION ALL SELECT v FROM big WHERE id < 3 UNION ALL SELECT 'last'",
+        "SELECT * FROM (SELECT v FROM big UNION ALL SELECT 'last') u LIMIT 3",
+        "SELECT string_agg(v, ',') FROM (SELECT v FROM big WHERE id < 4 \
+         UNION ALL SELECT 'b' UNION ALL SELECT 'a') u",
+        "INSERT INTO log (v) SELECT v FROM big WHERE id > 2997 UNION ALL SELECT 'tail'",
+        "SELECT * FROM log ORDER BY n",
+        "SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// DDL in a transaction block rolls back with it, as every migration tool assumes: a
 /// created table is gone, an altered table has its columns, NOT NULL and defaults back,
 /// also to a savepoint; an ALTER TABLE whose second operation fails changes nothing.

@@ -6,10 +6,11 @@
 
 use super::datafusion_error::{self, from_datafusion};
 use super::{
-    catalog_list, convert, empty_catalog, origin, pg_any_parameters, pg_array_literals,
-    pg_array_subqueries, pg_compat, pg_functions, pg_in_select_list, pg_integer_overflow,
-    pg_interval_plan, pg_json_functions, pg_json_plan, pg_numeric_results, pg_parameter_types,
-    pg_sequences, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_text, subplan_exec,
+    branch_order, catalog_list, convert, empty_catalog, origin, pg_any_parameters,
+    pg_array_literals, pg_array_subqueries, pg_compat, pg_functions, pg_in_select_list,
+    pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan, pg_numeric_results,
+    pg_parameter_types, pg_sequences, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_text,
+    subplan_exec,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -40,6 +41,24 @@ pub fn runtime(memory_mb: usize) -> SqlResult<Arc<RuntimeEnv>> {
         )))
         .build_arc()
         .map_err(|e| from_datafusion(&e))
+}
+
+/// A plan's batches, its output partitions read one after another. A `UNION ALL` has a
+/// partition per branch; merging them as they come (DataFusion's `execute_stream`)
+/// would interleave the branches, where PostgreSQL returns them in the order written,
+/// and applications (and `INSERT … SELECT` with serial keys) depend on that order.
+pub fn partitions_in_order(
+    physical: Arc<dyn ExecutionPlan>,
+    state: &SessionState,
+) -> SqlResult<datafusion::physical_plan::SendableRecordBatchStream> {
+    let schema = physical.schema();
+    let partitions =
+        datafusion::physical_plan::execute_stream_partitioned(physical, state.task_ctx())
+            .map_err(|e| from_datafusion(&e))?;
+    let batches = futures::stream::iter(partitions).flatten();
+    Ok(Box::pin(
+        datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(schema, batches),
+    ))
 }
 
 /// A session's DataFusion state: configuration, functions and the instance catalog.
@@ -145,6 +164,7 @@ impl QueryEngine {
             .with_default_features()
             .with_optimizer_rule(Arc::new(pg_subplans::SubPlans))
             .with_query_planner(Arc::new(subplan_exec::PgwideQueryPlanner))
+            .with_physical_optimizer_rule(Arc::new(branch_order::BranchOrder))
             .build();
         state.add_analyzer_rule(Arc::new(pg_json_plan::JsonComparisons));
         state.add_analyzer_rule(Arc::new(pg_interval_plan::IntervalOrder));
@@ -405,8 +425,7 @@ impl QueryEngine {
         ctx: ReadContext,
     ) -> SqlResult<RowStream> {
         let (physical, state) = self.physical(plan, params, ctx).await?;
-        let batches = datafusion::physical_plan::execute_stream(physical, state.task_ctx())
-            .map_err(|e| from_datafusion(&e))?;
+        let batches = partitions_in_order(physical, &state)?;
         let columns = Arc::clone(&plan.columns);
         Ok(batches
             .flat_map(move |batch| {

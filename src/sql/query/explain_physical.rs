@@ -2,7 +2,7 @@
 //! their access paths (`access::describe`), and after ANALYZE the rows it returned.
 
 use super::datafusion_error::from_datafusion;
-use super::datafusion_session::{QueryEngine, QueryPlan};
+use super::datafusion_session::{partitions_in_order, QueryEngine, QueryPlan};
 use crate::sql::explain::plan_rows;
 use crate::sql::row_reader::ReadContext;
 use crate::sql::sql_types::{Datum, SqlResult, StatementResult};
@@ -22,9 +22,7 @@ pub async fn explain_query(
     let (physical, state) = engine.physical(plan, params, ctx).await?;
     let mut footer = None;
     if analyze {
-        let batches =
-            datafusion::physical_plan::execute_stream(Arc::clone(&physical), state.task_ctx())
-                .map_err(|e| from_datafusion(&e))?;
+        let batches = partitions_in_order(Arc::clone(&physical), &state)?;
         let mut rows = 0usize;
         let mut batches = batches;
         while let Some(batch) = batches.next().await {
