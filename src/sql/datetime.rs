@@ -62,6 +62,23 @@ impl TimeZone {
         FixedOffset::east_opt(-east).map(TimeZone::Fixed)
     }
 
+    /// The zone `AT TIME ZONE` names: an abbreviation PostgreSQL knows by default
+    /// (`EST`, `CET`, `PST`: fixed offsets), then a `TimeZone` name, then a bare POSIX
+    /// offset (`+02` is two hours west of Greenwich, as in PostgreSQL).
+    pub fn for_at_time_zone(name: &str) -> Option<TimeZone> {
+        let name = name.trim();
+        if let Some((_, east)) = ZONE_ABBREVIATIONS
+            .iter()
+            .find(|(abbreviation, _)| abbreviation.eq_ignore_ascii_case(name))
+        {
+            return FixedOffset::east_opt(*east).map(TimeZone::Fixed);
+        }
+        TimeZone::parse(name).or_else(|| {
+            let east = parse_offset(name)?;
+            FixedOffset::east_opt(-east).map(TimeZone::Fixed)
+        })
+    }
+
     /// Whether the zone is UTC under another name (`Etc/UTC`, `GMT`, `Zulu`, `UTC+0`):
     /// the only session zone pgwide keeps for now, see `settings`.
     pub fn is_utc(&self) -> bool {
@@ -119,6 +136,49 @@ impl TimeZone {
         }
     }
 }
+
+/// Abbreviations of PostgreSQL's default set (`pg_timezone_abbrevs`) and their offsets
+/// east of UTC, in seconds.
+const ZONE_ABBREVIATIONS: &[(&str, i32)] = &[
+    ("UTC", 0),
+    ("UT", 0),
+    ("GMT", 0),
+    ("WET", 0),
+    ("WEST", 3600),
+    ("BST", 3600),
+    ("CET", 3600),
+    ("CEST", 7200),
+    ("WAT", 3600),
+    ("EET", 7200),
+    ("EEST", 10800),
+    ("CAT", 7200),
+    ("SAST", 7200),
+    ("IST", 7200),
+    ("EAT", 10800),
+    ("MSK", 10800),
+    ("AWST", 28800),
+    ("JST", 32400),
+    ("KST", 32400),
+    ("ACST", 34200),
+    ("ACDT", 37800),
+    ("AEST", 36000),
+    ("AEDT", 39600),
+    ("NZST", 43200),
+    ("NZDT", 46800),
+    ("HST", -36000),
+    ("AKST", -32400),
+    ("AKDT", -28800),
+    ("PST", -28800),
+    ("PDT", -25200),
+    ("MST", -25200),
+    ("MDT", -21600),
+    ("CST", -21600),
+    ("CDT", -18000),
+    ("EST", -18000),
+    ("EDT", -14400),
+    ("AST", -14400),
+    ("ADT", -10800),
+];
 
 /// `+3`, `-05`, `+0530`, `+05:30`, `-05:30:15`: seconds east of UTC.
 fn parse_offset(text: &str) -> Option<i32> {

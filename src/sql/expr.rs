@@ -1445,6 +1445,7 @@ pub fn output_name(expr: &Expr) -> String {
         Expr::Overlay { .. } => "overlay".into(),
         Expr::Trim { .. } => "btrim".into(),
         Expr::Interval(_) => "interval".into(),
+        Expr::AtTimeZone { .. } => "timezone".into(),
         // A subscript (`tags[1]`) is named by what it subscripts.
         Expr::CompoundFieldAccess { root, .. } => output_name(root),
         _ => UNNAMED.into(),

@@ -1060,6 +1060,39 @@ async fn values_rows_may_hold_subqueries() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// `to_char` with PostgreSQL's patterns (DataFusion's read chrono's `%Y` and returned
+/// `to_char(ts, 'YYYY')` as `YYYY`), `AT TIME ZONE` both ways (DataFusion relabelled a
+/// timestamptz's zone and left the instant), `age` and `make_interval`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn date_and_time_functions_as_postgresql_has_them() {
+    let differences = compare(&[&[
+        "CREATE TABLE ev (id int PRIMARY KEY, at timestamptz, d date, ts timestamp)",
+        "INSERT INTO ev VALUES (1, '2024-03-01 10:00+00', '2024-02-29', '2024-12-31 23:59:59.999'), \
+         (2, NULL, NULL, NULL), (3, '1999-01-01 00:00:00+00', '2000-01-01', '2000-01-01 12:00')",
+        "SELECT id, to_char(at, 'YYYY-MM-DD HH24:MI:SS TZ OF'), to_char(d, 'FMMonth DDth, FMDay'), \
+         to_char(ts, 'HH12:MI:SS.MS PM') FROM ev ORDER BY id",
+        "SELECT to_char(d, 'Day Mon dy IYYY-IW WW D ID DDD J Q RM CC \"text\" Y,YYY YY Y'), \
+         to_char(ts, 'SSSS FF3 US A.M. p.m. AD W hh mi') FROM ev WHERE id = 3",
+        "SELECT id FROM ev WHERE to_char(at, 'YYYY') = '2024'",
+        "SELECT id, at AT TIME ZONE 'America/New_York', at AT TIME ZONE 'europe/berlin', \
+         at AT TIME ZONE '+02', at AT TIME ZONE 'EST', ts AT TIME ZONE 'Asia/Tokyo', \
+         d AT TIME ZONE 'Asia/Kolkata' FROM ev ORDER BY id",
+        "SELECT timestamp '2024-03-31 02:30' AT TIME ZONE 'Europe/Berlin', \
+         timestamp '2024-10-27 02:30' AT TIME ZONE 'Europe/Berlin'",
+        "SELECT '2024-03-01 10:00' AT TIME ZONE 'Asia/Tokyo', now() AT TIME ZONE NULL",
+        "SELECT now() AT TIME ZONE 'Nowhere/Foo'",
+        "SELECT id, age(ts, at::timestamp), age(d, date '1999-12-31') FROM ev ORDER BY id",
+        "SELECT age(timestamp '2024-03-01', timestamp '2023-01-15'), \
+         age(timestamp '2023-01-15', timestamp '2024-03-01 10:00'), \
+         age(timestamp '2024-03-31 10:00', timestamp '2024-02-29 12:30:00.5')",
+        "SELECT make_interval(days => 3), make_interval(0, 0, 0, 3), \
+         make_interval(1, 2, 1, 1, 5, 6, 7.5), make_interval(secs => 1.25), \
+         make_interval(hours => -3), make_interval(), make_interval(days => id) FROM ev ORDER BY id",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// `UNION ALL` returns its branches in the order written, as PostgreSQL's Append does,
 /// also under a LIMIT, inside an aggregate and when an INSERT hands out serial keys.
 /// DataFusion merged a union's branches as they finished: a scan written first came

@@ -7,10 +7,10 @@
 use super::datafusion_error::{self, from_datafusion};
 use super::{
     branch_order, catalog_list, convert, empty_catalog, origin, pg_any_parameters,
-    pg_array_literals, pg_array_subqueries, pg_compat, pg_functions, pg_in_select_list,
-    pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan, pg_numeric_results,
-    pg_parameter_types, pg_sequences, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_text,
-    subplan_exec,
+    pg_array_literals, pg_array_subqueries, pg_compat, pg_datetime_functions, pg_functions,
+    pg_in_select_list, pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan,
+    pg_numeric_results, pg_parameter_types, pg_sequences, pg_settings, pg_subplans, pg_syntax,
+    pg_time, pg_time_text, subplan_exec,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -224,6 +224,7 @@ impl QueryEngine {
         pg_time_text::microsecond_timestamps(&mut query)?;
         pg_json_plan::casts(&mut query);
         pg_time_text::extract_types(&mut query);
+        pg_datetime_functions::rewrite(&mut query);
         pg_sequences::number_calls(&mut query);
         pg_array_subqueries::rewrite(&mut query)?;
         pg_in_select_list::rewrite(&mut query);

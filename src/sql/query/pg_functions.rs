@@ -28,6 +28,7 @@ pub fn register(
     super::pg_arrays::register(state)?;
     super::pg_session::register(state, instance, user, settings)?;
     super::pg_time::register(state)?;
+    super::pg_datetime_functions::register(state)?;
     super::pg_time_text::register(state)?;
     register_answers(state, instance)?;
     register_definitions(state, &engine, instance)?;
