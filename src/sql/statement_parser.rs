@@ -1,6 +1,7 @@
 //! SQL text into sqlparser statements, in PostgreSQL's dialect, with the spellings
 //! sqlparser reads another way rewritten first.
 
+mod fetch_spelling;
 mod sequence_options;
 
 use super::role_statements;
@@ -24,6 +25,9 @@ pub(super) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
     }
     if let Some(reordered) = sequence_options::reorder(sql) {
         return parse_sql(&reordered);
+    }
+    if let Some(respelled) = fetch_spelling::respell(sql) {
+        return parse_sql(&respelled);
     }
     parse_sql(sql)
 }

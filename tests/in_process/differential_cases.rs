@@ -1187,7 +1187,7 @@ async fn rename_table_keeps_rows_and_sequences() {
 }
 
 /// SQL cursors: DECLARE in a block (or WITH HOLD outside one), FETCH forward by count,
-/// NEXT and ALL, CLOSE; a cursor without HOLD ends with its block.
+/// NEXT and ALL (also without a direction or FROM: `FETCH c`), CLOSE; a cursor without HOLD ends with its block.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cursors_fetch_forward() {
     let differences = compare(&[&[
@@ -1208,6 +1208,15 @@ async fn cursors_fetch_forward() {
         "FETCH 2 FROM d",
         "COMMIT",
         "FETCH 1 FROM d",
+        // PostgreSQL's spellings without a direction or FROM (a syntax error before).
+        "BEGIN",
+        "DECLARE e CURSOR FOR SELECT id FROM t ORDER BY id",
+        "FETCH e",
+        "FETCH FROM e",
+        "FETCH 2 e",
+        "FETCH FORWARD IN e",
+        "FETCH e;",
+        "COMMIT",
         "DECLARE h CURSOR WITH HOLD FOR SELECT count(*) FROM t",
         "FETCH ALL FROM h",
         "CLOSE h",
