@@ -14,6 +14,7 @@ mod notices;
 mod open_cursors;
 pub mod pg_array_text;
 mod pg_catalog;
+pub mod pg_float_text;
 pub mod pg_interval;
 pub mod pg_json;
 pub mod pg_numeric;

@@ -53,6 +53,9 @@ pub enum ArrayOf {
     Float8,
     Text,
     Bytea,
+    Date,
+    Timestamp,
+    Uuid,
 }
 
 impl ArrayOf {
@@ -67,6 +70,9 @@ impl ArrayOf {
             ArrayOf::Float8 => SqlType::Float8,
             ArrayOf::Text => SqlType::Text,
             ArrayOf::Bytea => SqlType::Bytea,
+            ArrayOf::Date => SqlType::Date,
+            ArrayOf::Timestamp => SqlType::Timestamp,
+            ArrayOf::Uuid => SqlType::Uuid,
         }
     }
 
@@ -81,10 +87,12 @@ impl ArrayOf {
             SqlType::Float8 => ArrayOf::Float8,
             SqlType::Text => ArrayOf::Text,
             SqlType::Bytea => ArrayOf::Bytea,
-            SqlType::Timestamp
-            | SqlType::TimestampTz
-            | SqlType::Date
-            | SqlType::Uuid
+            SqlType::Date => ArrayOf::Date,
+            SqlType::Timestamp => ArrayOf::Timestamp,
+            SqlType::Uuid => ArrayOf::Uuid,
+            // A timestamptz element's text depends on the session's zone, which the
+            // stored array text (and a cast of it to text) would not say.
+            SqlType::TimestampTz
             | SqlType::Numeric(_)
             | SqlType::Json
             | SqlType::Jsonb
@@ -125,6 +133,9 @@ impl SqlType {
                 ArrayOf::Int8 => 1016,
                 ArrayOf::Float4 => 1021,
                 ArrayOf::Float8 => 1022,
+                ArrayOf::Date => 1182,
+                ArrayOf::Timestamp => 1115,
+                ArrayOf::Uuid => 2951,
             },
         }
     }
@@ -158,6 +169,9 @@ impl SqlType {
             1016 => SqlType::Array(ArrayOf::Int8),
             1021 => SqlType::Array(ArrayOf::Float4),
             1022 => SqlType::Array(ArrayOf::Float8),
+            1182 => SqlType::Array(ArrayOf::Date),
+            1115 => SqlType::Array(ArrayOf::Timestamp),
+            2951 => SqlType::Array(ArrayOf::Uuid),
             _ => return None,
         })
     }
@@ -202,6 +216,9 @@ impl SqlType {
                 ArrayOf::Int8 => "bigint[]",
                 ArrayOf::Float4 => "real[]",
                 ArrayOf::Float8 => "double precision[]",
+                ArrayOf::Date => "date[]",
+                ArrayOf::Timestamp => "timestamp without time zone[]",
+                ArrayOf::Uuid => "uuid[]",
             },
         }
     }

@@ -715,6 +715,16 @@ fn array_text(items: &[Datum]) -> String {
             Datum::Bool(b) => Some(if *b { "t" } else { "f" }.to_string()),
             Datum::Int(i) => Some(i.to_string()),
             Datum::Text(t) => Some(t.clone()),
+            // Dates and times were read within the range their text covers, so the
+            // fallback to the SQL literal is never taken.
+            Datum::Date(days) => {
+                Some(datetime::format_date(*days).unwrap_or_else(|_| render(item)))
+            }
+            // Only `timestamp` arrays exist (`ArrayOf`): the reading is the value.
+            Datum::Timestamp(micros) => {
+                Some(datetime::format_timestamp(*micros, None).unwrap_or_else(|_| render(item)))
+            }
+            Datum::Uuid(bytes) => Some(super::pg_uuid::format(bytes)),
             // Arrays hold only the types `ArrayOf` names; no other reaches here.
             other => Some(render(other)),
         })

@@ -1060,6 +1060,45 @@ async fn values_rows_may_hold_subqueries() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// Arrays of dates, timestamps and uuids as columns, literals and casts, and the text
+/// of any array or float (Arrow's cast wrote `ARRAY[1,2]::text` as `[1, 2]` and
+/// `2.0::float8::text` as `2.0`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn date_time_and_uuid_arrays_as_postgresql_has_them() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id int PRIMARY KEY, d date[], ts timestamp[], u uuid[])",
+        "INSERT INTO t VALUES (1, '{2024-03-01,2024-02-29}', \
+         '{\"2024-03-01 10:00\",\"2024-03-01 10:00:00.5\"}', '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}')",
+        "INSERT INTO t VALUES (2, ARRAY[date '2024-01-01', NULL], ARRAY[timestamp '2024-01-01 00:00'], \
+         ARRAY['a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12'::uuid])",
+        "INSERT INTO t VALUES (3, '{}', NULL, '{}')",
+        "INSERT INTO t VALUES (4, '{2024-13-01}', NULL, NULL)",
+        "INSERT INTO t VALUES (5, NULL, NULL, '{zz}')",
+        "SELECT * FROM t ORDER BY id",
+        "SELECT * FROM t WHERE id = 1",
+        "SELECT id, d[1], ts[2], u[1], array_length(d, 1), cardinality(u) FROM t ORDER BY id",
+        "SELECT id FROM t WHERE d[1] = '2024-03-01'",
+        "SELECT id, d::text, ts::text, u::text FROM t ORDER BY id",
+        "SELECT d::text, ts::text FROM t WHERE id = 1",
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute \
+         WHERE attrelid = 't'::regclass AND attnum > 1 ORDER BY attnum",
+        "SELECT data_type::text, udt_name::text FROM information_schema.columns \
+         WHERE table_name = 't' ORDER BY ordinal_position",
+        "UPDATE t SET d = '{2025-01-01}' WHERE id = 3",
+        "SELECT d FROM t WHERE id = 3",
+        "SELECT '{2024-01-01}'::date[], '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}'::uuid[], \
+         '{\"2024-01-01 10:00\"}'::timestamp[], '{}'::uuid[]",
+        "VALUES (timestamp '2024-01-01 00:00'), (timestamp '2024-01-02 10:00:05.5')",
+        "SELECT ARRAY[1,2]::text, ARRAY['a b', NULL, 'c']::text, ARRAY[true,false]::text, \
+         ARRAY[1.5::float8, 2]::text, ARRAY[timestamptz '2024-01-01 10:00+00']::text, \
+         '{}'::int[]::text, ARRAY[ARRAY[1,2],ARRAY[3,4]]::text",
+        "SELECT 2.0::float8::text, 1e20::float8::text, 0.1::float4::text, x::text \
+         FROM (VALUES (2.5::float8), (1e-7::float8)) v(x)",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// `to_char` with PostgreSQL's patterns (DataFusion's read chrono's `%Y` and returned
 /// `to_char(ts, 'YYYY')` as `YYYY`), `AT TIME ZONE` both ways (DataFusion relabelled a
 /// timestamptz's zone and left the instant), `age` and `make_interval`.

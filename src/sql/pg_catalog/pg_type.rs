@@ -24,6 +24,7 @@ pub const TYPES: &[(i64, &str, i64)] = &[
     (1114, "timestamp", 8),
     (1184, "timestamptz", 8),
     (2950, "uuid", 16),
+    (1700, "numeric", -1),
     (1083, "time", 8),
     (1186, "interval", 16),
     (114, "json", -1),
@@ -36,6 +37,9 @@ pub const TYPES: &[(i64, &str, i64)] = &[
     (1016, "_int8", -1),
     (1021, "_float4", -1),
     (1022, "_float8", -1),
+    (1182, "_date", -1),
+    (1115, "_timestamp", -1),
+    (2951, "_uuid", -1),
 ];
 
 /// The OID of a type named as `to_regtype` and `'name'::regtype` accept it: its
@@ -160,7 +164,7 @@ fn row(oid: i64, n: &str, len: i64) -> Vec<V> {
         t("b"),
         t(match oid {
             16 => "B",
-            20 | 21 | 23 | 26 | 700 | 701 => "N",
+            20 | 21 | 23 | 26 | 700 | 701 | 1700 => "N",
             18 | 19 | 25 | 1043 => "S",
             1082 | 1114 | 1184 | 1083 => "D",
             1186 => "T",

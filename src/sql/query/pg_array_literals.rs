@@ -15,14 +15,15 @@ pub fn rewrite(query: &mut Query) -> SqlResult<()> {
     let _ = ast::visit_expressions_mut(query, |expr| {
         if let Expr::Cast {
             expr: inner,
-            data_type: DataType::Array(_),
+            data_type: DataType::Array(of),
             ..
         } = expr
         {
             if let Expr::Value(v) = &**inner {
                 if let Value::SingleQuotedString(text) = &v.value {
                     match elements(text) {
-                        Ok(elements) => {
+                        Ok(mut elements) => {
+                            typed_timestamps(&mut elements, of);
                             **inner = Expr::Array(ast::Array {
                                 elem: elements,
                                 named: true,
@@ -39,6 +40,29 @@ pub fn rewrite(query: &mut Query) -> SqlResult<()> {
         ControlFlow::Continue(())
     });
     failure.map_or(Ok(()), Err)
+}
+
+/// Timestamp elements as typed literals (`TIMESTAMP '2024-01-01 10:00'`), which the
+/// literal readers take in PostgreSQL's forms; Arrow's cast of the string refused a
+/// time without seconds.
+fn typed_timestamps(elements: &mut [Expr], of: &ast::ArrayElemTypeDef) {
+    let ast::ArrayElemTypeDef::SquareBracket(element, _) = of else {
+        return;
+    };
+    if !matches!(**element, DataType::Timestamp(..)) {
+        return;
+    }
+    for item in elements.iter_mut() {
+        if let Expr::Value(value) = item {
+            if matches!(value.value, Value::SingleQuotedString(_)) {
+                *item = Expr::TypedString(ast::TypedString {
+                    data_type: (**element).clone(),
+                    value: value.clone(),
+                    uses_odbc_syntax: false,
+                });
+            }
+        }
+    }
 }
 
 /// The elements of an array's text form as string literals (an unquoted NULL is NULL).

@@ -48,6 +48,31 @@ pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
 pub fn microsecond_timestamps(query: &mut Query) -> crate::sql::sql_types::SqlResult<()> {
     let mut refused = None;
     let _ = ast::visit_expressions_mut(query, |expr| {
+        // `ARRAY[...]::uuid[]` (also what `'{...}'::uuid[]` became): each element
+        // read as a uuid, as below; DataFusion has no uuid type to cast to.
+        if let ast::Expr::Cast {
+            expr: inner,
+            data_type: ast::DataType::Array(ast::ArrayElemTypeDef::SquareBracket(element, None)),
+            ..
+        } = expr
+        {
+            if let (ast::Expr::Array(array), ast::DataType::Uuid) = (&mut **inner, &**element) {
+                for item in array.elem.iter_mut() {
+                    let value = std::mem::replace(item, ast::Expr::value(ast::Value::Null));
+                    *item = uuid_in(value);
+                }
+                *expr = match array.elem.is_empty() {
+                    // Without an element to type it, the empty list is given the type
+                    // uuids have in Arrow.
+                    true => super::sql_ast::parse_expr(
+                        "arrow_cast(ARRAY[], 'List(FixedSizeBinary(16))')",
+                    )
+                    .unwrap_or_else(|| (**inner).clone()),
+                    false => (**inner).clone(),
+                };
+                return ControlFlow::Continue(());
+            }
+        }
         let uuid_of = match expr {
             ast::Expr::Cast {
                 expr: inner,
@@ -60,21 +85,14 @@ pub fn microsecond_timestamps(query: &mut Query) -> crate::sql::sql_types::SqlRe
             _ => None,
         };
         if let Some(inner) = uuid_of {
-            *expr = ast::Expr::Function(ast::Function {
-                name: ast::ObjectName::from(vec![ast::Ident::new(UUID_IN)]),
-                uses_odbc_syntax: false,
-                parameters: ast::FunctionArguments::None,
-                args: ast::FunctionArguments::List(ast::FunctionArgumentList {
-                    duplicate_treatment: None,
-                    args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(inner))],
-                    clauses: Vec::new(),
-                }),
-                filter: None,
-                null_treatment: None,
-                over: None,
-                within_group: Vec::new(),
-            });
+            *expr = uuid_in(inner);
             return ControlFlow::<()>::Continue(());
+        }
+        if let ast::Expr::TypedString(typed) = expr {
+            if let Err(e) = timestamp_literal_for_arrow(typed) {
+                refused = Some(e);
+                return ControlFlow::Break(());
+            }
         }
         let data_type = match expr {
             ast::Expr::Cast { data_type, .. } => data_type,
@@ -92,6 +110,63 @@ pub fn microsecond_timestamps(query: &mut Query) -> crate::sql::sql_types::SqlRe
         ControlFlow::Continue(())
     });
     refused.map_or(Ok(()), Err)
+}
+
+/// `pg_uuid_in(value)`: a cast to uuid.
+fn uuid_in(value: ast::Expr) -> ast::Expr {
+    ast::Expr::Function(ast::Function {
+        name: ast::ObjectName::from(vec![ast::Ident::new(UUID_IN)]),
+        uses_odbc_syntax: false,
+        parameters: ast::FunctionArguments::None,
+        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(value))],
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
+}
+
+/// Rewrites the text of a `timestamp '...'` / `timestamptz '...'` literal into the
+/// full ISO form Arrow's parser reads (`2024-01-01T00:00:00.000000Z`), as PostgreSQL
+/// reads it: DataFusion casts the literals of a VALUES list while it plans, before
+/// [`rewrite`] can read them, and Arrow refused `'2024-01-01 00:00'`. A text PostgreSQL
+/// refuses is its error (22007, 22008); special words (`now`, `infinity`) are left to
+/// the later reading.
+fn timestamp_literal_for_arrow(typed: &mut ast::TypedString) -> crate::sql::SqlResult<()> {
+    let zoned = match typed.data_type {
+        ast::DataType::Timestamp(
+            _,
+            ast::TimezoneInfo::None | ast::TimezoneInfo::WithoutTimeZone,
+        ) => false,
+        ast::DataType::Timestamp(_, ast::TimezoneInfo::WithTimeZone | ast::TimezoneInfo::Tz) => {
+            true
+        }
+        _ => return Ok(()),
+    };
+    let ast::Value::SingleQuotedString(text) = &typed.value.value else {
+        return Ok(());
+    };
+    if !text.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+        return Ok(());
+    }
+    let utc = datetime::TimeZone::default();
+    let micros = datetime::parse_timestamp(text, zoned.then_some(&utc))?;
+    let Some(at) = chrono::DateTime::from_timestamp_micros(micros) else {
+        return Ok(());
+    };
+    if !(1..=9999).contains(&chrono::Datelike::year(&at)) {
+        return Ok(());
+    }
+    let mut iso = at.naive_utc().format("%Y-%m-%dT%H:%M:%S%.6f").to_string();
+    if zoned {
+        iso.push('Z');
+    }
+    typed.value.value = ast::Value::SingleQuotedString(iso);
+    Ok(())
 }
 
 /// Makes `extract` a `numeric` and `date_part` a `double precision`, as PostgreSQL's
@@ -416,11 +491,13 @@ fn time_text(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
         _ => return Ok(Transformed::no(expr)),
     };
     let source = inner.get_type(schema)?;
-    if !(is_text(target) && is_time(&source)) {
+    let list = matches!(source, DataType::List(_));
+    let float = matches!(source, DataType::Float32 | DataType::Float64);
+    if !(is_text(target) && (is_time(&source) || list || float)) {
         return Ok(Transformed::no(expr));
     }
     let call = Expr::ScalarFunction(ScalarFunction::new_udf(
-        Arc::new(ScalarUDF::new_from_impl(TimeText::new())),
+        Arc::new(ScalarUDF::new_from_impl(TimeText::new(list))),
         vec![(**inner).clone()],
     ));
     Ok(Transformed::yes(match target {
@@ -429,22 +506,31 @@ fn time_text(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     }))
 }
 
+/// The text of a date, time, uuid or float (`pg_value_text`), or of an array
+/// (`pg_array_text`: PostgreSQL's `{a,"b c",NULL}`, each element in its own text form,
+/// where Arrow's cast wrote `[a, b c, ]`).
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct TimeText {
     signature: Signature,
+    list: bool,
 }
 
 impl TimeText {
-    fn new() -> Self {
+    fn new(list: bool) -> Self {
         TimeText {
             signature: Signature::any(1, Volatility::Immutable),
+            list,
         }
     }
 }
 
 impl ScalarUDFImpl for TimeText {
     fn name(&self) -> &str {
-        "pg_time_text"
+        if self.list {
+            "pg_array_text"
+        } else {
+            "pg_value_text"
+        }
     }
 
     fn signature(&self) -> &Signature {
@@ -459,60 +545,121 @@ impl ScalarUDFImpl for TimeText {
         super::udf::row_by_row(args, &DataType::Utf8, |values| {
             let value = values
                 .first()
-                .ok_or_else(|| DataFusionError::Internal("pg_time_text takes one value".into()))?;
-            let text = match value {
-                ScalarValue::Date32(days) => days.map(datetime::format_date).transpose(),
-                ScalarValue::FixedSizeBinary(16, bytes) => Ok(bytes
-                    .as_deref()
-                    .and_then(|b| <[u8; 16]>::try_from(b).ok())
-                    .map(|b| crate::sql::format_uuid(&b))),
-                ScalarValue::Date64(ms) => ms
-                    .map(|ms| datetime::format_date((ms.div_euclid(86_400_000)) as i32))
-                    .transpose(),
-                ScalarValue::Time32Second(_)
-                | ScalarValue::Time32Millisecond(_)
-                | ScalarValue::Time64Microsecond(_)
-                | ScalarValue::Time64Nanosecond(_) => {
-                    match value.cast_to(&DataType::Time64(TimeUnit::Microsecond))? {
-                        ScalarValue::Time64Microsecond(micros) => {
-                            Ok(micros.map(crate::sql::pg_interval::format_time))
-                        }
-                        _ => Ok(None),
-                    }
-                }
-                ScalarValue::IntervalYearMonth(_)
-                | ScalarValue::IntervalDayTime(_)
-                | ScalarValue::IntervalMonthDayNano(_)
-                | ScalarValue::DurationSecond(_)
-                | ScalarValue::DurationMillisecond(_)
-                | ScalarValue::DurationMicrosecond(_)
-                | ScalarValue::DurationNanosecond(_) => {
-                    let array = value.to_array()?;
-                    let datums = super::convert::interval_datums(&array)
-                        .map_err(|e| DataFusionError::External(Box::new(e)))?;
-                    Ok(match datums.first() {
-                        Some(crate::sql::Datum::Interval(i)) => {
-                            Some(crate::sql::pg_interval::format(i))
-                        }
-                        _ => None,
-                    })
-                }
-                other => {
-                    let (micros, zoned) = match other
-                        .cast_to(&DataType::Timestamp(TimeUnit::Microsecond, zone_of(other)))?
-                    {
-                        ScalarValue::TimestampMicrosecond(micros, zone) => (micros, zone.is_some()),
-                        _ => (None, false),
-                    };
-                    let utc = datetime::TimeZone::default();
-                    micros
-                        .map(|m| datetime::format_timestamp(m, zoned.then_some(&utc)))
-                        .transpose()
-                }
+                .ok_or_else(|| DataFusionError::Internal("pg_value_text takes one value".into()))?;
+            let text = if self.list {
+                list_text(value)
+            } else {
+                value_text(value)
             };
             text.map(ScalarValue::Utf8)
                 .map_err(|e| DataFusionError::Execution(e.to_string()))
         })
+    }
+}
+
+/// An array's text, PostgreSQL's literal: elements as `value_text` gives dates, times
+/// and uuids, booleans as `t`/`f`, the rest as their cast to text.
+fn list_text(value: &ScalarValue) -> crate::sql::SqlResult<Option<String>> {
+    let ScalarValue::List(lists) = value else {
+        return Ok(None);
+    };
+    if datafusion::arrow::array::Array::is_null(lists.as_ref(), 0) {
+        return Ok(None);
+    }
+    let elements = lists.value(0);
+    let mut texts = Vec::with_capacity(elements.len());
+    let mut nested = false;
+    for i in 0..elements.len() {
+        let element = ScalarValue::try_from_array(&elements, i)
+            .map_err(|e| crate::sql::SqlError::internal(e.to_string()))?;
+        texts.push(match &element {
+            e if e.is_null() => None,
+            ScalarValue::Boolean(Some(b)) => Some(if *b { "t" } else { "f" }.to_string()),
+            ScalarValue::List(_) => {
+                nested = true;
+                list_text(&element)?
+            }
+            e if is_time(&e.data_type())
+                || matches!(e, ScalarValue::Float32(_) | ScalarValue::Float64(_)) =>
+            {
+                value_text(e)?
+            }
+            e => match e.cast_to(&DataType::Utf8) {
+                Ok(ScalarValue::Utf8(text)) => text,
+                _ => Some(e.to_string()),
+            },
+        });
+    }
+    if nested {
+        // A multidimensional array's inner arrays are written as they are, unquoted.
+        let inner: Vec<&str> = texts
+            .iter()
+            .map(|t| t.as_deref().unwrap_or("NULL"))
+            .collect();
+        return Ok(Some(format!("{{{}}}", inner.join(","))));
+    }
+    Ok(Some(crate::sql::pg_array_text::format(
+        texts.iter().map(Option::as_deref),
+    )))
+}
+
+/// The text of a date, time, interval or uuid value, as PostgreSQL prints it.
+fn value_text(value: &ScalarValue) -> crate::sql::SqlResult<Option<String>> {
+    let internal = |e: DataFusionError| crate::sql::SqlError::internal(e.to_string());
+    match value {
+        ScalarValue::Float64(v) => Ok(v.map(|v| crate::sql::pg_float_text::float_text(v, false))),
+        ScalarValue::Float32(v) => {
+            Ok(v.map(|v| crate::sql::pg_float_text::float_text(f64::from(v), true)))
+        }
+        ScalarValue::Date32(days) => days.map(datetime::format_date).transpose(),
+        ScalarValue::FixedSizeBinary(16, bytes) => Ok(bytes
+            .as_deref()
+            .and_then(|b| <[u8; 16]>::try_from(b).ok())
+            .map(|b| crate::sql::format_uuid(&b))),
+        ScalarValue::Date64(ms) => ms
+            .map(|ms| datetime::format_date((ms.div_euclid(86_400_000)) as i32))
+            .transpose(),
+        ScalarValue::Time32Second(_)
+        | ScalarValue::Time32Millisecond(_)
+        | ScalarValue::Time64Microsecond(_)
+        | ScalarValue::Time64Nanosecond(_) => {
+            match value
+                .cast_to(&DataType::Time64(TimeUnit::Microsecond))
+                .map_err(internal)?
+            {
+                ScalarValue::Time64Microsecond(micros) => {
+                    Ok(micros.map(crate::sql::pg_interval::format_time))
+                }
+                _ => Ok(None),
+            }
+        }
+        ScalarValue::IntervalYearMonth(_)
+        | ScalarValue::IntervalDayTime(_)
+        | ScalarValue::IntervalMonthDayNano(_)
+        | ScalarValue::DurationSecond(_)
+        | ScalarValue::DurationMillisecond(_)
+        | ScalarValue::DurationMicrosecond(_)
+        | ScalarValue::DurationNanosecond(_) => {
+            let array = value.to_array().map_err(internal)?;
+            let datums = super::convert::interval_datums(&array)?;
+            Ok(match datums.first() {
+                Some(crate::sql::Datum::Interval(i)) => Some(crate::sql::pg_interval::format(i)),
+                _ => None,
+            })
+        }
+        other => {
+            let (micros, zoned) = match other
+                .cast_to(&DataType::Timestamp(TimeUnit::Microsecond, zone_of(other)))
+                .map_err(internal)?
+            {
+                ScalarValue::TimestampMicrosecond(micros, zone) => (micros, zone.is_some()),
+                _ => (None, false),
+            };
+            let utc = datetime::TimeZone::default();
+            micros
+                .map(|m| datetime::format_timestamp(m, zoned.then_some(&utc)))
+                .transpose()
+        }
     }
 }
 

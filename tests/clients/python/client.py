@@ -5,9 +5,11 @@ small, big, ratio) and `events` ((device, seq) PK, payload) with pgwide's CREATE
 before this runs. Every check asserts what a user would see; any failure exits non-zero.
 """
 
+import datetime
 import math
 import os
 import sys
+import uuid
 
 import pandas as pd
 import psycopg
@@ -290,6 +292,17 @@ def psycopg_arrays_and_computed_writes():
                 cur.execute("SELECT tags, scores FROM tagged WHERE id = %s", (int(binary),))
                 check(cur.fetchone() == (tags, scores), f"array columns round trip binary={binary}")
         conn.execute("DROP TABLE tagged")
+        conn.execute("DROP TABLE IF EXISTS dated")
+        conn.execute("CREATE TABLE dated (id BIGINT PRIMARY KEY, days DATE[], ats TIMESTAMP[], ids UUID[])")
+        for binary in (False, True):
+            with conn.cursor(binary=binary) as cur:
+                days = [datetime.date(2024, 2, 29), None]
+                ats = [datetime.datetime(2024, 3, 1, 10, 0, 0, 500000)]
+                ids = [uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), None]
+                cur.execute("INSERT INTO dated VALUES (%s, %s, %s, %s)", (int(binary), days, ats, ids))
+                cur.execute("SELECT days, ats, ids FROM dated WHERE id = %s", (int(binary),))
+                check(cur.fetchone() == (days, ats, ids), f"date, timestamp and uuid arrays round trip binary={binary}")
+        conn.execute("DROP TABLE dated")
         cur = conn.cursor()
         cur.execute(
             "UPDATE events SET payload = upper(payload) || repeat('!', 2)"
