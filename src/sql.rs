@@ -17,6 +17,7 @@ mod pg_catalog;
 pub mod pg_float_text;
 pub mod pg_interval;
 pub mod pg_json;
+pub mod pg_number_format;
 pub mod pg_numeric;
 mod pg_to_char;
 mod pg_uuid;

@@ -1060,6 +1060,33 @@ async fn values_rows_may_hold_subqueries() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// `to_char` of numbers with PostgreSQL's numeric patterns (it was refused): digit
+/// positions, leading zeros and blanks, groups, rounding, overflow as `#`, the sign
+/// patterns, fill mode, ordinals; of integers and floats too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn number_to_char_as_postgresql_has_it() {
+    let differences = compare(&[&[
+        "SELECT '[' || to_char(x, f) || ']', f FROM (VALUES (1.5,'9.9'),(-1.5,'9.9'),(-12,'9999'),\
+         (12,'FM9999'),(-12,'FM9999'),(123,'99'),(1,'FM9.99'),(1234567.891,'9,999,999.99'),\
+         (1234567.891,'FM9,999,999.00'),(5,'0000'),(-5,'0000'),(0.5,'9.9'),(0.5,'0.9'),(0,'9'),\
+         (0,'FM9'),(12,'S999'),(-12,'S999'),(12,'999S'),(-12,'999MI'),(12,'999MI'),(12,'PL999'),\
+         (-12,'999PR'),(12,'999PR'),(1.25,'9.9'),(-1.25,'9.9'),(12.3,'99D99'),(1234,'9G999'),\
+         (12,'99th'),(3,'FM9th'),(2.5,'FM0.00'),(1234.5,'FM999,990.00'),(0.05,'FM990.00'),\
+         (-0.05,'FM990.0'),(999.99,'999'),(12345,'9,999'),(12,'SG999'),(-12,'FMS999'),\
+         (7,'\"n=\"9'),(-0.4,'9'),(123.456,'999.999'),(0.001,'0.99'),(12,'FMPL999'),(12,'9 9'),\
+         (-1234,'9,999'),(-1.5,'FM999.99MI')) v(x, f)",
+        "SELECT to_char(1.5::float8, '9.99'), to_char(42::int, '999'), to_char(0.1::float4, '0.999'), \
+         to_char(1234::bigint, 'FM9,999'), to_char(NULL::numeric, '9')",
+        "SELECT to_char(1e20::float8, '9.99EEEE'), to_char(-0.00012, '9.9EEEE'), \
+         to_char(1234::bigint, 'RN'), to_char(4, 'FMrn'), to_char(0, 'RN')",
+        "SELECT to_char(1.5, 'FM9.99EEEE')",
+        "SELECT to_char(12.34, '99V9'), to_char(-12.34, '99V99'), to_char(12.34, 'FM99V999'), \
+         to_char(5, '9V99')",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// Arrays of dates, timestamps and uuids as columns, literals and casts, and the text
 /// of any array or float (Arrow's cast wrote `ARRAY[1,2]::text` as `[1, 2]` and
 /// `2.0::float8::text` as `2.0`).

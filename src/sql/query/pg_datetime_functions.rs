@@ -1,6 +1,7 @@
 //! PostgreSQL's date and time functions DataFusion lacks or answers differently:
-//! `to_char` with PostgreSQL's patterns (`sql/pg_to_char.rs`), `x AT TIME ZONE z`,
-//! `age` and `make_interval`.
+//! `to_char` with PostgreSQL's patterns (`sql/pg_to_char.rs` for dates and times,
+//! `sql/pg_number_format.rs` for numbers), `x AT TIME ZONE z`, `age` and
+//! `make_interval`.
 //!
 //! DataFusion plans `x AT TIME ZONE 'z'` as a cast that only relabels the zone of a
 //! `timestamptz`, so `'10:00+00' AT TIME ZONE 'Europe/Berlin'` stayed 10:00 UTC where
@@ -238,10 +239,7 @@ impl ScalarUDFImpl for DateTimeFunction {
             ("to_char", [DataType::Interval(_), _]) => Err(failed(SqlError::unsupported(
                 "to_char of an interval is not supported yet",
             ))),
-            ("to_char", [value, _]) if !is_time(value) => Err(failed(SqlError::unsupported(
-                "to_char of a number is not supported yet; cast it to text, or use round()",
-            ))),
-            ("to_char", [_, _]) => Ok(DataType::Utf8),
+            ("to_char", [value, _]) if is_time(value) || value.is_numeric() => Ok(DataType::Utf8),
             // A date is cast to a timestamptz, midnight in the session's zone, as
             // PostgreSQL casts it here.
             (AT_TIME_ZONE, [DataType::Timestamp(_, Some(_)) | DataType::Date32, _]) => {
@@ -274,6 +272,9 @@ fn to_char(values: &[ScalarValue]) -> Result<ScalarValue> {
     let [value, template] = values else {
         return Ok(ScalarValue::Utf8(None));
     };
+    if value.data_type().is_numeric() {
+        return number_to_char(value, template);
+    }
     let (Some((micros, zoned)), Some(template)) =
         (wall_micros(value)?, super::udf::string(Some(template)))
     else {
@@ -292,6 +293,31 @@ fn to_char(values: &[ScalarValue]) -> Result<ScalarValue> {
 }
 
 /// `value AT TIME ZONE zone`; None for NULL.
+/// `to_char` of a number: a float as the decimal PostgreSQL converts it to first (15
+/// significant digits, 6 for a `real`), any other number as its exact text.
+fn number_to_char(value: &ScalarValue, template: &ScalarValue) -> Result<ScalarValue> {
+    let Some(template) = super::udf::string(Some(template)) else {
+        return Ok(ScalarValue::Utf8(None));
+    };
+    let text = match value {
+        v if v.is_null() => return Ok(ScalarValue::Utf8(None)),
+        ScalarValue::Float64(Some(f)) if f.is_finite() => format!("{f:.14e}"),
+        ScalarValue::Float32(Some(f)) if f.is_finite() => format!("{f:.5e}"),
+        ScalarValue::Float64(_) | ScalarValue::Float32(_) => {
+            return Err(failed(SqlError::unsupported(
+                "to_char of an infinite or NaN float is not supported yet",
+            )))
+        }
+        other => match other.cast_to(&DataType::Utf8)? {
+            ScalarValue::Utf8(Some(text)) => text,
+            _ => return Ok(ScalarValue::Utf8(None)),
+        },
+    };
+    crate::sql::pg_number_format::format(&text, template)
+        .map(|out| ScalarValue::Utf8(Some(out)))
+        .map_err(failed)
+}
+
 fn at_time_zone(values: &[ScalarValue]) -> Result<Option<ScalarValue>> {
     let [value, zone] = values else {
         return Ok(None);
