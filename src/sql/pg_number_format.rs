@@ -384,18 +384,13 @@ fn trim_fraction(out: &mut String, template: &Template) {
     }
 }
 
+/// The ordinal suffix of a number's integer digits (`st` for 21).
 fn ordinal(whole: &str) -> &'static str {
-    let number: u64 = whole
+    let last_two: i64 = whole
         .get(whole.len().saturating_sub(2)..)
         .and_then(|d| d.parse().ok())
         .unwrap_or(0);
-    match (number % 100, number % 10) {
-        (11..=13, _) => "th",
-        (_, 1) => "st",
-        (_, 2) => "nd",
-        (_, 3) => "rd",
-        _ => "th",
-    }
+    super::pg_to_char::ordinal_suffix(last_two)
 }
 
 #[cfg(test)]

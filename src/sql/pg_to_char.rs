@@ -131,7 +131,8 @@ fn quoted<'a>(text: &'a str, out: &mut String) -> &'a str {
     ""
 }
 
-fn ordinal_suffix(number: i64) -> &'static str {
+/// `st`, `nd`, `rd` or `th`, as English writes ordinals.
+pub(super) fn ordinal_suffix(number: i64) -> &'static str {
     match (number % 100, number % 10) {
         (11..=13, _) => "th",
         (_, 1) => "st",
