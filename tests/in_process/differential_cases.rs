@@ -1126,6 +1126,29 @@ async fn date_time_and_uuid_arrays_as_postgresql_has_them() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// `generate_series` of integer literals is a series of integers named after the
+/// function, and `ARRAY[1, 2]` an `integer[]`, as PostgreSQL types them (both were
+/// bigints, which node-postgres returns as strings; the series' column was `value`);
+/// a multidimensional array prints as `{{1,2}}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn integer_series_and_arrays_are_integers() {
+    let differences = compare(&[&[
+        "SELECT * FROM generate_series(1,3)",
+        "SELECT pg_typeof(g)::text, g FROM generate_series(1,2) g",
+        "SELECT x, pg_typeof(x)::text FROM generate_series(-2,2,2) AS g(x)",
+        "SELECT pg_typeof(generate_series)::text FROM generate_series(1, 3000000000, 2000000000)",
+        "SELECT sum(g) FROM generate_series(1, 100) g",
+        "SELECT t.id, s FROM (VALUES (1)) t(id) CROSS JOIN generate_series(1, 2) s ORDER BY 2",
+        "SELECT ARRAY[1,2], pg_typeof(ARRAY[1,2])::text, pg_typeof(ARRAY[1, 3000000000])::text, \
+         pg_typeof(ARRAY[1, NULL])::text",
+        "SELECT a, pg_typeof(a)::text FROM (SELECT ARRAY[1,2] AS a) s",
+        "SELECT ARRAY[ARRAY[1,2],ARRAY[3,4]]::text, ARRAY[ARRAY[true],ARRAY[false]]::text, \
+         ARRAY[ARRAY[2.0::float8]]::text",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// `to_char` with PostgreSQL's patterns (DataFusion's read chrono's `%Y` and returned
 /// `to_char(ts, 'YYYY')` as `YYYY`), `AT TIME ZONE` both ways (DataFusion relabelled a
 /// timestamptz's zone and left the instant), `age` and `make_interval`.

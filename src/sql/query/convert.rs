@@ -688,11 +688,46 @@ pub fn interval_datums(array: &ArrayRef) -> SqlResult<Vec<Datum>> {
     })
 }
 
-/// A list of lists (which has no SQL type here) in PostgreSQL's text form.
+/// A list of lists (which has no SQL type here) in PostgreSQL's text form: a
+/// multidimensional array's inner arrays unquoted (`{{1,2},{3,4}}`), booleans as
+/// `t`/`f`, floats in PostgreSQL's shortest text.
 fn pg_array_text(values: &ArrayRef) -> SqlResult<String> {
-    let text = cast(values, &DataType::Utf8).map_err(arrow_error)?;
-    let text = text.as_string::<i32>();
+    if let Some(lists) = values.as_list_opt::<i32>() {
+        let inner = (0..lists.len())
+            .map(|i| match lists.is_null(i) {
+                true => Ok("NULL".to_string()),
+                false => pg_array_text(&lists.value(i)),
+            })
+            .collect::<SqlResult<Vec<_>>>()?;
+        return Ok(format!("{{{}}}", inner.join(",")));
+    }
+    let texts: Vec<Option<String>> = match values.data_type() {
+        DataType::Boolean => {
+            let bools = values.as_boolean();
+            (0..bools.len())
+                .map(|i| (!bools.is_null(i)).then(|| if bools.value(i) { "t" } else { "f" }.into()))
+                .collect()
+        }
+        DataType::Float64 | DataType::Float32 => {
+            let single = values.data_type() == &DataType::Float32;
+            let floats = cast(values, &DataType::Float64).map_err(arrow_error)?;
+            let floats = floats.as_primitive::<datafusion::arrow::datatypes::Float64Type>();
+            (0..floats.len())
+                .map(|i| {
+                    (!floats.is_null(i))
+                        .then(|| crate::sql::pg_float_text::float_text(floats.value(i), single))
+                })
+                .collect()
+        }
+        _ => {
+            let text = cast(values, &DataType::Utf8).map_err(arrow_error)?;
+            let text = text.as_string::<i32>();
+            (0..text.len())
+                .map(|i| (!text.is_null(i)).then(|| text.value(i).to_string()))
+                .collect()
+        }
+    };
     Ok(crate::sql::pg_array_text::format(
-        (0..text.len()).map(|i| (!text.is_null(i)).then(|| text.value(i))),
+        texts.iter().map(Option::as_deref),
     ))
 }

@@ -135,6 +135,43 @@ fn narrow_values(values: datafusion::logical_expr::Values) -> Result<Transformed
     )))
 }
 
+/// `ARRAY[1, 2]` as an `integer[]`, as PostgreSQL types it, when every element is an
+/// integer literal that fits (or NULL); DataFusion's is a `bigint[]`.
+fn integer_array_literal(expr: Expr) -> Result<Transformed<Expr>> {
+    let Expr::ScalarFunction(call) = &expr else {
+        return Ok(Transformed::no(expr));
+    };
+    let fits = |e: &Expr| match e {
+        Expr::Literal(ScalarValue::Int64(Some(v)), _) => i32::try_from(*v).is_ok(),
+        Expr::Literal(ScalarValue::Int64(None) | ScalarValue::Null, _) => true,
+        Expr::Cast(cast) => matches!(*cast.expr, Expr::Literal(ScalarValue::Null, _)),
+        _ => false,
+    };
+    let integers = call
+        .args
+        .iter()
+        .any(|e| matches!(e, Expr::Literal(ScalarValue::Int64(Some(_)), _)));
+    if call.func.name() != "make_array" || !integers || !call.args.iter().all(fits) {
+        return Ok(Transformed::no(expr));
+    }
+    let Expr::ScalarFunction(call) = expr else {
+        return Ok(Transformed::no(expr));
+    };
+    let args = call
+        .args
+        .into_iter()
+        .map(|e| match e {
+            Expr::Literal(ScalarValue::Int64(v), m) => {
+                Expr::Literal(ScalarValue::Int32(v.and_then(|v| i32::try_from(v).ok())), m)
+            }
+            _ => Expr::Literal(ScalarValue::Int32(None), None),
+        })
+        .collect();
+    Ok(Transformed::yes(Expr::ScalarFunction(
+        ScalarFunction::new_udf(call.func, args),
+    )))
+}
+
 /// Narrows the integer literals select lists output to `integer` where they fit.
 fn integer_literals(plan: LogicalPlan) -> Result<LogicalPlan> {
     plan.transform_up_with_subqueries(|node| match node {
@@ -143,6 +180,12 @@ fn integer_literals(plan: LogicalPlan) -> Result<LogicalPlan> {
             let mut narrowed = false;
             let node = node.map_expressions(|expr| {
                 let saved = names.save(&expr);
+                let arrays = expr.transform_up(integer_array_literal)?;
+                if arrays.transformed {
+                    narrowed = true;
+                    return Ok(Transformed::yes(saved.restore(arrays.data)));
+                }
+                let expr = arrays.data;
                 let (inner, alias) = match expr {
                     Expr::Alias(alias) => (*alias.expr.clone(), Some(alias)),
                     other => (other, None),

@@ -359,10 +359,20 @@ fn from_function(factor: &mut TableFactor) {
             let function = last(name);
             if TABLE_FUNCTIONS.contains(&function.as_str()) {
                 *name = plain(&function);
-                if let Some(alias) = alias.as_mut().filter(|a| a.columns.is_empty()) {
+                // Unaliased, the function's column is named after it, as in PostgreSQL.
+                let alias = alias.get_or_insert_with(|| ast::TableAlias {
+                    explicit: true,
+                    name: Ident::new(function.as_str()),
+                    columns: Vec::new(),
+                    at: None,
+                });
+                if alias.columns.is_empty() {
                     alias.columns.push(ast::TableAliasColumnDef::from_name(
                         alias.name.value.clone(),
                     ));
+                }
+                if function == "generate_series" && args.args.iter().all(fits_integer) {
+                    integer_series(factor);
                 }
                 return;
             }
@@ -409,6 +419,65 @@ fn from_function(factor: &mut TableFactor) {
     }
 }
 
+/// Whether a function argument is an integer literal that fits an `integer`
+/// (`generate_series(1, 10)` is a series of integers in PostgreSQL, not of bigints).
+fn fits_integer(arg: &ast::FunctionArg) -> bool {
+    let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(expr)) = arg else {
+        return false;
+    };
+    let (negative, expr) = match expr {
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => (true, &**expr),
+        other => (false, other),
+    };
+    match expr {
+        Expr::Value(v) => match &v.value {
+            Value::Number(digits, _) => digits
+                .parse::<i64>()
+                .ok()
+                .map(|n| if negative { -n } else { n })
+                .is_some_and(|n| i32::try_from(n).is_ok()),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// `generate_series(1, 3) AS g(x)` as `(SELECT CAST(x AS INTEGER) AS x FROM
+/// generate_series(1, 3) AS g(x)) AS g`: DataFusion's series is of bigints.
+fn integer_series(factor: &mut TableFactor) {
+    let TableFactor::Table {
+        alias: Some(alias), ..
+    } = factor
+    else {
+        return;
+    };
+    let Some(column) = alias.columns.first().map(|c| c.name.clone()) else {
+        return;
+    };
+    let outer = ast::TableAlias {
+        explicit: true,
+        name: alias.name.clone(),
+        columns: Vec::new(),
+        at: None,
+    };
+    let sql = format!("SELECT CAST({column} AS INTEGER) AS {column} FROM {factor}");
+    let Ok(subquery) = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+        .try_with_sql(&sql)
+        .and_then(|mut p| p.parse_query())
+    else {
+        return;
+    };
+    *factor = TableFactor::Derived {
+        lateral: false,
+        subquery,
+        alias: Some(outer),
+        sample: None,
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,15 +490,19 @@ mod tests {
     fn functions_in_from_name_their_column_or_become_one_row_tables() {
         assert_eq!(
             general("SELECT g FROM pg_catalog.generate_series(1, 3) AS g"),
-            "SELECT g FROM generate_series(1, 3) AS g (g)"
+            "SELECT g FROM (SELECT CAST(g AS INTEGER) AS g FROM generate_series(1, 3) AS g (g)) AS g"
+        );
+        assert_eq!(
+            general("SELECT * FROM generate_series(1, 3000000000)"),
+            "SELECT * FROM generate_series(1, 3000000000) AS generate_series (generate_series)"
         );
         assert_eq!(
             general("SELECT s[1] FROM string_to_array('a,b', ',') s"),
             "SELECT s[1] FROM (SELECT string_to_array('a,b', ',') AS \"s\") s"
         );
         assert_eq!(
-            general("SELECT r FROM generate_series(1, 2) AS s(r)"),
-            "SELECT r FROM generate_series(1, 2) AS s (r)"
+            general("SELECT r FROM generate_series(1, n) AS s(r)"),
+            "SELECT r FROM generate_series(1, n) AS s (r)"
         );
     }
 
