@@ -126,13 +126,33 @@ struct CachedRun {
     params: Vec<Datum>,
 }
 
-/// A prepared statement's plan, as the server keeps it between Parse and Execute.
-pub struct StatementPlan(Arc<Plan>);
+/// A prepared statement's plan, as the server keeps it between Parse and Execute, with
+/// the catalog version it was planned at. A plan holds the tables it reads and writes
+/// as they were: after DDL (a table dropped and created again, altered, truncated) it
+/// is planned again from the statement's text before it runs, as PostgreSQL replans a
+/// cached plan, so an INSERT never writes to a table that is gone.
+pub struct StatementPlan(std::sync::Mutex<(u64, Arc<Plan>)>);
+
+impl StatementPlan {
+    fn new(version: u64, plan: Plan) -> Self {
+        StatementPlan(std::sync::Mutex::new((version, Arc::new(plan))))
+    }
+
+    /// The plan and the catalog version it was made at.
+    fn current(&self) -> (u64, Arc<Plan>) {
+        let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        (guard.0, Arc::clone(&guard.1))
+    }
+
+    fn replace(&self, version: u64, plan: Arc<Plan>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = (version, plan);
+    }
+}
 
 impl Default for StatementPlan {
     /// The plan of an empty query string.
     fn default() -> Self {
-        StatementPlan(Arc::new(Plan::Empty))
+        StatementPlan::new(0, Plan::Empty)
     }
 }
 
@@ -221,6 +241,43 @@ impl Session {
             self.state.fail_transaction();
         }
         result
+    }
+
+    /// A prepared statement's plan for the catalog as it is now: planned again from its
+    /// text after any DDL since it was planned. A result whose columns would differ is
+    /// 0A000, PostgreSQL's "cached plan must not change result type".
+    fn current_plan(
+        &mut self,
+        statement: &PreparedStatement<StatementPlan>,
+    ) -> SqlResult<Arc<Plan>> {
+        let (planned_at, plan) = statement.plan.current();
+        let version = self.state.engine.catalog_version();
+        if planned_at == version || matches!(*plan, Plan::Empty) {
+            return Ok(plan);
+        }
+        let mut statements = parse(&statement.sql)?;
+        let Some(parsed) = statements.pop() else {
+            return Ok(plan);
+        };
+        let given: Vec<Option<SqlType>> = statement.param_types.iter().copied().map(Some).collect();
+        let mut params = self.state.params(&given);
+        let replanned = self.plan(Box::new(parsed), &mut params)?;
+        let same_columns = {
+            let now = columns(&replanned);
+            now.len() == statement.columns.len()
+                && now
+                    .iter()
+                    .zip(statement.columns.iter())
+                    .all(|(a, b)| a.name == b.name && a.ty == b.ty)
+        };
+        if !same_columns {
+            return Err(SqlError::unsupported(
+                "cached plan must not change result type",
+            ));
+        }
+        let replanned = Arc::new(replanned);
+        statement.plan.replace(version, Arc::clone(&replanned));
+        Ok(replanned)
     }
 
     /// Plans the template of a statement just planned and caches it when the two are
@@ -327,6 +384,8 @@ impl SqlSession for Session {
         param_types: &[Option<SqlType>],
     ) -> SqlResult<Arc<PreparedStatement<StatementPlan>>> {
         self.state.finish_query();
+        // Read before planning: a change made while planning makes the plan stale.
+        let version = self.state.engine.catalog_version();
         let mut statements = parse(sql)?;
         if statements.len() > 1 {
             return Err(SqlError::syntax(
@@ -346,7 +405,7 @@ impl SqlSession for Session {
             sql: sql.to_string(),
             param_types: params.finish(),
             columns,
-            plan: StatementPlan(Arc::new(plan)),
+            plan: StatementPlan::new(version, plan),
         }))
     }
 
@@ -355,7 +414,8 @@ impl SqlSession for Session {
         statement: &PreparedStatement<StatementPlan>,
         params: Vec<Datum>,
     ) -> SqlResult<StatementResult> {
-        self.run(&statement.plan.0, params).await
+        let plan = self.current_plan(statement)?;
+        self.run(&plan, params).await
     }
 
     fn transaction_status(&self) -> TransactionStatus {

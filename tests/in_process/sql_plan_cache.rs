@@ -65,3 +65,45 @@ async fn cached_statements_answer_like_fresh_ones() {
     let rows = simple_rows(&client, "SELECT id, n FROM t WHERE id = 1 ORDER BY 1").await;
     assert_eq!(rows, vec![vec!["1", "10"]]);
 }
+
+/// A prepared statement (the extended protocol's Parse, as pgjdbc and node-postgres
+/// keep them) is planned again after DDL, as PostgreSQL replans: an INSERT prepared
+/// before its table was dropped and created again wrote to the dropped table, and
+/// the acknowledged row was lost. A result that would change is 0A000.
+#[tokio::test]
+async fn prepared_statements_are_planned_again_after_ddl() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE pt (id INTEGER PRIMARY KEY, v TEXT)")
+        .await
+        .unwrap();
+    let insert = client
+        .prepare("INSERT INTO pt VALUES ($1, $2)")
+        .await
+        .unwrap();
+    let select = client
+        .prepare("SELECT * FROM pt WHERE id = $1")
+        .await
+        .unwrap();
+    client.execute(&insert, &[&1i32, &"a"]).await.unwrap();
+    client
+        .batch_execute("DROP TABLE pt; CREATE TABLE pt (id INTEGER PRIMARY KEY, v TEXT)")
+        .await
+        .unwrap();
+    assert_eq!(client.execute(&insert, &[&2i32, &"b"]).await.unwrap(), 1);
+    assert_eq!(
+        simple_rows(&client, "SELECT * FROM pt").await,
+        vec![vec!["2".to_string(), "b".to_string()]],
+        "the row is in the table as it is now"
+    );
+    let found = client.query(&select, &[&2i32]).await.unwrap();
+    assert_eq!(found.len(), 1);
+    client
+        .batch_execute("ALTER TABLE pt ADD COLUMN w INTEGER")
+        .await
+        .unwrap();
+    assert_eq!(code(client.query(&select, &[&2i32]).await), "0A000");
+    client.batch_execute("DROP TABLE pt").await.unwrap();
+    assert_eq!(code(client.execute(&insert, &[&3i32, &"c"]).await), "42P01");
+}
