@@ -108,6 +108,11 @@ async function arrays(client) {
   const upd = await client.query("UPDATE kv SET v = concat(v, '!') WHERE k = $1 AND n = ANY($2::int8[])", ['pool', [0, 1]]);
   assert.equal(upd.rowCount, 2);
   ok('UPDATE with a function and an array parameter');
+  // Integer literals are integers, as PostgreSQL types them, so pg returns numbers.
+  const series = await client.query('SELECT g, ARRAY[1, 2] AS fixed FROM generate_series(1, 3) g');
+  assert.deepEqual(series.rows.map((r) => r.g), [1, 2, 3]);
+  assert.deepEqual(series.rows[0].fixed, [1, 2]);
+  ok('generate_series and ARRAY of integer literals are integers');
 }
 
 // Dates, times, uuids and generated keys as an application writes them: a JavaScript
