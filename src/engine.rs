@@ -68,6 +68,10 @@ pub struct Engine {
     swept: gc::SweptTables,
     /// Rows writes left holding hidden versions, for the next GC pass (`dirty_rows`).
     dirty: dirty_rows::DirtyRows,
+    /// Held shared by every write from its check that its tables are current to its
+    /// commit, and exclusively by TRUNCATE while it gives a table a new id: a write
+    /// either commits before (and is truncated) or sees the new id.
+    table_ids: tokio::sync::RwLock<()>,
 }
 
 impl Engine {
@@ -86,6 +90,7 @@ impl Engine {
             stats: StatsRegistry::default(),
             swept: gc::SweptTables::default(),
             dirty: dirty_rows::DirtyRows::default(),
+            table_ids: tokio::sync::RwLock::new(()),
         };
         if engine.catalog.instance(DEFAULT_INSTANCE).is_err() {
             engine
@@ -304,6 +309,18 @@ impl Engine {
     pub async fn drop_table(&self, instance: &str, name: &str) -> EngineResult<()> {
         let meta = self.catalog.drop_table(instance, name).await?;
         self.delete_prefix(&codec::table_prefix(meta.id)).await
+    }
+
+    /// Empties a table at once: it gets a new id, under which nothing is stored, in one
+    /// catalog write (so a crash leaves it either whole or empty), and the rows under
+    /// the old id are deleted after. Writes planned before it fail with
+    /// `TableReplaced` rather than land under the old id.
+    pub async fn truncate_table(&self, instance: &str, name: &str) -> EngineResult<()> {
+        let old = {
+            let _exclusive = self.table_ids.write().await;
+            self.catalog.renumber_table(instance, name).await?
+        };
+        self.delete_prefix(&codec::table_prefix(old.id)).await
     }
 
     pub async fn create_sequence(

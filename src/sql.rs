@@ -42,6 +42,7 @@ mod statement_handler;
 mod statement_parser;
 mod transaction_block;
 mod transaction_statements;
+mod truncate_statement;
 mod values;
 mod write_statements;
 

@@ -718,6 +718,31 @@ impl Catalog {
         .map(|_| ())
     }
 
+    /// Gives a table a new id, keeping everything else, and returns it as it was; the
+    /// caller deletes the data under the old id.
+    pub async fn renumber_table(&self, instance: &str, name: &str) -> EngineResult<Arc<TableMeta>> {
+        let _ddl = self.ddl.lock().await;
+        let old = self.table(instance, name)?;
+        let mut batch = WriteBatch::default();
+        let mut renumbered = (*old).clone();
+        renumbered.id = self.allocate_id(&mut batch);
+        self.store_table(renumbered, batch).await?;
+        Ok(old)
+    }
+
+    /// Whether `table` is the table of its name now (or was renamed since): not
+    /// dropped, not given a new id by TRUNCATE.
+    pub fn is_current(&self, table: &TableMeta) -> bool {
+        let state = self.read();
+        let Some(tables) = state.tables.get(&table.instance) else {
+            return false;
+        };
+        match tables.get(&table.name) {
+            Some(now) if now.id == table.id => true,
+            _ => tables.values().any(|t| t.id == table.id),
+        }
+    }
+
     /// Removes a table record and the sequences its columns own; the caller deletes
     /// its data.
     pub async fn drop_table(&self, instance: &str, name: &str) -> EngineResult<Arc<TableMeta>> {

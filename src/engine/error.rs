@@ -130,6 +130,10 @@ pub enum EngineError {
     BadContinuation,
     #[error("the row was changed concurrently too many times; retry")]
     WriteConflict,
+    /// A write planned against a table that was truncated (or dropped) before it
+    /// committed: its rows would land where the table no longer reads.
+    #[error("relation \"{name}\" was truncated or dropped while this write ran; run it again")]
+    TableReplaced { name: String },
     #[error("storage failure: {0}")]
     Storage(String),
     #[error("stored data is corrupt: {0}")]

@@ -441,6 +441,20 @@ impl Engine {
         first_attempt: bool,
         expected: Option<Arc<Revisions>>,
     ) -> EngineResult<Option<(WriteResult, SyncTicket)>> {
+        // Held to the commit: a TRUNCATE cannot give a table a new id in between.
+        let _ids = self.table_ids.read().await;
+        let mut checked: Vec<u32> = Vec::new();
+        for (table, _) in writes {
+            if checked.contains(&table.id) {
+                continue;
+            }
+            if !self.catalog.is_current(table) {
+                return Err(EngineError::TableReplaced {
+                    name: table.name.clone(),
+                });
+            }
+            checked.push(table.id);
+        }
         let mut set = WorkingSet::new(self.now_ms())
             .assuming_new_rows(first_attempt)
             .expecting(expected);

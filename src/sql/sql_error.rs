@@ -364,6 +364,7 @@ mod tests {
             ),
             (BadContinuation, "22023"),
             (WriteConflict, "40001"),
+            (TableReplaced { name: s() }, "40001"),
             (Storage(s()), "58030"),
             (Corrupt(s()), "XX001"),
         ]

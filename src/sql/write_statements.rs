@@ -1,6 +1,6 @@
 //! INSERT (with VALUES or a SELECT), UPDATE and DELETE: planned by `dml` into Table
 //! Store writes, which go to the open transaction block's staged writes or straight
-//! to the engine.
+//! to the engine; and TRUNCATE (`truncate_statement`).
 
 use super::ddl;
 use super::dml::{self, DeletePlan, InsertPlan, UpdatePlan};
@@ -10,6 +10,7 @@ use super::read_statements::{plan_query, SelectStatement};
 use super::session_state::SessionState;
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
+use super::truncate_statement::TruncatePlan;
 use crate::auth::Privilege;
 use crate::engine::TableMeta;
 use sqlparser::ast::{self, Statement};
@@ -27,6 +28,7 @@ pub(super) enum WriteStatement {
     Delete(DeletePlan),
     /// An UPDATE or DELETE beyond the fast path, whose rows a query computes.
     Queried(QueriedWrite),
+    Truncate(TruncatePlan),
 }
 
 impl StatementHandler for Writes {
@@ -58,6 +60,9 @@ impl StatementHandler for Writes {
                     }),
                 }
             }
+            Statement::Truncate(truncate) => {
+                TruncatePlan::plan(state, &truncate).map(WriteStatement::Truncate)
+            }
             _ => return Claim::NotMine(statement),
         })
     }
@@ -68,6 +73,7 @@ impl StatementHandler for Writes {
             WriteStatement::Update(p) => p.columns(),
             WriteStatement::Delete(p) => p.columns(),
             WriteStatement::Queried(p) => p.columns(),
+            WriteStatement::Truncate(_) => Arc::new(Vec::new()),
         }
     }
 
@@ -115,13 +121,20 @@ impl StatementHandler for Writes {
                 check(p.table(), privilege)?;
                 p.authorize(state)
             }
+            // PostgreSQL's own TRUNCATE privilege is DELETE's here: both remove rows.
+            WriteStatement::Truncate(p) => p
+                .tables()
+                .iter()
+                .try_for_each(|table| check(table, Privilege::Delete)),
         }
     }
 
     fn cacheable(plan: &WriteStatement) -> bool {
         !matches!(
             plan,
-            WriteStatement::InsertSelect(..) | WriteStatement::Queried(_)
+            WriteStatement::InsertSelect(..)
+                | WriteStatement::Queried(_)
+                | WriteStatement::Truncate(_)
         )
     }
 
@@ -145,6 +158,7 @@ impl StatementHandler for Writes {
                 dml::execute_delete(&mut state.write_target(), p, &params).await
             }
             WriteStatement::Queried(p) => p.execute(state, params).await,
+            WriteStatement::Truncate(p) => p.execute(state).await,
         }
     }
 }

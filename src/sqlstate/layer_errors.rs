@@ -56,7 +56,7 @@ impl From<&EngineError> for SqlState {
             NullInNotNull { .. } => SqlState::NotNullViolation,
             SequenceLimit { .. } => SqlState::SequenceGeneratorLimitExceeded,
             SetvalOutOfBounds { .. } => SqlState::NumericValueOutOfRange,
-            WriteConflict => SqlState::SerializationFailure,
+            WriteConflict | TableReplaced { .. } => SqlState::SerializationFailure,
             // The engine keeps the storage layer's failures as text; whatever their
             // cause, the client sees an I/O failure and the log has the details.
             Storage(_) => SqlState::IoError,

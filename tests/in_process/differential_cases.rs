@@ -1126,6 +1126,40 @@ async fn date_time_and_uuid_arrays_as_postgresql_has_them() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// TRUNCATE (it was refused): emptied at once outside a block, as the block's own
+/// deletes inside one (ROLLBACK brings the rows back), `RESTART IDENTITY` restarting the
+/// serial column's sequence, a list naming a table twice, a missing table 42P01.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncate_empties_tables_as_postgresql_does() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id SERIAL PRIMARY KEY, v TEXT)",
+        "CREATE TABLE u (id INTEGER PRIMARY KEY)",
+        "INSERT INTO t (v) VALUES ('a'), ('b'), ('c')",
+        "INSERT INTO u VALUES (1), (2)",
+        "TRUNCATE t",
+        "SELECT count(*) FROM t",
+        "INSERT INTO t (v) VALUES ('d') RETURNING id",
+        "TRUNCATE TABLE ONLY t, u RESTART IDENTITY CASCADE",
+        "SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM u)",
+        "INSERT INTO t (v) VALUES ('e') RETURNING id",
+        "BEGIN",
+        "TRUNCATE t",
+        "SELECT count(*) FROM t",
+        "ROLLBACK",
+        "SELECT * FROM t",
+        "BEGIN",
+        "TRUNCATE t",
+        "INSERT INTO t (v) VALUES ('f')",
+        "COMMIT",
+        "SELECT v FROM t",
+        "TRUNCATE nope",
+        "TRUNCATE t, t CONTINUE IDENTITY RESTRICT",
+        "SELECT count(*) FROM t",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// `generate_series` of integer literals is a series of integers named after the
 /// function, and `ARRAY[1, 2]` an `integer[]`, as PostgreSQL types them (both were
 /// bigints, which node-postgres returns as strings; the series' column was `value`);

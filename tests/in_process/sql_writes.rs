@@ -866,3 +866,54 @@ async fn ddl_in_a_block_rolls_back_with_it() {
     }
     assert!(gone, "the ended connection's table stayed");
 }
+
+/// TRUNCATE against other sessions: a block that wrote to a table truncated before its
+/// COMMIT fails with 40001 instead of committing rows under the table's old id, where
+/// no read would find them; a prepared INSERT from before the TRUNCATE writes to the
+/// table as it is now; RESTART IDENTITY in a block is refused, since a rollback could
+/// not undo it.
+#[tokio::test]
+async fn truncate_is_atomic_against_other_sessions() {
+    let server = TestServer::start().await;
+    let writer = server.connect().await;
+    let other = server.connect().await;
+    writer
+        .batch_execute(
+            "CREATE TABLE tc (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO tc VALUES (1, 'old')",
+        )
+        .await
+        .unwrap();
+    writer
+        .batch_execute("BEGIN; INSERT INTO tc VALUES (2, 'in the block')")
+        .await
+        .unwrap();
+    other.batch_execute("TRUNCATE tc").await.unwrap();
+    assert_eq!(code(writer.simple_query("COMMIT").await), "40001");
+    assert_eq!(
+        simple_rows(&other, "SELECT count(*) FROM tc").await,
+        vec![vec!["0"]]
+    );
+    let insert = writer
+        .prepare("INSERT INTO tc VALUES ($1, $2)")
+        .await
+        .unwrap();
+    other.batch_execute("TRUNCATE tc").await.unwrap();
+    assert_eq!(
+        writer.execute(&insert, &[&3i32, &"after"]).await.unwrap(),
+        1
+    );
+    assert_eq!(
+        simple_rows(&other, "SELECT id, v FROM tc").await,
+        vec![vec!["3", "after"]]
+    );
+    writer.batch_execute("BEGIN").await.unwrap();
+    assert_eq!(
+        code(writer.simple_query("TRUNCATE tc RESTART IDENTITY").await),
+        "0A000"
+    );
+    writer.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(
+        simple_rows(&other, "SELECT count(*) FROM tc").await,
+        vec![vec!["1"]]
+    );
+}
