@@ -311,16 +311,19 @@ impl Engine {
         self.delete_prefix(&codec::table_prefix(meta.id)).await
     }
 
-    /// Empties a table at once: it gets a new id, under which nothing is stored, in one
-    /// catalog write (so a crash leaves it either whole or empty), and the rows under
-    /// the old id are deleted after. Writes planned before it fail with
-    /// `TableReplaced` rather than land under the old id.
-    pub async fn truncate_table(&self, instance: &str, name: &str) -> EngineResult<()> {
+    /// Empties tables at once: they get new ids, under which nothing is stored, in one
+    /// catalog write (so a crash leaves them all whole or all empty), and the rows under
+    /// the old ids are deleted after. Writes planned before it fail with
+    /// `TableReplaced` rather than land under an old id.
+    pub async fn truncate_tables(&self, instance: &str, names: &[&str]) -> EngineResult<()> {
         let old = {
             let _exclusive = self.table_ids.write().await;
-            self.catalog.renumber_table(instance, name).await?
+            self.catalog.renumber_tables(instance, names).await?
         };
-        self.delete_prefix(&codec::table_prefix(old.id)).await
+        for table in old {
+            self.delete_prefix(&codec::table_prefix(table.id)).await?;
+        }
+        Ok(())
     }
 
     pub async fn create_sequence(

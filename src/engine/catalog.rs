@@ -718,15 +718,32 @@ impl Catalog {
         .map(|_| ())
     }
 
-    /// Gives a table a new id, keeping everything else, and returns it as it was; the
-    /// caller deletes the data under the old id.
-    pub async fn renumber_table(&self, instance: &str, name: &str) -> EngineResult<Arc<TableMeta>> {
+    /// Gives tables new ids in one catalog write, keeping everything else, and returns
+    /// them as they were; the caller deletes the data under the old ids.
+    pub async fn renumber_tables(
+        &self,
+        instance: &str,
+        names: &[&str],
+    ) -> EngineResult<Vec<Arc<TableMeta>>> {
         let _ddl = self.ddl.lock().await;
-        let old = self.table(instance, name)?;
+        let old = names
+            .iter()
+            .map(|name| self.table(instance, name))
+            .collect::<EngineResult<Vec<_>>>()?;
         let mut batch = WriteBatch::default();
-        let mut renumbered = (*old).clone();
-        renumbered.id = self.allocate_id(&mut batch);
-        self.store_table(renumbered, batch).await?;
+        let mut renumbered = Vec::with_capacity(old.len());
+        for table in &old {
+            let mut meta = (**table).clone();
+            meta.id = self.allocate_id(&mut batch);
+            batch.put(table_key(&meta.instance, &meta.name), to_json(&meta)?);
+            renumbered.push(Arc::new(meta));
+        }
+        self.backend.write(batch).await?;
+        let mut state = self.write();
+        let tables = state.tables.entry(instance.into()).or_default();
+        for meta in renumbered {
+            tables.insert(meta.name.clone(), meta);
+        }
         Ok(old)
     }
 

@@ -1,9 +1,10 @@
 //! `TRUNCATE [TABLE] [ONLY] t [, ...] [RESTART IDENTITY | CONTINUE IDENTITY] [CASCADE |
 //! RESTRICT]`.
 //!
-//! Outside a transaction block each table is emptied at once: the engine gives it a new
-//! id in one catalog write, so a crash leaves it whole or empty, never half, and deletes
-//! the old rows after (`Engine::truncate_table`). Inside a block the rows are deleted as
+//! Outside a transaction block the tables are emptied at once: the engine gives them new
+//! ids in one catalog write, so a crash leaves them all whole or all empty, never half,
+//! and deletes the old rows after (`Engine::truncate_tables`); sequences restart after
+//! that. Inside a block the rows are deleted as
 //! the block's own writes, so ROLLBACK brings them back and COMMIT applies them with
 //! the block, as PostgreSQL's TRUNCATE is transactional. `RESTART IDENTITY` restarts the
 //! sequences the tables' columns own (`SERIAL`, identity); a block cannot undo that, so
@@ -55,12 +56,11 @@ impl TruncatePlan {
         if state.transaction.is_some() {
             return self.delete_in_block(state).await;
         }
-        for table in &self.tables {
-            state
-                .engine
-                .truncate_table(&state.instance, &table.name)
-                .await?;
-        }
+        let names: Vec<&str> = self.tables.iter().map(|t| t.name.as_str()).collect();
+        state
+            .engine
+            .truncate_tables(&state.instance, &names)
+            .await?;
         if self.restart_identity {
             for table in &self.tables {
                 for sequence in state.engine.sequences(&state.instance) {
