@@ -59,9 +59,17 @@ pub fn format(at: NaiveDateTime, zone: Option<&ShownZone>, template: &str) -> St
     let mut out = String::with_capacity(template.len() + 8);
     let mut rest = template;
     let mut fill_mode = false;
+    let mut bare_names = false;
     while let Some(first) = rest.chars().next() {
         if starts_with_ignoring_case(rest, "FM") {
             fill_mode = true;
+            rest = &rest[2..];
+            continue;
+        }
+        // `TM` (translated names, which the C locale leaves as they are) drops a name's
+        // blank padding but not a number's zeros, as in PostgreSQL.
+        if starts_with_ignoring_case(rest, "TM") {
+            bare_names = true;
             rest = &rest[2..];
             continue;
         }
@@ -78,6 +86,7 @@ pub fn format(at: NaiveDateTime, zone: Option<&ShownZone>, template: &str) -> St
             out.push(first);
             rest = &rest[first.len_utf8()..];
             fill_mode = false;
+            bare_names = false;
             continue;
         };
         let written = &rest[..pattern.len()];
@@ -92,6 +101,7 @@ pub fn format(at: NaiveDateTime, zone: Option<&ShownZone>, template: &str) -> St
             at,
             zone,
             fill_mode,
+            bare_names,
             case: Case::of(written),
         };
         let number = field.write(pattern, &mut out);
@@ -104,6 +114,7 @@ pub fn format(at: NaiveDateTime, zone: Option<&ShownZone>, template: &str) -> St
             }
         }
         fill_mode = false;
+        bare_names = false;
     }
     out
 }
@@ -173,6 +184,8 @@ struct Field<'a> {
     at: NaiveDateTime,
     zone: Option<&'a ShownZone>,
     fill_mode: bool,
+    /// `TM`: names without their blank padding.
+    bare_names: bool,
     case: Case,
 }
 
@@ -315,10 +328,10 @@ impl Field<'_> {
         }
     }
 
-    /// A month or day name, blank-padded to `width` unless in fill mode.
+    /// A month or day name, blank-padded to `width` unless in fill mode or `TM`.
     fn padded_name(&self, name: &str, width: usize, out: &mut String) {
         let name = self.case.apply(name);
-        if self.fill_mode {
+        if self.fill_mode || self.bare_names {
             out.push_str(&name);
         } else {
             let _ = write!(out, "{name:<width$}");
@@ -376,6 +389,10 @@ mod tests {
             "Year 2024, 1, 09, 061, 2460371"
         );
         assert_eq!(format(t, None, "FMDDth FMMMth"), "1st 3rd");
+        assert_eq!(
+            format(t, None, "TMMonth|TMDay|TMMON|tmmonth|TMDD"),
+            "March|Friday|MAR|march|01"
+        );
     }
 
     #[test]

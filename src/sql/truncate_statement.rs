@@ -26,7 +26,9 @@ pub(super) struct TruncatePlan {
 
 impl TruncatePlan {
     pub(super) fn plan(state: &SessionState, truncate: &ast::Truncate) -> SqlResult<TruncatePlan> {
-        if truncate.partitions.is_some() || truncate.on_cluster.is_some() {
+        // sqlparser reads other dialects' IF EXISTS, partitions and ON CLUSTER here;
+        // PostgreSQL's grammar has none of them.
+        if truncate.if_exists || truncate.partitions.is_some() || truncate.on_cluster.is_some() {
             return Err(SqlError::syntax(
                 "TRUNCATE takes table names only in PostgreSQL's grammar",
             ));

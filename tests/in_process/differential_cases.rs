@@ -1153,6 +1153,7 @@ async fn truncate_empties_tables_as_postgresql_does() {
         "COMMIT",
         "SELECT v FROM t",
         "TRUNCATE nope",
+        "TRUNCATE TABLE IF EXISTS t",
         "TRUNCATE t, t CONTINUE IDENTITY RESTRICT",
         "SELECT count(*) FROM t",
     ]])
@@ -1197,6 +1198,7 @@ async fn date_and_time_functions_as_postgresql_has_them() {
         "SELECT to_char(d, 'Day Mon dy IYYY-IW WW D ID DDD J Q RM CC \"text\" Y,YYY YY Y'), \
          to_char(ts, 'SSSS FF3 US A.M. p.m. AD W hh mi') FROM ev WHERE id = 3",
         "SELECT id FROM ev WHERE to_char(at, 'YYYY') = '2024'",
+        "SELECT to_char(d, 'TMMonth|TMDay|TMMON|tmmonth|TMDD') FROM ev ORDER BY id",
         "SELECT id, at AT TIME ZONE 'America/New_York', at AT TIME ZONE 'europe/berlin', \
          at AT TIME ZONE '+02', at AT TIME ZONE 'EST', ts AT TIME ZONE 'Asia/Tokyo', \
          d AT TIME ZONE 'Asia/Kolkata' FROM ev ORDER BY id",

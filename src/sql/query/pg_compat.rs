@@ -124,20 +124,7 @@ pub fn output_names(query: &Query) -> Vec<String> {
 
 /// A call of the one-argument function `name`.
 pub(super) fn call(name: &str, arg: Expr) -> Expr {
-    Expr::Function(ast::Function {
-        name: plain(name),
-        uses_odbc_syntax: false,
-        parameters: FunctionArguments::None,
-        args: FunctionArguments::List(ast::FunctionArgumentList {
-            duplicate_treatment: None,
-            args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))],
-            clauses: Vec::new(),
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: Vec::new(),
-    })
+    super::sql_ast::function_call(name, vec![arg])
 }
 
 /// A `pg_catalog.`-qualified or PostgreSQL-internal type as a type DataFusion knows.

@@ -13,7 +13,7 @@
 //! The session's time zone is always UTC (`settings` refuses others), so a
 //! `timestamptz` is shown by `to_char` and taken apart by `age` in UTC.
 
-use super::sql_ast::{last, plain};
+use super::sql_ast::{function_call as call, last};
 use crate::sql::datetime::{self, TimeZone, MICROS_PER_DAY};
 use crate::sql::pg_to_char::{self, ShownZone};
 use crate::sql::sql_types::SqlError;
@@ -85,26 +85,6 @@ pub fn rewrite(query: &mut ast::Query) {
         }
         ControlFlow::<()>::Continue(())
     });
-}
-
-fn call(name: &str, args: Vec<Expr>) -> Expr {
-    Expr::Function(ast::Function {
-        name: plain(name),
-        uses_odbc_syntax: false,
-        parameters: FunctionArguments::None,
-        args: FunctionArguments::List(ast::FunctionArgumentList {
-            duplicate_treatment: None,
-            args: args
-                .into_iter()
-                .map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a)))
-                .collect(),
-            clauses: vec![],
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: vec![],
-    })
 }
 
 /// A call's arguments when all are plain positional expressions.

@@ -114,20 +114,7 @@ pub fn microsecond_timestamps(query: &mut Query) -> crate::sql::sql_types::SqlRe
 
 /// `pg_uuid_in(value)`: a cast to uuid.
 fn uuid_in(value: ast::Expr) -> ast::Expr {
-    ast::Expr::Function(ast::Function {
-        name: ast::ObjectName::from(vec![ast::Ident::new(UUID_IN)]),
-        uses_odbc_syntax: false,
-        parameters: ast::FunctionArguments::None,
-        args: ast::FunctionArguments::List(ast::FunctionArgumentList {
-            duplicate_treatment: None,
-            args: vec![ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(value))],
-            clauses: Vec::new(),
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: Vec::new(),
-    })
+    super::sql_ast::function_call(UUID_IN, vec![value])
 }
 
 /// Rewrites the text of a `timestamp '...'` / `timestamptz '...'` literal into the

@@ -26,6 +26,29 @@ pub(super) fn plain(name: &str) -> ObjectName {
     ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))])
 }
 
+/// A call of function `name` with positional arguments `args`.
+pub(super) fn function_call(name: &str, args: Vec<Expr>) -> Expr {
+    use sqlparser::ast::{Function, FunctionArg, FunctionArgExpr};
+    use sqlparser::ast::{FunctionArgumentList, FunctionArguments};
+    Expr::Function(Function {
+        name: plain(name),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: args
+                .into_iter()
+                .map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a)))
+                .collect(),
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
+}
+
 /// Parses one expression of pgwide's own making.
 pub(super) fn parse_expr(sql: &str) -> Option<Expr> {
     sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
