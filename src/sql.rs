@@ -34,6 +34,7 @@ mod sequence_values;
 mod session;
 mod session_commands;
 mod session_state;
+mod session_zone;
 mod settings;
 mod sql_error;
 pub mod sql_types;

@@ -3,7 +3,8 @@
 //! info), every type through PreparedStatement with setNull and setBytes, past the
 //! driver's prepareThreshold into named server-side statements and in
 //! preferQueryMode=simple, executeBatch, commit/rollback, SQLSTATEs and
-//! ResultSetMetaData with base tables (`tests/clients/java/Client.java` holds the checks).
+//! ResultSetMetaData with base tables (`tests/clients/java/Client.java` holds the checks),
+//! from a JVM in UTC and from one in New York.
 
 mod server_process;
 
@@ -14,6 +15,19 @@ const JAR: &str = "/usr/share/java/postgresql.jar";
 
 #[test]
 fn pgjdbc() {
+    run_client(&[]);
+}
+
+/// The same checks from a JVM in New York: the driver sends that zone at startup, and
+/// every timestamp it binds or reads goes through it.
+#[test]
+fn pgjdbc_in_another_time_zone() {
+    run_client(&["-Duser.timezone=America/New_York"]);
+}
+
+/// Compiles and runs `Client.java` against a fresh server, the JVM started with
+/// `jvm_options`.
+fn run_client(jvm_options: &[&str]) {
     assert!(
         std::path::Path::new(JAR).exists(),
         "{JAR} is missing: run scripts/test (it installs libpostgresql-jdbc-java)"
@@ -35,9 +49,11 @@ fn pgjdbc() {
         "CREATE TABLE quad (a TEXT, b BIGINT, c TEXT, d BIGINT, v TEXT, PRIMARY KEY (c, a, d, b))",
     ]);
     let classpath = format!("{}:{JAR}", classes.path().display());
-    let output = server.run("java", &["-cp", &classpath, "Client"], &clients_dir("java"));
+    let mut args: Vec<&str> = jvm_options.to_vec();
+    args.extend(["-cp", &classpath, "Client"]);
+    let output = server.run("java", &args, &clients_dir("java"));
     let stdout = assert_success("tests/clients/java/Client.java", &output);
     assert!(stdout.contains("ALL JDBC CHECKS PASSED"), "{stdout}");
     let checks = stdout.lines().filter(|l| l.starts_with("ok ")).count();
-    assert!(checks >= 368, "only {checks} checks ran:\n{stdout}");
+    assert!(checks >= 371, "only {checks} checks ran:\n{stdout}");
 }

@@ -303,7 +303,9 @@ fn put_array_binary(out: &mut BytesMut, items: &[Datum], element: SqlType) -> Sq
 /// date or time must have been made text by then: its text depends on its type.
 fn put_natural_text(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlResult<()> {
     match datum {
-        Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) => return Err(mismatch(datum, ty)),
+        Datum::Timestamp(_) | Datum::TimestampTz(_) | Datum::Date(_) | Datum::Uuid(_) => {
+            return Err(mismatch(datum, ty))
+        }
         Datum::Time(micros) => out.put_slice(pg_interval::format_time(*micros).as_bytes()),
         Datum::Interval(i) => out.put_slice(pg_interval::format(i).as_bytes()),
         Datum::Null => {}
@@ -395,10 +397,13 @@ fn as_numeric(datum: &Datum, ty: SqlType) -> SqlResult<Cow<'_, BigDecimal>> {
     }
 }
 
+/// A `timestamp` or `timestamptz` value of a column of that type: the kinds differ by
+/// the session's zone, so one is never sent as the other.
 fn as_timestamp(datum: &Datum, ty: SqlType) -> SqlResult<i64> {
-    match datum {
-        Datum::Timestamp(micros) => Ok(*micros),
-        other => Err(mismatch(other, ty)),
+    match (datum, ty) {
+        (Datum::Timestamp(micros), SqlType::Timestamp)
+        | (Datum::TimestampTz(micros), SqlType::TimestampTz) => Ok(*micros),
+        (other, _) => Err(mismatch(other, ty)),
     }
 }
 
@@ -447,6 +452,7 @@ fn mismatch(datum: &Datum, ty: SqlType) -> SqlError {
         Datum::Bytes(_) => "binary",
         Datum::Array(_) => "array",
         Datum::Timestamp(_) => "timestamp",
+        Datum::TimestampTz(_) => "timestamptz",
         Datum::Date(_) => "date",
         Datum::Uuid(_) => "uuid",
         Datum::Numeric(_) => "numeric",
@@ -652,13 +658,31 @@ mod tests {
         let mut out = BytesMut::new();
         put_text(
             &mut out,
-            &Datum::Timestamp(micros),
+            &Datum::TimestampTz(micros),
             SqlType::TimestampTz,
             &utc,
         )
         .unwrap();
         assert_eq!(&out[..], b"2000-01-02 00:00:01+00");
         out.clear();
+        let berlin = TimeZone::parse("Europe/Berlin").unwrap();
+        put_text(
+            &mut out,
+            &Datum::TimestampTz(micros),
+            SqlType::TimestampTz,
+            &berlin,
+        )
+        .unwrap();
+        assert_eq!(&out[..], b"2000-01-02 01:00:01+01");
+        out.clear();
+        // A timestamp is never sent as a timestamptz, nor the other way round.
+        let mixed = put_text(
+            &mut out,
+            &Datum::Timestamp(micros),
+            SqlType::TimestampTz,
+            &utc,
+        );
+        assert_eq!(mixed.unwrap_err().code(), "42804");
         put_text(
             &mut out,
             &Datum::Timestamp(micros),
@@ -669,7 +693,7 @@ mod tests {
         assert_eq!(&out[..], b"2000-01-02 00:00:01");
         out.clear();
         // Binary: microseconds and days since 2000-01-01.
-        put_binary(&mut out, &Datum::Timestamp(micros), SqlType::TimestampTz).unwrap();
+        put_binary(&mut out, &Datum::TimestampTz(micros), SqlType::TimestampTz).unwrap();
         assert_eq!(out.to_vec(), 86_401_000_000i64.to_be_bytes().to_vec());
         out.clear();
         put_binary(&mut out, &Datum::Date(10_958), SqlType::Date).unwrap();

@@ -59,12 +59,16 @@ fn decode_binary(raw: &[u8], ty: SqlType) -> Option<Datum> {
         }
         // `timestamp_recv`, `date_recv`: from 2000-01-01; ±infinity are the extremes.
         SqlType::Timestamp | SqlType::TimestampTz => {
-            Datum::Timestamp(match i64::from_be_bytes(raw.try_into().ok()?) {
+            let micros = match i64::from_be_bytes(raw.try_into().ok()?) {
                 infinite @ (datetime::TIMESTAMP_INFINITY | datetime::TIMESTAMP_MINUS_INFINITY) => {
                     infinite
                 }
                 micros => micros.checked_add(datetime::PG_EPOCH_MICROS)?,
-            })
+            };
+            match ty {
+                SqlType::TimestampTz => Datum::TimestampTz(micros),
+                _ => Datum::Timestamp(micros),
+            }
         }
         SqlType::Uuid => Datum::Uuid(raw.try_into().ok()?),
         SqlType::Time => Datum::Time(i64::from_be_bytes(raw.try_into().ok()?)),
@@ -184,7 +188,7 @@ fn decode_text(raw: &[u8], ty: SqlType, zone: &TimeZone) -> SqlResult<Datum> {
         }
         SqlType::Text => Datum::Text(text.to_owned()),
         SqlType::Timestamp => Datum::Timestamp(datetime::parse_timestamp(text, None)?),
-        SqlType::TimestampTz => Datum::Timestamp(datetime::parse_timestamp(text, Some(zone))?),
+        SqlType::TimestampTz => Datum::TimestampTz(datetime::parse_timestamp(text, Some(zone))?),
         SqlType::Date => Datum::Date(datetime::parse_date(text)?),
         SqlType::Uuid => Datum::Uuid(crate::sql::parse_uuid(text)?),
         SqlType::Numeric(_) => Datum::Numeric(crate::sql::pg_numeric::parse(text)?),

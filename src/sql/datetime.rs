@@ -13,6 +13,7 @@ use chrono::{
     DateTime, Datelike, FixedOffset, LocalResult, NaiveDate, NaiveDateTime, NaiveTime, Offset,
     TimeZone as _, Timelike, Utc,
 };
+use chrono_tz::OffsetName as _;
 use std::fmt::Write as _;
 
 /// Microseconds in a day.
@@ -33,7 +34,27 @@ pub const DATE_MINUS_INFINITY: i32 = i32::MIN;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeZone {
     Named(chrono_tz::Tz),
-    Fixed(FixedOffset),
+    Fixed(FixedOffset, FixedName),
+}
+
+/// What a fixed-offset zone is called where a time shows its zone's abbreviation
+/// (`to_char`'s `TZ`), as PostgreSQL calls a POSIX zone by its name part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixedName {
+    /// A bare offset (`+05:30`) or an abbreviation `AT TIME ZONE` names: nothing.
+    Bare,
+    /// `UTC+3`: `UTC`.
+    Utc,
+    /// `GMT-2`: `GMT`.
+    Gmt,
+    /// `<-05>+05`, as `SET TIME ZONE -5` names it: its offset, `-05`.
+    Offset,
+}
+
+impl TimeZone {
+    fn fixed(east: i32, name: FixedName) -> Option<TimeZone> {
+        FixedOffset::east_opt(east).map(|offset| TimeZone::Fixed(offset, name))
+    }
 }
 
 impl Default for TimeZone {
@@ -44,8 +65,8 @@ impl Default for TimeZone {
 
 impl TimeZone {
     /// The zone a `TimeZone` setting names: an IANA name (any case), `UTC`/`GMT`/`Z`, or
-    /// a POSIX-style `UTC+3`/`GMT-05:30` (whose sign, as in POSIX and PostgreSQL, is
-    /// west of Greenwich: `UTC+3` is three hours behind UTC).
+    /// a POSIX-style `UTC+3`/`GMT-05:30`/`+05:30` (whose sign, as in POSIX and
+    /// PostgreSQL, is west of Greenwich: `UTC+3` is three hours behind UTC).
     pub fn parse(name: &str) -> Option<TimeZone> {
         let name = name.trim();
         if name.eq_ignore_ascii_case("z") || name.eq_ignore_ascii_case("zulu") {
@@ -54,12 +75,23 @@ impl TimeZone {
         if let Ok(zone) = chrono_tz::Tz::from_str_insensitive(name) {
             return Some(TimeZone::Named(zone));
         }
+        // `<-05>+05`, as PostgreSQL shows a zone set by its offset.
+        if let Some((_, west)) = name.strip_prefix('<').and_then(|rest| rest.split_once('>')) {
+            return TimeZone::fixed(-parse_offset(west)?, FixedName::Offset);
+        }
         let upper = name.to_ascii_uppercase();
-        let offset = upper
-            .strip_prefix("UTC")
-            .or_else(|| upper.strip_prefix("GMT"))?;
-        let east = parse_offset(offset)?;
-        FixedOffset::east_opt(-east).map(TimeZone::Fixed)
+        let (offset, fixed_name) = match (upper.strip_prefix("UTC"), upper.strip_prefix("GMT")) {
+            (Some(offset), _) => (offset, FixedName::Utc),
+            (_, Some(offset)) => (offset, FixedName::Gmt),
+            _ => (upper.as_str(), FixedName::Bare),
+        };
+        TimeZone::fixed(-parse_offset(offset)?, fixed_name)
+    }
+
+    /// A zone `east` seconds ahead of UTC by the name PostgreSQL gives it
+    /// (`SET TIME ZONE -5` is `<-05>+05`), which `parse` reads back.
+    pub fn offset_name(east: i32) -> String {
+        format!("<{}>{}", offset_text(east), offset_text(-east))
     }
 
     /// The zone `AT TIME ZONE` names: an abbreviation PostgreSQL knows by default
@@ -71,12 +103,9 @@ impl TimeZone {
             .iter()
             .find(|(abbreviation, _)| abbreviation.eq_ignore_ascii_case(name))
         {
-            return FixedOffset::east_opt(*east).map(TimeZone::Fixed);
+            return TimeZone::fixed(*east, FixedName::Bare);
         }
-        TimeZone::parse(name).or_else(|| {
-            let east = parse_offset(name)?;
-            FixedOffset::east_opt(-east).map(TimeZone::Fixed)
-        })
+        TimeZone::parse(name).or_else(|| TimeZone::fixed(-parse_offset(name)?, FixedName::Bare))
     }
 
     /// Whether the zone is UTC under another name (`Etc/UTC`, `GMT`, `Zulu`, `UTC+0`):
@@ -104,8 +133,26 @@ impl TimeZone {
             TimeZone::Named(zone) => {
                 UTC_NAMES.contains(&zone.name()) || matches!(zone.name(), "Zulu" | "Etc/Zulu")
             }
-            TimeZone::Fixed(offset) => offset.local_minus_utc() == 0,
+            TimeZone::Fixed(offset, _) => offset.local_minus_utc() == 0,
         }
+    }
+
+    /// The offset east of UTC, in seconds, and the abbreviation (`CEST`, `+0530`) a
+    /// `timestamptz` of `micros` is shown with, as `to_char`'s `OF` and `TZ` show it.
+    pub fn shown_at(&self, micros: i64) -> SqlResult<(i32, String)> {
+        let at = naive(micros)?;
+        let east = self.offset_at(at);
+        let abbreviation = match self {
+            TimeZone::Named(zone) => zone
+                .offset_from_utc_datetime(&at)
+                .abbreviation()
+                .map_or_else(|| offset_text(east), str::to_string),
+            TimeZone::Fixed(_, FixedName::Bare) => String::new(),
+            TimeZone::Fixed(_, FixedName::Utc) => "UTC".into(),
+            TimeZone::Fixed(_, FixedName::Gmt) => "GMT".into(),
+            TimeZone::Fixed(_, FixedName::Offset) => offset_text(east),
+        };
+        Ok((east, abbreviation))
     }
 
     /// The offset east of UTC, in seconds, at the UTC instant `at`.
@@ -114,7 +161,7 @@ impl TimeZone {
             // The session's usual zone, without a look-up per value shown.
             TimeZone::Named(chrono_tz::UTC) => 0,
             TimeZone::Named(zone) => zone.offset_from_utc_datetime(&at).fix().local_minus_utc(),
-            TimeZone::Fixed(offset) => offset.local_minus_utc(),
+            TimeZone::Fixed(offset, _) => offset.local_minus_utc(),
         }
     }
 
@@ -181,6 +228,16 @@ const ZONE_ABBREVIATIONS: &[(&str, i32)] = &[
 ];
 
 /// `+3`, `-05`, `+0530`, `+05:30`, `-05:30:15`: seconds east of UTC.
+/// An offset east of UTC as PostgreSQL names a zone by it: `+05`, `-05:30`.
+fn offset_text(east: i32) -> String {
+    let sign = if east < 0 { '-' } else { '+' };
+    let (hours, minutes) = (east.abs() / 3600, east.abs() % 3600 / 60);
+    match minutes {
+        0 => format!("{sign}{hours:02}"),
+        _ => format!("{sign}{hours:02}:{minutes:02}"),
+    }
+}
+
 fn parse_offset(text: &str) -> Option<i32> {
     let (sign, rest) = match text.as_bytes().first()? {
         b'+' => (1, &text[1..]),
@@ -467,6 +524,38 @@ pub fn from_local(micros: i64, zone: &TimeZone) -> SqlResult<i64> {
     }
     let local = naive(micros)?;
     micros_of(local - chrono::Duration::seconds(i64::from(zone.offset_of_local(local))))
+}
+
+/// `from_local`, except that a wall-clock time the zone repeats is read with the
+/// offset in force at the instant `near` when it is one of the two, as PostgreSQL's
+/// `date_trunc` keeps a time's own offset.
+pub fn from_local_near(micros: i64, zone: &TimeZone, near: i64) -> SqlResult<i64> {
+    let (TimeZone::Named(named), Ok(local), Ok(near)) = (zone, naive(micros), naive(near)) else {
+        return from_local(micros, zone);
+    };
+    if let LocalResult::Ambiguous(earlier, later) = named.offset_from_local_datetime(&local) {
+        let near_offset = zone.offset_at(near);
+        for offset in [earlier, later] {
+            let east = offset.fix().local_minus_utc();
+            if east == near_offset {
+                return micros_of(local - chrono::Duration::seconds(i64::from(east)));
+            }
+        }
+    }
+    from_local(micros, zone)
+}
+
+/// A wall-clock `timestamp` `months` later (earlier if negative), on the same day of
+/// the month or, past the end of a shorter month, its last day, as PostgreSQL adds
+/// months.
+pub fn add_months(micros: i64, months: i32) -> SqlResult<i64> {
+    let at = naive(micros)?;
+    let moved = if months >= 0 {
+        at.checked_add_months(chrono::Months::new(months.unsigned_abs()))
+    } else {
+        at.checked_sub_months(chrono::Months::new(months.unsigned_abs()))
+    };
+    micros_of(moved.ok_or_else(timestamp_out_of_range)?)
 }
 
 fn naive(micros: i64) -> SqlResult<NaiveDateTime> {

@@ -822,14 +822,7 @@ async fn insert_rows(
                     if *value == Datum::Null {
                         continue;
                     }
-                    let own_kind = matches!(
-                        value,
-                        Datum::Timestamp(_)
-                            | Datum::Date(_)
-                            | Datum::Uuid(_)
-                            | Datum::Time(_)
-                            | Datum::Interval(_)
-                    );
+                    let own_kind = value.is_own_kind();
                     let value = match ty {
                         // Converted in place: only a date, time or uuid needs its copy.
                         Some(ty) if !(ty.is_distinct_kind() || own_kind) => {

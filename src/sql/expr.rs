@@ -91,10 +91,8 @@ pub enum Function {
     Length,
     /// A `real`'s text form (`0.1`, not the double it is held in, `0.10000000149011612`).
     RealText,
-    /// The text of a `timestamptz` (`2024-03-01 10:00:00+00`); any other date, time or
-    /// uuid's text is its value's alone.
-    ZonedText,
-    /// The text of a `timestamp`, `date` or `uuid`.
+    /// The text of a `timestamp`, `timestamptz` (in the session's zone), `date` or
+    /// `uuid`.
     OwnKindText,
 }
 
@@ -371,15 +369,10 @@ fn compile_unfolded(
             if let (Scalar::Column(_), Some(source)) = (&inner, source) {
                 refuse_uncastable(source, ty)?;
             }
-            // A date, time or uuid column's text: a timestamptz's says its zone, which
-            // the value alone does not (`Datum::Timestamp` is both kinds).
+            // A date, time or uuid column's text.
             if let (Scalar::Column(_), Some(source), SqlType::Text) = (&inner, source, ty) {
                 if source.is_distinct_kind() {
-                    let f = match source {
-                        SqlType::TimestampTz => Function::ZonedText,
-                        _ => Function::OwnKindText,
-                    };
-                    return Ok(Scalar::Function(f, vec![inner]));
+                    return Ok(Scalar::Function(Function::OwnKindText, vec![inner]));
                 }
             }
             // Any other cast to or from one computed per row is DataFusion's.
@@ -673,7 +666,7 @@ enum Family {
 /// The family of a compiled operand of type `ty` (or, for a constant, of its value).
 fn family(scalar: &Scalar, ty: Option<SqlType>) -> Option<Family> {
     let of_value = |d: &Datum| match d {
-        Datum::Timestamp(_) | Datum::Date(_) => Some(Family::Time),
+        Datum::Timestamp(_) | Datum::TimestampTz(_) | Datum::Date(_) => Some(Family::Time),
         Datum::Uuid(_) => Some(Family::Uuid),
         Datum::Numeric(_) => Some(Family::Numeric),
         Datum::Time(_) => Some(Family::Clock),
@@ -794,7 +787,7 @@ fn facing(other: Option<SqlType>, side: Scalar, side_type: Option<SqlType>) -> S
         Scalar::Const(Datum::Int(i)) if matches!(other, SqlType::Numeric(_)) => {
             Scalar::Const(Datum::Numeric(i.into()))
         }
-        side => side,
+        side => time_facing(other, side, side_type)?,
     };
     let same_family =
         family(&side, side_type).is_some() && family(&side, side_type) == type_family(other);
@@ -802,6 +795,43 @@ fn facing(other: Option<SqlType>, side: Scalar, side_type: Option<SqlType>) -> S
         return Ok(side);
     }
     Err(temporal_operand())
+}
+
+/// A date or time constant or parameter compared with a date or time of type `other`,
+/// of another kind: made `other`'s type where PostgreSQL would convert it so (a date to a
+/// timestamp, a timestamp to a timestamptz in the session's zone); where PostgreSQL
+/// would convert the other side instead, to a timestamptz, DataFusion's turn.
+fn time_facing(other: SqlType, side: Scalar, side_type: Option<SqlType>) -> SqlResult<Scalar> {
+    let rank = |ty: SqlType| match ty {
+        SqlType::Date => Some(0),
+        SqlType::Timestamp => Some(1),
+        SqlType::TimestampTz => Some(2),
+        _ => None,
+    };
+    // A parameter the client typed: converted as it is bound.
+    if let (Scalar::Param(_), Some(own)) = (&side, side_type) {
+        return match (rank(own), rank(other)) {
+            (Some(a), Some(b)) if a < b => Ok(Scalar::Cast(Box::new(side), other)),
+            (Some(2), Some(b)) if b < 2 => Err(temporal_operand()),
+            _ => Ok(side),
+        };
+    }
+    let constant = match &side {
+        Scalar::Const(d) => Some(d),
+        Scalar::Cast(inner, _) => match inner.as_ref() {
+            Scalar::Const(d) => Some(d),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some((datum, own)) = constant.and_then(|d| datum_type(d).map(|ty| (d, ty))) else {
+        return Ok(side);
+    };
+    match (rank(own), rank(other)) {
+        (Some(a), Some(b)) if a < b => Ok(typed_constant(cast(datum.clone(), other)?, other)),
+        (Some(2), Some(b)) if b < 2 => Err(temporal_operand()),
+        _ => Ok(side),
+    }
 }
 
 /// The type of integer arithmetic over operands of these types when narrower than
@@ -883,8 +913,8 @@ fn datum_type(d: &Datum) -> Option<SqlType> {
         Datum::Float(_) => Some(SqlType::Float8),
         Datum::Text(_) => Some(SqlType::Text),
         Datum::Bytes(_) => Some(SqlType::Bytea),
-        // Which of timestamp and timestamptz a value is, the context says.
-        Datum::Timestamp(_) => None,
+        Datum::Timestamp(_) => Some(SqlType::Timestamp),
+        Datum::TimestampTz(_) => Some(SqlType::TimestampTz),
         Datum::Date(_) => Some(SqlType::Date),
         Datum::Uuid(_) => Some(SqlType::Uuid),
         Datum::Time(_) => Some(SqlType::Time),
@@ -1189,10 +1219,6 @@ fn call(f: Function, mut args: Vec<Datum>) -> SqlResult<Datum> {
     if let (Function::RealText, Some(Datum::Float(value))) = (f, args.first()) {
         return Ok(Datum::Text((*value as f32).to_string()));
     }
-    if let (Function::ZonedText, Some(Datum::Timestamp(micros))) = (f, args.first()) {
-        let utc = super::datetime::TimeZone::default();
-        return super::datetime::format_timestamp(*micros, Some(&utc)).map(Datum::Text);
-    }
     let text = |d: Datum| match d {
         Datum::Bytes(b) if f == Function::Md5 => b,
         other => as_text(other).into_bytes(),
@@ -1205,11 +1231,8 @@ fn call(f: Function, mut args: Vec<Datum>) -> SqlResult<Datum> {
         Function::Length => Datum::Int(String::from_utf8_lossy(&first).chars().count() as i64),
         // A value that is not a double (NULL is handled before `call`).
         Function::RealText => Datum::Text(String::from_utf8_lossy(&first).into_owned()),
-        // A timestamp, date or uuid (or, for ZonedText, a value that is not a
-        // timestamp): `as_text` writes each without a zone.
-        Function::ZonedText | Function::OwnKindText => {
-            Datum::Text(String::from_utf8_lossy(&first).into_owned())
-        }
+        // A timestamp, date or uuid: `as_text` writes each as PostgreSQL does.
+        Function::OwnKindText => Datum::Text(String::from_utf8_lossy(&first).into_owned()),
         Function::Lpad => {
             let s: Vec<char> = String::from_utf8_lossy(&first).chars().collect();
             let width = int_arg(&args[0])?.max(0) as usize;
@@ -1294,6 +1317,10 @@ fn as_text(d: Datum) -> String {
         // (`compile_operand`); these are only for completeness.
         Datum::Timestamp(micros) => {
             super::datetime::format_timestamp(micros, None).unwrap_or_default()
+        }
+        Datum::TimestampTz(micros) => {
+            let zone = super::session_zone::current();
+            super::datetime::format_timestamp(micros, Some(&zone)).unwrap_or_default()
         }
         Datum::Date(days) => super::datetime::format_date(days).unwrap_or_default(),
         Datum::Uuid(bytes) => super::pg_uuid::format(&bytes),

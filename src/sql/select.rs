@@ -289,8 +289,8 @@ pub fn static_type(s: &Scalar, params: &Params) -> SqlType {
         Scalar::Const(Datum::Uuid(_)) => SqlType::Uuid,
         Scalar::Const(Datum::Numeric(_)) => SqlType::Numeric(None),
         Scalar::Const(Datum::Date(_)) => SqlType::Date,
-        // A timestamp constant is typed by the Cast it is kept under (`typed_constant`).
-        Scalar::Const(Datum::Timestamp(_)) => SqlType::TimestampTz,
+        Scalar::Const(Datum::Timestamp(_)) => SqlType::Timestamp,
+        Scalar::Const(Datum::TimestampTz(_)) => SqlType::TimestampTz,
         Scalar::Const(_) | Scalar::Concat(..) => SqlType::Text,
         Scalar::Function(super::expr::Function::Length, _) => SqlType::Int4,
         Scalar::Function(..) => SqlType::Text,

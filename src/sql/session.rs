@@ -5,6 +5,7 @@
 
 use super::copy_statement::{Copies, CopyCommand};
 use super::cursor_statements::{CursorPlan, Cursors};
+use super::datetime::TimeZone;
 use super::expr::Params;
 use super::notices::Notice;
 use super::plan_cache::{self, Lookup, PlanCache, Template};
@@ -13,6 +14,7 @@ use super::role_statements::RoleStatements;
 use super::schema_statements::{SchemaChange, SchemaChanges};
 use super::session_commands::{SessionCommand, SessionCommands};
 use super::session_state::SessionState;
+use super::session_zone;
 use super::settings::Settings;
 use super::sql_types::{
     Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult, TransactionStatus,
@@ -127,32 +129,45 @@ struct CachedRun {
 }
 
 /// A prepared statement's plan, as the server keeps it between Parse and Execute, with
-/// the catalog version it was planned at. A plan holds the tables it reads and writes
-/// as they were: after DDL (a table dropped and created again, altered, truncated) it
-/// is planned again from the statement's text before it runs, as PostgreSQL replans a
-/// cached plan, so an INSERT never writes to a table that is gone.
-pub struct StatementPlan(std::sync::Mutex<(u64, Arc<Plan>)>);
+/// what it was planned for. A plan holds the tables it reads and writes as they were:
+/// after DDL (a table dropped and created again, altered, truncated) it is planned
+/// again from the statement's text before it runs, as PostgreSQL replans a cached
+/// plan, so an INSERT never writes to a table that is gone. So it is after a change of
+/// the session's `TimeZone`, which constants such as `timestamptz '2024-01-01'` were
+/// read in.
+pub struct StatementPlan(std::sync::Mutex<(PlannedFor, Arc<Plan>)>);
+
+/// The catalog version and session zone a plan was made for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PlannedFor {
+    catalog_version: u64,
+    zone: TimeZone,
+}
 
 impl StatementPlan {
-    fn new(version: u64, plan: Plan) -> Self {
-        StatementPlan(std::sync::Mutex::new((version, Arc::new(plan))))
+    fn new(planned_for: PlannedFor, plan: Plan) -> Self {
+        StatementPlan(std::sync::Mutex::new((planned_for, Arc::new(plan))))
     }
 
-    /// The plan and the catalog version it was made at.
-    fn current(&self) -> (u64, Arc<Plan>) {
+    /// The plan and what it was made for.
+    fn current(&self) -> (PlannedFor, Arc<Plan>) {
         let guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
         (guard.0, Arc::clone(&guard.1))
     }
 
-    fn replace(&self, version: u64, plan: Arc<Plan>) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = (version, plan);
+    fn replace(&self, planned_for: PlannedFor, plan: Arc<Plan>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = (planned_for, plan);
     }
 }
 
 impl Default for StatementPlan {
     /// The plan of an empty query string.
     fn default() -> Self {
-        StatementPlan::new(0, Plan::Empty)
+        let planned_for = PlannedFor {
+            catalog_version: 0,
+            zone: TimeZone::default(),
+        };
+        StatementPlan::new(planned_for, Plan::Empty)
     }
 }
 
@@ -168,6 +183,8 @@ enum Parsed {
 pub struct Session {
     state: SessionState,
     plan_cache: PlanCache<Plan>,
+    /// The session zone the cached template plans were made in.
+    plan_cache_zone: TimeZone,
     /// The template of the statement `parse_simple` just parsed, for `run_simple` to
     /// cache its plan; only set when the query string held that one statement.
     pending_template: Option<Template>,
@@ -187,6 +204,7 @@ impl Session {
         Session {
             state: SessionState::new(engine, instance, user, settings),
             plan_cache: PlanCache::default(),
+            plan_cache_zone: TimeZone::default(),
             pending_template: None,
         }
     }
@@ -215,8 +233,19 @@ impl Session {
         Ok(self)
     }
 
+    /// Plans a statement in the session's zone (`session_zone`).
     fn plan(&self, statement: Box<Statement>, params: &mut Params) -> SqlResult<Plan> {
-        route(&self.state, statement, params)
+        session_zone::sync_scope(self.state.settings.time_zone(), || {
+            route(&self.state, statement, params)
+        })
+    }
+
+    /// What a plan made now is made for.
+    fn planned_for(&self) -> PlannedFor {
+        PlannedFor {
+            catalog_version: self.state.engine.catalog_version(),
+            zone: self.state.settings.time_zone(),
+        }
     }
 
     /// Runs a plan, tracking the transaction: an error inside one marks it failed.
@@ -230,29 +259,35 @@ impl Session {
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
+        let zone = self.state.settings.time_zone();
         let state = &mut self.state;
-        let result = with_handler!(plan, H, p => {
-            match H::authorize(state, p) {
-                Ok(()) => H::execute(state, p, params).await,
-                Err(e) => Err(e),
-            }
-        }, empty => Ok(StatementResult::command("")));
+        let result = session_zone::scope(zone, async {
+            with_handler!(plan, H, p => {
+                match H::authorize(state, p) {
+                    Ok(()) => H::execute(state, p, params).await,
+                    Err(e) => Err(e),
+                }
+            }, empty => Ok(StatementResult::command("")))
+        })
+        .await
+        .map(|result| session_zone::in_zone(zone, result));
         if result.is_err() {
             self.state.fail_transaction();
         }
         result
     }
 
-    /// A prepared statement's plan for the catalog as it is now: planned again from its
-    /// text after any DDL since it was planned. A result whose columns would differ is
-    /// 0A000, PostgreSQL's "cached plan must not change result type".
+    /// A prepared statement's plan for the catalog and zone as they are now: planned
+    /// again from its text after any DDL or change of zone since it was planned. A
+    /// result whose columns would differ is 0A000, PostgreSQL's "cached plan must not
+    /// change result type".
     fn current_plan(
         &mut self,
         statement: &PreparedStatement<StatementPlan>,
     ) -> SqlResult<Arc<Plan>> {
-        let (planned_at, plan) = statement.plan.current();
-        let version = self.state.engine.catalog_version();
-        if planned_at == version || matches!(*plan, Plan::Empty) {
+        let (planned, plan) = statement.plan.current();
+        let now = self.planned_for();
+        if planned == now || matches!(*plan, Plan::Empty) {
             return Ok(plan);
         }
         let mut statements = parse(&statement.sql)?;
@@ -276,7 +311,7 @@ impl Session {
             ));
         }
         let replanned = Arc::new(replanned);
-        statement.plan.replace(version, Arc::clone(&replanned));
+        statement.plan.replace(now, Arc::clone(&replanned));
         Ok(replanned)
     }
 
@@ -326,11 +361,20 @@ impl SqlSession for Session {
     fn parse_simple(&mut self, sql: &str) -> SqlResult<Vec<ParsedStatement<ParsedSql>>> {
         self.state.finish_query();
         self.pending_template = None;
+        let zone = self.state.settings.time_zone();
+        if zone != self.plan_cache_zone {
+            self.plan_cache = PlanCache::default();
+            self.plan_cache_zone = zone;
+        }
         let template = plan_cache::templatize(sql);
         if let Some(template) = &template {
             let version = self.state.engine.catalog_version();
             if let Lookup::Hit(cached) = self.plan_cache.lookup(&template.key, version) {
-                if let Some(params) = plan_cache::bind(&template.literals, &cached.param_types) {
+                let literals = &template.literals;
+                let bound = session_zone::sync_scope(zone, || {
+                    plan_cache::bind(literals, &cached.param_types)
+                });
+                if let Some(params) = bound {
                     let run = CachedRun {
                         plan: Arc::clone(&cached.plan),
                         params,
@@ -385,7 +429,7 @@ impl SqlSession for Session {
     ) -> SqlResult<Arc<PreparedStatement<StatementPlan>>> {
         self.state.finish_query();
         // Read before planning: a change made while planning makes the plan stale.
-        let version = self.state.engine.catalog_version();
+        let planned_for = self.planned_for();
         let mut statements = parse(sql)?;
         if statements.len() > 1 {
             return Err(SqlError::syntax(
@@ -405,7 +449,7 @@ impl SqlSession for Session {
             sql: sql.to_string(),
             param_types: params.finish(),
             columns,
-            plan: StatementPlan::new(version, plan),
+            plan: StatementPlan::new(planned_for, plan),
         }))
     }
 

@@ -1,5 +1,6 @@
 //! Statements about the session itself: SET, RESET, SHOW, DISCARD ALL and DEALLOCATE.
 
+use super::datetime;
 use super::expr::{fold, Params};
 use super::session_state::SessionState;
 use super::settings::{display_name, parse_as_of, transaction_mode};
@@ -131,10 +132,12 @@ fn text_columns(names: &[&str]) -> Arc<Vec<OutputColumn>> {
     Arc::new(columns.collect())
 }
 
+/// SHOW's rows, tagged `SHOW` as PostgreSQL tags them (not `SELECT n`).
 fn rows(columns: Arc<Vec<OutputColumn>>, rows: Vec<Vec<Datum>>) -> StatementResult {
-    StatementResult::Query {
+    StatementResult::Returning {
         columns,
         rows: stream::iter(rows.into_iter().map(Ok)).boxed(),
+        tag: "SHOW".into(),
     }
 }
 
@@ -176,7 +179,7 @@ fn set_statement(state: &mut SessionState, set: &ast::Set) -> SqlResult<()> {
             }
         }
         ast::Set::SetTimeZone { value, .. } => {
-            let zone = setting_value(std::slice::from_ref(value));
+            let zone = time_zone_value(value)?;
             // `SET TIME ZONE LOCAL` and `DEFAULT` return to the default zone.
             if zone.eq_ignore_ascii_case("local") || zone.eq_ignore_ascii_case("default") {
                 state.settings.reset("timezone")?
@@ -215,6 +218,56 @@ fn set_statement(state: &mut SessionState, set: &ast::Set) -> SqlResult<()> {
 }
 
 /// A SET value as PostgreSQL stores it.
+/// The zone `SET TIME ZONE` names: a name, or hours east of UTC as a number or an
+/// interval (`-5`, `INTERVAL '+05:30' HOUR TO MINUTE`), which PostgreSQL names by the
+/// offset (`<-05>+05`).
+fn time_zone_value(value: &ast::Expr) -> SqlResult<String> {
+    let invalid = || {
+        SqlError::new(
+            SqlState::InvalidParameterValue,
+            format!("invalid value for parameter \"TimeZone\": \"{value}\""),
+        )
+    };
+    let east_seconds = match value {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse::<f64>().ok().map(|hours| hours * 3600.0),
+            _ => None,
+        },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match expr.as_ref() {
+            ast::Expr::Value(v) => match &v.value {
+                ast::Value::Number(n, _) => n.parse::<f64>().ok().map(|hours| -hours * 3600.0),
+                _ => return Err(invalid()),
+            },
+            _ => return Err(invalid()),
+        },
+        ast::Expr::Interval(interval) => {
+            let text = match interval.value.as_ref() {
+                ast::Expr::Value(v) => match &v.value {
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    _ => return Err(invalid()),
+                },
+                _ => return Err(invalid()),
+            };
+            let parsed = super::pg_interval::parse(&text).map_err(|_| invalid())?;
+            if parsed.months != 0 || parsed.days != 0 {
+                return Err(invalid());
+            }
+            Some(parsed.micros as f64 / 1e6)
+        }
+        _ => None,
+    };
+    match east_seconds {
+        None => Ok(setting_value(std::slice::from_ref(value))),
+        Some(east) if east.abs() < 15.0 * 3600.0 + 59.0 * 60.0 => {
+            Ok(datetime::TimeZone::offset_name(east.round() as i32))
+        }
+        Some(_) => Err(invalid()),
+    }
+}
+
 fn setting_value(values: &[ast::Expr]) -> String {
     values
         .iter()

@@ -112,25 +112,40 @@ impl Settings {
     /// a malformed timeout is ignored too, leaving the default).
     pub fn startup(&mut self, name: &str, value: &str) {
         let name = name.to_lowercase();
+        if name == "options" {
+            for (name, value) in command_line_options(value) {
+                self.startup(&name, &value);
+            }
+            return;
+        }
         if self.values.contains_key(&name) {
             let value = if TIMEOUTS.contains(&name.as_str()) {
                 match parse_timeout(&name, value) {
                     Ok(ms) => show_ms(ms),
                     Err(_) => return,
                 }
-            } else if name == "timezone" && !TimeZone::parse(value).is_some_and(|z| z.is_utc()) {
-                // Reported back as UTC, the zone the session's values are shown in.
-                tracing::warn!(
-                    value,
-                    "TimeZone in the startup packet is not UTC; keeping UTC"
-                );
-                return;
+            } else if name == "timezone" {
+                match TimeZone::parse(value) {
+                    Some(zone) => zone_setting(value, zone),
+                    // PostgreSQL refuses the connection; pgwide keeps its default and
+                    // reports it, so the client sees the zone values are shown in.
+                    None => {
+                        tracing::warn!(value, "unknown TimeZone in the startup packet");
+                        return;
+                    }
+                }
             } else {
                 value.to_string()
             };
             self.from_startup.insert(name.clone());
             // As in PostgreSQL, a startup option is also what RESET returns to.
             self.defaults.insert(name.clone(), value.clone());
+            // Reported after the server's own values (`TimeZone` is `UTC` there); the
+            // client's encoding as the server speaks it (psql sends `auto`).
+            if REPORTED.contains(&name.as_str()) && name != "client_encoding" {
+                self.changes
+                    .push((display_name(&name).to_string(), value.clone()));
+            }
             self.values.insert(name.clone(), value);
             self.value_changed(&name);
         }
@@ -356,24 +371,13 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
     }
     check_transaction_mode(name, value)?;
     if name == "timezone" {
-        match TimeZone::parse(value) {
-            None => {
-                return Err(SqlError::new(
-                    SqlState::InvalidParameterValue,
-                    format!("invalid value for parameter \"TimeZone\": \"{value}\""),
-                ))
-            }
-            // Reading and showing timestamptz values in another zone, and converting
-            // between timestamp and timestamptz in it, is not done yet: refused rather
-            // than accepted and ignored.
-            Some(zone) if !zone.is_utc() => {
-                return Err(SqlError::unsupported(format!(
-                    "time zone \"{value}\" is not supported yet: pgwide reads and shows \
-                     timestamptz values in UTC only"
-                )))
-            }
-            Some(_) => {}
-        }
+        return match TimeZone::parse(value) {
+            None => Err(SqlError::new(
+                SqlState::InvalidParameterValue,
+                format!("invalid value for parameter \"TimeZone\": \"{value}\""),
+            )),
+            Some(zone) => Ok(zone_setting(value, zone)),
+        };
     }
     if name == "client_encoding"
         && !matches!(
@@ -395,6 +399,53 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
             value.to_string()
         },
     )
+}
+
+/// The settings of the startup packet's `options`, as PostgreSQL reads its command
+/// line there: `-c name=value` and `--name=value`, words split at spaces, a backslash
+/// keeping the next character (`-c search_path=a,\ b`); `-` in a name is `_`.
+fn command_line_options(options: &str) -> Vec<(String, String)> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_ascii_whitespace() => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    let mut settings = Vec::new();
+    let mut words = words.into_iter();
+    while let Some(word) = words.next() {
+        let setting = match word.as_str() {
+            "-c" => words.next(),
+            _ => word
+                .strip_prefix("--")
+                .or_else(|| word.strip_prefix("-c"))
+                .map(str::to_string),
+        };
+        if let Some((name, value)) = setting.as_deref().and_then(|s| s.split_once('=')) {
+            settings.push((name.replace('-', "_"), value.to_string()));
+        }
+    }
+    settings
+}
+
+/// How `SHOW TimeZone` gives a zone set as `value`: an IANA zone by its own name
+/// (`europe/berlin` is `Europe/Berlin`), anything else as written.
+fn zone_setting(value: &str, zone: TimeZone) -> String {
+    match zone {
+        TimeZone::Named(named) => named.name().to_string(),
+        TimeZone::Fixed(..) => value.to_string(),
+    }
 }
 
 /// The isolation levels and access modes pgwide gives. It reads committed data and
@@ -531,6 +582,23 @@ pub fn parse_as_of(value: &str) -> SqlResult<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_startup_options_set_what_they_name() {
+        let mut s = Settings::new("u");
+        s.startup(
+            "options",
+            "-c TimeZone=Asia/Kolkata --statement-timeout=5s -csearch_path=a,\\ b",
+        );
+        assert_eq!(s.get("timezone").unwrap(), "Asia/Kolkata");
+        assert!(!s.time_zone().is_utc());
+        assert_eq!(s.get("statement_timeout").unwrap(), "5s");
+        assert_eq!(s.get("search_path").unwrap(), "a, b");
+        // What RESET returns to, as a startup parameter is.
+        s.set("timezone", "UTC").unwrap();
+        s.reset("timezone").unwrap();
+        assert_eq!(s.get("timezone").unwrap(), "Asia/Kolkata");
+    }
 
     #[test]
     fn timeouts_parse_units_and_show_like_postgres() {

@@ -22,7 +22,7 @@ pub enum SqlType {
     Bytea,
     /// `timestamp` (without time zone), a `Datum::Timestamp`.
     Timestamp,
-    /// `timestamptz`, a `Datum::Timestamp` holding a UTC instant.
+    /// `timestamptz`, a `Datum::TimestampTz`.
     TimestampTz,
     /// `date`, a `Datum::Date`.
     Date,
@@ -344,9 +344,13 @@ pub enum Datum {
     Float(f64),
     Text(String),
     Bytes(Vec<u8>),
-    /// A `timestamp` or `timestamptz`: microseconds since 1970-01-01 00:00 (UTC for a
-    /// `timestamptz`), `i64::MAX`/`MIN` for ±infinity (see `datetime`).
+    /// A `timestamp`: microseconds since 1970-01-01 00:00 on a clock of no zone,
+    /// `i64::MAX`/`MIN` for ±infinity (see `datetime`).
     Timestamp(i64),
+    /// A `timestamptz`: an instant, microseconds since 1970-01-01 00:00 UTC, ±infinity as
+    /// for `Timestamp`. The kinds are apart because converting between them, or to a
+    /// date, takes the session's `TimeZone`.
+    TimestampTz(i64),
     /// A `date`: days since 1970-01-01, `i32::MAX`/`MIN` for ±infinity.
     Date(i32),
     /// A `uuid`'s 16 bytes.
@@ -359,6 +363,23 @@ pub enum Datum {
     Time(i64),
     /// An `interval`.
     Interval(super::pg_interval::Interval),
+}
+
+impl Datum {
+    /// A date, time, uuid or interval: a value of a kind of its own, which only a
+    /// column declared with its type stores (as an Integer or Binary only that type
+    /// reads back), and which becomes another type only by a cast of its own.
+    pub fn is_own_kind(&self) -> bool {
+        matches!(
+            self,
+            Datum::Timestamp(_)
+                | Datum::TimestampTz(_)
+                | Datum::Date(_)
+                | Datum::Uuid(_)
+                | Datum::Time(_)
+                | Datum::Interval(_)
+        )
+    }
 }
 
 /// A column of a result.

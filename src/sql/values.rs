@@ -4,6 +4,7 @@
 use super::datetime;
 use super::pg_interval;
 use super::pg_numeric::{self, NumericTypmod};
+use super::session_zone;
 use super::sql_types::{ArrayOf, Datum, SqlError, SqlResult, SqlType};
 use crate::engine::{
     IntegerWidth, PkRef, PkType, PkValue, SqlKind, TableMeta, Value, ValueRef, ValueType,
@@ -160,6 +161,11 @@ pub fn render(datum: &Datum) -> String {
             "'{}'",
             datetime::format_timestamp(*micros, None).unwrap_or_else(|_| micros.to_string())
         ),
+        Datum::TimestampTz(micros) => format!(
+            "'{}'",
+            datetime::format_timestamp(*micros, Some(&session_zone::current()))
+                .unwrap_or_else(|_| micros.to_string())
+        ),
         Datum::Date(days) => format!(
             "'{}'",
             datetime::format_date(*days).unwrap_or_else(|_| days.to_string())
@@ -182,14 +188,14 @@ pub fn render(datum: &Datum) -> String {
     }
 }
 
-/// A stored date or time Integer of a column declared `ty` in PostgreSQL's text, UTC
-/// (`2024-03-01 10:00:00+00`, `10:00:00`); `None` if `ty` is no date or time type.
+/// A stored date or time Integer of a column declared `ty` in PostgreSQL's text, a
+/// `timestamptz` in the session's zone (`2024-03-01 10:00:00+00`, `10:00:00`); `None`
+/// if `ty` is no date or time type.
 pub fn stored_time_text(stored: i64, ty: SqlType) -> Option<String> {
     match coerce_for_output(Datum::Int(stored), ty) {
-        Datum::Timestamp(micros) => {
-            let utc = datetime::TimeZone::default();
-            let zone = (ty == SqlType::TimestampTz).then_some(&utc);
-            datetime::format_timestamp(micros, zone).ok()
+        Datum::Timestamp(micros) => datetime::format_timestamp(micros, None).ok(),
+        Datum::TimestampTz(micros) => {
+            datetime::format_timestamp(micros, Some(&session_zone::current())).ok()
         }
         Datum::Date(days) => datetime::format_date(days).ok(),
         Datum::Time(micros) => Some(pg_interval::format_time(micros)),
@@ -240,7 +246,9 @@ pub fn datum_to_value(datum: &Datum, ty: ValueType) -> SqlResult<Value> {
         }
         (ValueType::Integer, Datum::Int(i)) => Value::Integer(*i),
         // A date or time is stored as its Integer; `assignment` checked the column's type.
-        (ValueType::Integer, Datum::Timestamp(micros)) => Value::Integer(*micros),
+        (ValueType::Integer, Datum::Timestamp(micros) | Datum::TimestampTz(micros)) => {
+            Value::Integer(*micros)
+        }
         (ValueType::Integer, Datum::Date(days)) => Value::Integer(i64::from(*days)),
         (ValueType::Binary, Datum::Uuid(bytes)) => Value::Binary(bytes.to_vec()),
         (ValueType::Integer, Datum::Time(micros)) => Value::Integer(*micros),
@@ -332,12 +340,8 @@ pub fn datum_into_value(datum: Datum, ty: Option<ValueType>) -> SqlResult<Value>
 /// stored form, is 42804.
 pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
     let stored = match datum {
-        Datum::Timestamp(_)
-        | Datum::Date(_)
-        | Datum::Uuid(_)
-        | Datum::Time(_)
-        | Datum::Interval(_)
-        | Datum::Array(_) => None,
+        datum if datum.is_own_kind() => None,
+        Datum::Array(_) => None,
         datum => datum_to_natural_value(datum),
     };
     stored.ok_or_else(|| match datum {
@@ -346,11 +350,7 @@ pub fn natural_value(datum: &Datum) -> SqlResult<Value> {
             "an array can only be stored in a column declared with an array type \
              (an undeclared column has no element type to keep it as)",
         ),
-        Datum::Timestamp(_)
-        | Datum::Date(_)
-        | Datum::Uuid(_)
-        | Datum::Time(_)
-        | Datum::Interval(_) => SqlError::new(
+        datum if datum.is_own_kind() => SqlError::new(
             SqlState::DatatypeMismatch,
             "a date, time, interval or uuid can only be stored in a column declared with its type \
              (an undeclared column has no type to keep it as)",
@@ -366,7 +366,9 @@ pub fn datum_to_natural_value(datum: &Datum) -> Option<Value> {
     Some(match datum {
         Datum::Null => return None,
         Datum::Array(items) => Value::String(array_text(items)),
-        Datum::Timestamp(micros) | Datum::Time(micros) => Value::Integer(*micros),
+        Datum::Timestamp(micros) | Datum::TimestampTz(micros) | Datum::Time(micros) => {
+            Value::Integer(*micros)
+        }
         Datum::Interval(i) => Value::Binary(i.to_binary().to_vec()),
         Datum::Date(days) => Value::Integer(i64::from(*days)),
         Datum::Uuid(bytes) => Value::Binary(bytes.to_vec()),
@@ -440,8 +442,10 @@ pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
         (SqlType::Float4 | SqlType::Float8, Datum::Int(i)) => Datum::Float(i as f64),
         (SqlType::Float4 | SqlType::Float8, d @ Datum::Float(_)) => d,
         (SqlType::Bool, d @ Datum::Bool(_)) => d,
-        (SqlType::Timestamp | SqlType::TimestampTz, Datum::Int(micros)) => Datum::Timestamp(micros),
-        (SqlType::Timestamp | SqlType::TimestampTz, d @ Datum::Timestamp(_)) => d,
+        (SqlType::Timestamp, Datum::Int(micros)) => Datum::Timestamp(micros),
+        (SqlType::TimestampTz, Datum::Int(micros)) => Datum::TimestampTz(micros),
+        (SqlType::Timestamp, d @ Datum::Timestamp(_)) => d,
+        (SqlType::TimestampTz, d @ Datum::TimestampTz(_)) => d,
         (SqlType::Date, Datum::Int(days)) => match i32::try_from(days) {
             Ok(days) => Datum::Date(days),
             Err(_) => Datum::Null,
@@ -498,7 +502,8 @@ pub fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
         (Datum::Text(x), Datum::Text(y)) => Some(x.cmp(y)),
         (Datum::Bool(x), Datum::Bool(y)) => Some(x.cmp(y)),
         (Datum::Bytes(x), Datum::Bytes(y)) => Some(x.cmp(y)),
-        (Datum::Timestamp(x), Datum::Timestamp(y)) => Some(x.cmp(y)),
+        (Datum::Timestamp(x), Datum::Timestamp(y))
+        | (Datum::TimestampTz(x), Datum::TimestampTz(y)) => Some(x.cmp(y)),
         (Datum::Date(x), Datum::Date(y)) => Some(x.cmp(y)),
         (Datum::Uuid(x), Datum::Uuid(y)) => Some(x.cmp(y)),
         (Datum::Time(x), Datum::Time(y)) => Some(x.cmp(y)),
@@ -518,12 +523,15 @@ pub fn compare(a: &Datum, b: &Datum) -> Option<Ordering> {
         (Datum::Text(t), Datum::Numeric(_)) => {
             compare(&Datum::Numeric(pg_numeric::parse(t).ok()?), b)
         }
-        // A date compares as its midnight.
-        (Datum::Date(x), Datum::Timestamp(_)) => {
-            compare(&Datum::Timestamp(datetime::timestamp_of_date(*x).ok()?), b)
+        // A date compares as its midnight, a timestamp with a timestamptz as the
+        // instant it names in the session's zone, as PostgreSQL casts them.
+        (Datum::Date(_), Datum::Timestamp(_) | Datum::TimestampTz(_))
+        | (Datum::Timestamp(_), Datum::TimestampTz(_)) => {
+            compare(&cast_temporal(a.clone(), datum_kind(b)?).ok()?, b)
         }
-        (Datum::Timestamp(_), Datum::Date(y)) => {
-            compare(a, &Datum::Timestamp(datetime::timestamp_of_date(*y).ok()?))
+        (Datum::Timestamp(_) | Datum::TimestampTz(_), Datum::Date(_))
+        | (Datum::TimestampTz(_), Datum::Timestamp(_)) => {
+            compare(a, &cast_temporal(b.clone(), datum_kind(a)?).ok()?)
         }
         (Datum::Text(t), Datum::Int(_)) => t
             .trim()
@@ -554,7 +562,12 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     if datum == Datum::Null {
         return Ok(Datum::Null);
     }
-    if ty.is_temporal() || matches!(datum, Datum::Timestamp(_) | Datum::Date(_)) {
+    if ty.is_temporal()
+        || matches!(
+            datum,
+            Datum::Timestamp(_) | Datum::TimestampTz(_) | Datum::Date(_)
+        )
+    {
         return cast_temporal(datum, ty);
     }
     if ty == SqlType::Uuid || matches!(datum, Datum::Uuid(_)) {
@@ -589,27 +602,47 @@ pub fn cast(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     Ok(cast)
 }
 
-/// A cast to or from a date or time. Text is read in UTC, the only session zone pgwide
-/// keeps (see `settings`).
+/// A cast to or from a date or time, as PostgreSQL's. A `timestamptz` is read, shown
+/// and converted to or from a wall-clock `timestamp` or a date in the session's zone.
 fn cast_temporal(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
-    let utc = datetime::TimeZone::default();
+    let zone = session_zone::current();
     Ok(match (ty, datum) {
         (SqlType::Timestamp, Datum::Text(t)) => {
             Datum::Timestamp(datetime::parse_timestamp(&t, None)?)
         }
         (SqlType::TimestampTz, Datum::Text(t)) => {
-            Datum::Timestamp(datetime::parse_timestamp(&t, Some(&utc))?)
+            Datum::TimestampTz(datetime::parse_timestamp(&t, Some(&zone))?)
         }
         (SqlType::Date, Datum::Text(t)) => Datum::Date(datetime::parse_date(&t)?),
-        (SqlType::Timestamp | SqlType::TimestampTz, d @ Datum::Timestamp(_)) => d,
-        (SqlType::Timestamp | SqlType::TimestampTz, Datum::Date(days)) => {
+        (SqlType::Timestamp, d @ Datum::Timestamp(_))
+        | (SqlType::TimestampTz, d @ Datum::TimestampTz(_))
+        | (SqlType::Date, d @ Datum::Date(_)) => d,
+        (SqlType::Timestamp, Datum::TimestampTz(micros)) => {
+            Datum::Timestamp(datetime::to_local(micros, &zone)?)
+        }
+        (SqlType::TimestampTz, Datum::Timestamp(micros)) => {
+            Datum::TimestampTz(datetime::from_local(micros, &zone)?)
+        }
+        (SqlType::Timestamp, Datum::Date(days)) => {
             Datum::Timestamp(datetime::timestamp_of_date(days)?)
         }
-        (SqlType::Date, d @ Datum::Date(_)) => d,
+        (SqlType::TimestampTz, Datum::Date(days)) => Datum::TimestampTz(datetime::from_local(
+            datetime::timestamp_of_date(days)?,
+            &zone,
+        )?),
         (SqlType::Date, Datum::Timestamp(micros)) => {
             Datum::Date(datetime::date_of_timestamp(micros)?)
         }
+        (SqlType::Date, Datum::TimestampTz(micros)) => Datum::Date(datetime::date_of_timestamp(
+            datetime::to_local(micros, &zone)?,
+        )?),
         (SqlType::Text, Datum::Date(days)) => Datum::Text(datetime::format_date(days)?),
+        (SqlType::Text, Datum::Timestamp(micros)) => {
+            Datum::Text(datetime::format_timestamp(micros, None)?)
+        }
+        (SqlType::Text, Datum::TimestampTz(micros)) => {
+            Datum::Text(datetime::format_timestamp(micros, Some(&zone))?)
+        }
         (ty, other) => {
             return Err(SqlError::new(
                 SqlState::CannotCoerce,
@@ -617,6 +650,16 @@ fn cast_temporal(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
             ))
         }
     })
+}
+
+/// The date or time type of a datum of one, to cast another to it.
+fn datum_kind(datum: &Datum) -> Option<SqlType> {
+    match datum {
+        Datum::Timestamp(_) => Some(SqlType::Timestamp),
+        Datum::TimestampTz(_) => Some(SqlType::TimestampTz),
+        Datum::Date(_) => Some(SqlType::Date),
+        _ => None,
+    }
 }
 
 /// A cast to or from a uuid: from and to text only.
@@ -721,7 +764,7 @@ fn array_text(items: &[Datum]) -> String {
                 Some(datetime::format_date(*days).unwrap_or_else(|_| render(item)))
             }
             // Only `timestamp` arrays exist (`ArrayOf`): the reading is the value.
-            Datum::Timestamp(micros) => {
+            Datum::Timestamp(micros) | Datum::TimestampTz(micros) => {
                 Some(datetime::format_timestamp(*micros, None).unwrap_or_else(|_| render(item)))
             }
             Datum::Uuid(bytes) => Some(super::pg_uuid::format(bytes)),
@@ -778,11 +821,7 @@ pub fn assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
     {
         return numeric_assignment(datum, ty);
     }
-    let own_kind = matches!(
-        datum,
-        Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) | Datum::Time(_) | Datum::Interval(_)
-    );
-    if datum == Datum::Null || !(own_kind || ty.is_distinct_kind()) {
+    if datum == Datum::Null || !(datum.is_own_kind() || ty.is_distinct_kind()) {
         return Ok(datum);
     }
     match (ty, &datum) {
@@ -793,14 +832,11 @@ pub fn assignment(datum: Datum, ty: SqlType) -> SqlResult<Datum> {
         | (SqlType::Interval, Datum::Interval(_) | Datum::Text(_))
         | (SqlType::Text, Datum::Time(_) | Datum::Interval(_)) => cast_clock(datum, ty),
         (SqlType::Uuid | SqlType::Text, Datum::Uuid(_)) => cast_uuid(datum, ty),
+        // Into text as its text, as PostgreSQL's assignment casts to text allow.
         (
-            SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date,
-            Datum::Timestamp(_) | Datum::Date(_),
+            SqlType::Timestamp | SqlType::TimestampTz | SqlType::Date | SqlType::Text,
+            Datum::Timestamp(_) | Datum::TimestampTz(_) | Datum::Date(_),
         ) => cast_temporal(datum, ty),
-        (SqlType::Text, Datum::Timestamp(_)) => Err(SqlError::unsupported(
-            "a timestamp assigned to a text column: cast it to text first",
-        )),
-        (SqlType::Text, Datum::Date(_)) => cast_temporal(datum, ty),
         (ty, other) => Err(SqlError::new(
             SqlState::DatatypeMismatch,
             format!(
@@ -862,11 +898,7 @@ pub fn key_value(
     k: usize,
 ) -> SqlResult<PkValue> {
     let column = &table.pk[k];
-    let own_kind = matches!(
-        datum,
-        Datum::Timestamp(_) | Datum::Date(_) | Datum::Uuid(_) | Datum::Time(_)
-    );
-    if declared.is_distinct_kind() || own_kind {
+    if declared.is_distinct_kind() || datum.is_own_kind() {
         return datum_to_pk(
             &assignment(datum.clone(), declared)?,
             column.ty,

@@ -1381,3 +1381,78 @@ async fn alter_column_sets_and_drops_not_null() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// A session's `TimeZone` is the zone a `timestamptz` is read and shown in, and the
+/// one it meets a `timestamp` or a date in: casts both ways, comparisons, `date_trunc`
+/// and `extract` on its wall clock, `± interval` across a change of clocks (a day is 23
+/// or 25 hours), `to_char`, `age`, JSON, text, series; a time the clocks skip or repeat
+/// is read as PostgreSQL reads it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_time_zones_read_and_show_timestamptz_as_postgresql_does() {
+    const QUERIES: [&str; 23] = [
+        "SELECT k, ts, tz, d FROM t ORDER BY k",
+        "SELECT k, tz::text, tz::date, tz::timestamp, tz::time, ts::timestamptz, \
+         d::timestamptz FROM t ORDER BY k",
+        "SELECT * FROM t WHERE k = 2",
+        "SELECT k, date_trunc('day', tz), date_trunc('hour', tz), date_trunc('month', tz) \
+         FROM t ORDER BY k",
+        "SELECT k, extract(hour from tz), extract(day from tz), extract(epoch from tz), \
+         date_part('dow', tz) FROM t ORDER BY k",
+        "SELECT k, tz + interval '1 day', tz - interval '1 month', tz + interval '3 hours' \
+         FROM t ORDER BY k",
+        "SELECT k FROM t WHERE tz > '2024-07-01 23:30' ORDER BY k",
+        "SELECT k FROM t WHERE tz >= date '2024-07-02' ORDER BY k",
+        "SELECT k FROM t WHERE tz::date = d ORDER BY k",
+        "SELECT k FROM t WHERE tz = ts ORDER BY k",
+        "SELECT k, tz - ts, tz - d, ts - tz FROM t ORDER BY k",
+        "SELECT k, to_char(tz, 'YYYY-MM-DD HH24:MI TZ OF'), age(tz, timestamptz '2024-01-01') \
+         FROM t ORDER BY k",
+        "SELECT timestamptz '2024-03-31 02:30', timestamp '2024-03-31 02:30'::timestamptz, \
+         '2024-10-27 02:30'::timestamptz, '2024-10-27 02:30+00'::timestamptz",
+        "SELECT k, 'at ' || tz, to_jsonb(tz), json_build_object('t', tz)::text FROM t \
+         ORDER BY k",
+        "SELECT jsonb_agg(tz ORDER BY k), array_agg(tz ORDER BY k)::text, min(tz)::text FROM t",
+        "SELECT k, tz AT TIME ZONE 'UTC', ts AT TIME ZONE 'UTC', d AT TIME ZONE 'UTC' FROM t \
+         ORDER BY k",
+        "SELECT count(*) FROM t GROUP BY date_trunc('day', tz) ORDER BY 1",
+        "SELECT generate_series(timestamptz '2024-03-30', timestamptz '2024-04-01', \
+         interval '1 day')",
+        "SELECT g::date, count(*) FROM generate_series(timestamptz '2024-10-26', '2024-10-28', \
+         '12 hours') g GROUP BY 1 ORDER BY 1",
+        "SELECT to_timestamp(1700000000)::text, current_date - now()::date, \
+         localtimestamp - now()::timestamp < interval '1 second'",
+        "SELECT a.k, b.k FROM t a JOIN t b ON a.tz = b.ts ORDER BY 1, 2",
+        "SELECT k, extract(timezone from tz), extract(timezone_hour from tz), \
+         extract(timezone_minute from tz), date_part('timezone', tz) FROM t ORDER BY k",
+        "SHOW TimeZone",
+    ];
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    for zone in [
+        "'Europe/Berlin'",
+        "'america/new_york'",
+        "'Asia/Kolkata'",
+        "'+05:30'",
+        "-5",
+        "'UTC'",
+    ] {
+        let mut group = vec![
+            format!("SET TIME ZONE {zone}"),
+            "CREATE TABLE t (k INTEGER PRIMARY KEY, ts TIMESTAMP, tz TIMESTAMPTZ, d DATE)"
+                .to_string(),
+            "INSERT INTO t VALUES (1, '2024-03-31 01:30', '2024-03-31 01:30+00', '2024-03-31'), \
+             (2, '2024-10-27 02:30', '2024-10-27 00:30+00', '2024-10-27'), \
+             (3, '2024-07-01 23:30', '2024-07-01 23:30', '2024-07-01'), \
+             (4, '2024-11-03 01:30', '2024-11-03 05:30+00', '2024-11-03')"
+                .to_string(),
+        ];
+        group.extend(QUERIES.iter().map(|q| q.to_string()));
+        groups.push(group);
+    }
+    let groups: Vec<Vec<&str>> = groups
+        .iter()
+        .map(|g| g.iter().map(String::as_str).collect())
+        .collect();
+    let groups: Vec<&[&str]> = groups.iter().map(Vec::as_slice).collect();
+    let differences = compare(&groups).await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -107,3 +107,42 @@ async fn prepared_statements_are_planned_again_after_ddl() {
     client.batch_execute("DROP TABLE pt").await.unwrap();
     assert_eq!(code(client.execute(&insert, &[&3i32, &"c"]).await), "42P01");
 }
+
+/// A constant read in the session's zone is read again after `SET TIME ZONE`, in a
+/// prepared statement and in a statement the simple protocol's cache holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plans_are_made_again_in_a_new_time_zone() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE tz (id INTEGER PRIMARY KEY, at TIMESTAMPTZ); \
+             INSERT INTO tz VALUES (1, '2024-07-01 10:00+00')",
+        )
+        .await
+        .unwrap();
+    let literal = client
+        .prepare("SELECT id FROM tz WHERE at = '2024-07-01 10:00'")
+        .await
+        .unwrap();
+    assert_eq!(client.query(&literal, &[]).await.unwrap().len(), 1);
+    let simple = "SELECT id FROM tz WHERE at = '2024-07-01 10:00'";
+    assert_eq!(simple_rows(&client, simple).await.len(), 1);
+    client
+        .batch_execute("SET TIME ZONE 'Europe/Berlin'")
+        .await
+        .unwrap();
+    assert!(
+        client.query(&literal, &[]).await.unwrap().is_empty(),
+        "10:00 in Berlin is 08:00 UTC"
+    );
+    assert!(simple_rows(&client, simple).await.is_empty());
+    assert_eq!(
+        simple_rows(&client, "SELECT id FROM tz WHERE at = '2024-07-01 12:00'").await,
+        vec![vec!["1".to_string()]]
+    );
+    assert_eq!(
+        simple_rows(&client, "SELECT at FROM tz").await,
+        vec![vec!["2024-07-01 12:00:00+02".to_string()]]
+    );
+}

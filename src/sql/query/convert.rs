@@ -3,8 +3,10 @@
 //! Arrow types pgwide's `SqlType` lacks (dates, timestamps, decimals, lists) are sent
 //! as text in PostgreSQL's format where it differs from Arrow's.
 
+use crate::sql::datetime;
 use crate::sql::pg_interval::Interval;
 use crate::sql::pg_numeric::{self, NumericTypmod};
+use crate::sql::session_zone;
 use crate::sql::sql_types::{ArrayOf, Datum, OutputColumn, SqlError, SqlResult, SqlType};
 use crate::sqlstate::SqlState;
 use datafusion::arrow::array::{
@@ -128,10 +130,20 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
         }
         Datum::Text(t) => ScalarValue::Utf8(Some(t.clone())),
         Datum::Bytes(b) => ScalarValue::Binary(Some(b.clone())),
-        Datum::Timestamp(micros) => match ty {
-            // A timestamp takes the zone and unit asked for as it is: its microseconds
-            // are UTC's, in pgwide's only session zone.
+        Datum::Timestamp(_) | Datum::TimestampTz(_) => match ty {
+            // A timestamptz's microseconds are UTC's, in any zone Arrow labels them with;
+            // a timestamp becomes one (or one the other) in the session's zone.
             DataType::Timestamp(unit, zone) => {
+                let micros = &match (datum, zone) {
+                    (Datum::Timestamp(local), Some(_)) => {
+                        datetime::from_local(*local, &session_zone::current())?
+                    }
+                    (Datum::TimestampTz(instant), None) => {
+                        datetime::to_local(*instant, &session_zone::current())?
+                    }
+                    (Datum::Timestamp(micros) | Datum::TimestampTz(micros), _) => *micros,
+                    _ => return Err(SqlError::internal("a timestamp parameter changed kind")),
+                };
                 let zone = zone.clone();
                 return Ok(match unit {
                     TimeUnit::Second => {
@@ -151,7 +163,13 @@ pub fn datum_to_scalar(datum: &Datum, ty: &DataType) -> SqlResult<ScalarValue> {
                     ),
                 });
             }
-            _ => ScalarValue::TimestampMicrosecond(Some(*micros), None),
+            _ => match datum {
+                Datum::TimestampTz(micros) => {
+                    ScalarValue::TimestampMicrosecond(Some(*micros), Some(UTC.into()))
+                }
+                Datum::Timestamp(micros) => ScalarValue::TimestampMicrosecond(Some(*micros), None),
+                _ => return Err(SqlError::internal("a timestamp parameter changed kind")),
+            },
         },
         Datum::Date(days) => ScalarValue::Date32(Some(*days)),
         Datum::Time(micros) => ScalarValue::Time64Microsecond(Some(*micros)),
@@ -214,6 +232,7 @@ fn natural_type(datum: &Datum) -> DataType {
         Datum::Text(_) => DataType::Utf8,
         Datum::Bytes(_) => DataType::Binary,
         Datum::Timestamp(_) => DataType::Timestamp(TimeUnit::Microsecond, None),
+        Datum::TimestampTz(_) => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
         Datum::Date(_) => DataType::Date32,
         Datum::Time(_) => DataType::Time64(TimeUnit::Microsecond),
         Datum::Interval(_) => DataType::Interval(IntervalUnit::MonthDayNano),
@@ -299,7 +318,7 @@ pub fn rows_to_batch(schema: &SchemaRef, rows: &[Vec<Datum>]) -> Result<RecordBa
             }
             DataType::Timestamp(TimeUnit::Microsecond, zone) => Arc::new(
                 TimestampMicrosecondArray::from_iter(values.map(|d| match d {
-                    Datum::Timestamp(micros) => Some(*micros),
+                    Datum::Timestamp(micros) | Datum::TimestampTz(micros) => Some(*micros),
                     _ => None,
                 }))
                 .with_timezone_opt(zone.clone()),
@@ -506,11 +525,15 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
             let micros = cast(array, &DataType::Timestamp(TimeUnit::Microsecond, zone))
                 .map_err(arrow_error)?;
             let micros = micros.as_primitive::<TimestampMicrosecondType>();
+            let datum = match ty {
+                SqlType::TimestampTz => Datum::TimestampTz,
+                _ => Datum::Timestamp,
+            };
             (0..len).for_each(|i| {
                 out.push(if micros.is_null(i) {
                     Datum::Null
                 } else {
-                    Datum::Timestamp(micros.value(i))
+                    datum(micros.value(i))
                 })
             });
         }

@@ -9,8 +9,8 @@ use super::{
     branch_order, catalog_list, convert, empty_catalog, origin, pg_any_parameters,
     pg_array_literals, pg_array_subqueries, pg_compat, pg_datetime_functions, pg_functions,
     pg_in_select_list, pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan,
-    pg_numeric_results, pg_parameter_types, pg_sequences, pg_settings, pg_subplans, pg_syntax,
-    pg_time, pg_time_text, subplan_exec,
+    pg_numeric_results, pg_parameter_types, pg_sequences, pg_set_functions, pg_settings,
+    pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text, pg_time_zone, subplan_exec,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -151,10 +151,14 @@ impl QueryEngine {
             .with_create_default_catalog_and_schema(false)
             .with_default_catalog_and_schema(instance, catalog_list::PUBLIC)
             .with_information_schema(false);
-        // now() and current_timestamp are timestamptz, as in PostgreSQL; times are
-        // kept and shown in UTC.
+        // now() and current_timestamp are timestamptz, as in PostgreSQL: instants, kept
+        // in UTC; the session's zone is pgwide's own setting (`pg_time_zone`).
         let mut config = config;
         config.options_mut().execution.time_zone = Some("+00:00".into());
+        config
+            .options_mut()
+            .extensions
+            .insert(pg_time_zone::SessionZone::default());
         config.options_mut().sql_parser.parse_float_as_decimal = true;
         let catalogs = catalog_list::catalog_list(Arc::clone(&engine), instance, roles);
         let mut state = SessionStateBuilder::new()
@@ -168,6 +172,7 @@ impl QueryEngine {
             .build();
         state.add_analyzer_rule(Arc::new(pg_json_plan::JsonComparisons));
         state.add_analyzer_rule(Arc::new(pg_interval_plan::IntervalOrder));
+        state.add_analyzer_rule(Arc::new(pg_time_zone::ZonedTimes));
         if let Err(e) = datafusion::execution::FunctionRegistry::register_expr_planner(
             &mut state,
             Arc::new(pg_json_plan::JsonOperators),
@@ -179,6 +184,7 @@ impl QueryEngine {
             )
         })
         .and_then(|()| pg_json_functions::register(&mut state))
+        .and_then(|()| pg_time_series::register(&mut state))
         {
             tracing::warn!("registering the JSON functions failed: {e}");
         }
@@ -200,6 +206,7 @@ impl QueryEngine {
     /// session calls it when it creates the engine and after every change.
     pub fn sync_settings(&self, settings: &crate::sql::settings::Settings) {
         self.settings.replace(settings.all(), settings.defaults());
+        pg_time_zone::set(self.state.config_options(), settings.time_zone());
     }
 
     /// The changes `set_config` made since the last call, for the session to apply.
@@ -228,6 +235,7 @@ impl QueryEngine {
         pg_sequences::number_calls(&mut query);
         pg_array_subqueries::rewrite(&mut query)?;
         pg_in_select_list::rewrite(&mut query);
+        pg_set_functions::rewrite(&mut query);
         let mut given = given.to_vec();
         let mut untyped_any = Vec::new();
         let limits = pg_parameter_types::limit_parameter_types(&query);
@@ -258,6 +266,8 @@ impl QueryEngine {
         let logical = pg_integer_overflow::rewrite(logical).map_err(|e| from_datafusion(&e))?;
         let logical = pg_numeric_results::rewrite(logical).map_err(|e| from_datafusion(&e))?;
         let logical = pg_time_text::rewrite(logical).map_err(|e| from_datafusion(&e))?;
+        let logical =
+            pg_interval_plan::date_differences(logical).map_err(|e| from_datafusion(&e))?;
         let mut inferred = logical
             .get_parameter_types()
             .map_err(|e| from_datafusion(&e))?;

@@ -239,16 +239,20 @@ impl ScalarUDFImpl for DateTimeFunction {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let returns = args.return_field.data_type().clone();
+        let session = super::pg_time_zone::zone(&args.config_options);
         super::udf::row_by_row(args, &returns, |values| match self.name {
-            "to_char" => to_char(values),
-            AT_TIME_ZONE => Ok(at_time_zone(values)?.unwrap_or(ScalarValue::try_from(&returns)?)),
-            "age" => age(values),
+            "to_char" => to_char(values, &session),
+            AT_TIME_ZONE => {
+                Ok(at_time_zone(values, &session)?.unwrap_or(ScalarValue::try_from(&returns)?))
+            }
+            "age" => age(values, &session),
             _ => make_interval(values),
         })
     }
 }
 
-fn to_char(values: &[ScalarValue]) -> Result<ScalarValue> {
+/// `to_char(value, template)`; a `timestamptz` shown in the session's zone.
+fn to_char(values: &[ScalarValue], session: &TimeZone) -> Result<ScalarValue> {
     let [value, template] = values else {
         return Ok(ScalarValue::Utf8(None));
     };
@@ -260,14 +264,22 @@ fn to_char(values: &[ScalarValue]) -> Result<ScalarValue> {
     else {
         return Ok(ScalarValue::Utf8(None));
     };
-    let utc = ShownZone {
-        east_seconds: 0,
-        abbreviation: "UTC".into(),
+    if !zoned {
+        return Ok(ScalarValue::Utf8(Some(pg_to_char::format(
+            naive(micros)?,
+            None,
+            template,
+        ))));
+    }
+    let (east_seconds, abbreviation) = session.shown_at(micros).map_err(failed)?;
+    let local = datetime::to_local(micros, session).map_err(failed)?;
+    let shown = ShownZone {
+        east_seconds,
+        abbreviation,
     };
-    let zone = zoned.then_some(&utc);
     Ok(ScalarValue::Utf8(Some(pg_to_char::format(
-        naive(micros)?,
-        zone,
+        naive(local)?,
+        Some(&shown),
         template,
     ))))
 }
@@ -298,7 +310,7 @@ fn number_to_char(value: &ScalarValue, template: &ScalarValue) -> Result<ScalarV
         .map_err(failed)
 }
 
-fn at_time_zone(values: &[ScalarValue]) -> Result<Option<ScalarValue>> {
+fn at_time_zone(values: &[ScalarValue], session: &TimeZone) -> Result<Option<ScalarValue>> {
     let [value, zone] = values else {
         return Ok(None);
     };
@@ -320,6 +332,10 @@ fn at_time_zone(values: &[ScalarValue]) -> Result<Option<ScalarValue>> {
         return Ok(None);
     };
     if zoned || matches!(value, ScalarValue::Date32(_)) {
+        let micros = match value {
+            ScalarValue::Date32(_) => datetime::from_local(micros, session).map_err(failed)?,
+            _ => micros,
+        };
         let local = datetime::to_local(micros, &zone).map_err(failed)?;
         Ok(Some(timestamp(local, false)))
     } else {
@@ -331,13 +347,19 @@ fn at_time_zone(values: &[ScalarValue]) -> Result<Option<ScalarValue>> {
 /// `age(a, b)`: `a - b` in years, months and days, then time, as PostgreSQL's
 /// `timestamp_age` takes the two apart field by field and borrows from the next field
 /// up (a month's days are those of the month `b` is in, or `a` when `a < b`).
-fn age(values: &[ScalarValue]) -> Result<ScalarValue> {
+fn age(values: &[ScalarValue], session: &TimeZone) -> Result<ScalarValue> {
     let [a, b] = values else {
         return Ok(ScalarValue::IntervalMonthDayNano(None));
     };
-    let (Some((a, _)), Some((b, _))) = (wall_micros(a)?, wall_micros(b)?) else {
+    let (Some(a), Some(b)) = (wall_micros(a)?, wall_micros(b)?) else {
         return Ok(ScalarValue::IntervalMonthDayNano(None));
     };
+    // `timestamptz`s are compared on the session's wall clock.
+    let local = |(micros, zoned): (i64, bool)| match zoned {
+        true => datetime::to_local(micros, session).map_err(failed),
+        false => Ok(micros),
+    };
+    let (a, b) = (local(a)?, local(b)?);
     let (t1, t2) = (naive(a)?, naive(b)?);
     let sub = |x: u32, y: u32| i64::from(x) - i64::from(y);
     let mut micros = i64::from(t1.nanosecond() / 1000) - i64::from(t2.nanosecond() / 1000);

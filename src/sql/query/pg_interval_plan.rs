@@ -13,6 +13,10 @@
 //! their lengths (`pg_interval_span`), and every ORDER BY an interval an ORDER BY its
 //! length. Grouping, DISTINCT and min/max of intervals, which would treat `1 mon` and
 //! `30 days` as different values, are refused (0A000).
+//!
+//! Differences of dates: `date - date` is the `integer` count of days PostgreSQL's is
+//! (DataFusion's is a `bigint`), rewritten as the query is planned, so the result's
+//! described type is it too (`date_differences`).
 
 use super::pg_integer_overflow::{is_comparison, rewrite_expressions};
 use crate::sql::pg_interval::{self, Interval};
@@ -293,6 +297,29 @@ impl AnalyzerRule for IntervalOrder {
 
     fn name(&self) -> &str {
         "pgwide_interval_order"
+    }
+}
+
+/// Makes every `date - date` of `plan` an `integer`.
+pub fn date_differences(plan: LogicalPlan) -> Result<LogicalPlan> {
+    rewrite_expressions(plan, date_difference)
+}
+
+/// `date - date` as an `integer`.
+fn date_difference(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+    match expr {
+        Expr::BinaryExpr(BinaryExpr {
+            ref left,
+            op: datafusion::logical_expr::Operator::Minus,
+            ref right,
+        }) if left.get_type(schema)? == DataType::Date32
+            && right.get_type(schema)? == DataType::Date32 =>
+        {
+            Ok(Transformed::yes(Expr::Cast(
+                datafusion::logical_expr::Cast::new(Box::new(expr), DataType::Int32),
+            )))
+        }
+        other => Ok(Transformed::no(other)),
     }
 }
 

@@ -564,6 +564,17 @@ fn hex(bytes: &[u8]) -> String {
     text
 }
 
+/// A `timestamptz`'s JSON text in `zone`, unquoted: `2024-01-01T11:00:00+01:00`.
+pub(super) fn timestamptz_json(
+    micros: i64,
+    zone: &datetime::TimeZone,
+) -> crate::sql::SqlResult<String> {
+    Ok(iso_timestamp(
+        &datetime::format_timestamp(micros, Some(zone))?,
+        true,
+    ))
+}
+
 /// `2024-01-01 10:00:00+00` as JSON writes it: `2024-01-01T10:00:00+00:00`.
 fn iso_timestamp(text: &str, zoned: bool) -> String {
     let mut iso = text.replacen(' ', "T", 1);

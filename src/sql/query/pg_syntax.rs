@@ -357,7 +357,10 @@ fn from_function(factor: &mut TableFactor) {
             ..
         } => {
             let function = last(name);
-            if TABLE_FUNCTIONS.contains(&function.as_str()) {
+            // DataFusion's table function takes no series of times: that one is a
+            // scalar series (one array) made rows (`pg_set_functions`).
+            let times = function == "generate_series" && args.args.iter().any(is_time_argument);
+            if TABLE_FUNCTIONS.contains(&function.as_str()) && !times {
                 *name = plain(&function);
                 // Unaliased, the function's column is named after it, as in PostgreSQL.
                 let alias = alias.get_or_insert_with(|| ast::TableAlias {
@@ -419,9 +422,37 @@ fn from_function(factor: &mut TableFactor) {
     }
 }
 
+/// Whether a function argument is plainly a date, time or interval, or a quoted
+/// literal, which a series of numbers does not take.
+pub(super) fn is_time_argument(arg: &ast::FunctionArg) -> bool {
+    let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(expr)) = arg else {
+        return false;
+    };
+    let time_type = |ty: &ast::DataType| {
+        matches!(
+            ty,
+            ast::DataType::Timestamp(..)
+                | ast::DataType::Date
+                | ast::DataType::Interval { .. }
+                | ast::DataType::Datetime(_)
+        )
+    };
+    match expr {
+        Expr::Interval(_) => true,
+        Expr::TypedString(typed) => time_type(&typed.data_type),
+        Expr::Cast { data_type, .. } => time_type(data_type),
+        Expr::Value(v) => matches!(v.value, Value::SingleQuotedString(_)),
+        Expr::Function(f) => matches!(
+            last(&f.name).as_str(),
+            "now" | "current_timestamp" | "current_date" | "localtimestamp" | "date_trunc"
+        ),
+        _ => false,
+    }
+}
+
 /// Whether a function argument is an integer literal that fits an `integer`
 /// (`generate_series(1, 10)` is a series of integers in PostgreSQL, not of bigints).
-fn fits_integer(arg: &ast::FunctionArg) -> bool {
+pub(super) fn fits_integer(arg: &ast::FunctionArg) -> bool {
     let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(expr)) = arg else {
         return false;
     };

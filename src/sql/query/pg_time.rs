@@ -6,6 +6,7 @@
 //! here fold the same way, except `statement_timestamp()`, which `physical` replaces by
 //! the statement's start, and `clock_timestamp()`, which is read on every call.
 
+use crate::sql::datetime;
 use chrono::{DateTime, Utc};
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::tree_node::{Transformed, TreeNode};
@@ -28,8 +29,10 @@ const STATEMENT_TIMESTAMP: &str = "statement_timestamp";
 enum Clock {
     /// The transaction's start, with its time zone (`timestamptz`).
     Transaction,
-    /// The transaction's start as a local time (`timestamp`).
+    /// The transaction's start as a local time (`timestamp`) in the session's zone.
     LocalTransaction,
+    /// The transaction's start as a date in the session's zone (`current_date`).
+    LocalDate,
     /// The statement's start.
     Statement,
     /// Now, on every call.
@@ -66,21 +69,33 @@ impl ScalarUDFImpl for ClockFunction {
     fn return_type(&self, _: &[DataType]) -> Result<DataType> {
         Ok(match self.clock {
             Clock::LocalTransaction => DataType::Timestamp(TimeUnit::Nanosecond, None),
+            Clock::LocalDate => DataType::Date32,
             _ => zoned(),
         })
     }
 
     fn simplify(&self, args: Vec<Expr>, info: &SimplifyContext) -> Result<ExprSimplifyResult> {
-        let (Some(start), Clock::Transaction | Clock::LocalTransaction) =
+        let (Some(start), Clock::Transaction | Clock::LocalTransaction | Clock::LocalDate) =
             (info.query_execution_start_time(), self.clock)
         else {
             return Ok(ExprSimplifyResult::Original(args));
         };
-        let zone = (self.clock == Clock::Transaction).then_some("+00:00");
-        Ok(ExprSimplifyResult::Simplified(Expr::Literal(
-            timestamp(start, zone),
-            None,
-        )))
+        if self.clock == Clock::Transaction {
+            return Ok(ExprSimplifyResult::Simplified(Expr::Literal(
+                timestamp(start, Some("+00:00")),
+                None,
+            )));
+        }
+        let zone = super::pg_time_zone::zone(info.config_options());
+        let local = datetime::to_local(start.timestamp_micros(), &zone)
+            .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+        let value = match self.clock {
+            Clock::LocalDate => {
+                ScalarValue::Date32(Some(local.div_euclid(datetime::MICROS_PER_DAY) as i32))
+            }
+            _ => ScalarValue::TimestampNanosecond(local.checked_mul(1000), None),
+        };
+        Ok(ExprSimplifyResult::Simplified(Expr::Literal(value, None)))
     }
 
     fn invoke_with_args(&self, _: ScalarFunctionArgs) -> Result<ColumnarValue> {
@@ -109,6 +124,8 @@ pub fn register(state: &mut SessionState) -> Result<()> {
             Clock::LocalTransaction,
             Volatility::Stable,
         ),
+        // DataFusion's is the date in its own zone, UTC.
+        ("current_date", Clock::LocalDate, Volatility::Stable),
         (STATEMENT_TIMESTAMP, Clock::Statement, Volatility::Stable),
         ("clock_timestamp", Clock::Wall, Volatility::Volatile),
     ] {

@@ -140,8 +140,9 @@ fn timestamp_literal_for_arrow(typed: &mut ast::TypedString) -> crate::sql::SqlR
     if !text.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
         return Ok(());
     }
-    let utc = datetime::TimeZone::default();
-    let micros = datetime::parse_timestamp(text, zoned.then_some(&utc))?;
+    // Read in the session's zone, which the plan is made again in if it changes.
+    let zone = crate::sql::session_zone::current();
+    let micros = datetime::parse_timestamp(text, zoned.then_some(&zone))?;
     let Some(at) = chrono::DateTime::from_timestamp_micros(micros) else {
         return Ok(());
     };
@@ -265,15 +266,16 @@ fn fractional_seconds(x: ast::Expr) -> ast::Expr {
     }
 }
 
-/// A quoted literal as a time of type `ty`, read by `datetime` (UTC, the session's
-/// zone); `None` when `ty` is no date or time type.
+/// A quoted literal as a time of type `ty`, read by `datetime` (a `timestamptz` in the
+/// session's zone, which the plan is made again in if it changes); `None` when `ty` is
+/// no date or time type.
 fn read_time(text: &str, ty: &DataType) -> Result<Option<ScalarValue>> {
     let failed = |e: crate::sql::SqlError| DataFusionError::External(Box::new(e));
-    let utc = datetime::TimeZone::default();
+    let session_zone = crate::sql::session_zone::current();
     Ok(Some(match ty {
         DataType::Timestamp(unit, zone) => {
-            let micros =
-                datetime::parse_timestamp(text, zone.as_ref().map(|_| &utc)).map_err(failed)?;
+            let micros = datetime::parse_timestamp(text, zone.as_ref().map(|_| &session_zone))
+                .map_err(failed)?;
             let scaled = match unit {
                 TimeUnit::Second => Some(micros.div_euclid(1_000_000)),
                 TimeUnit::Millisecond => Some(micros.div_euclid(1000)),
@@ -470,7 +472,9 @@ fn reads_quoted(ty: &DataType) -> bool {
     is_time(ty) || matches!(ty, DataType::List(_))
 }
 
-fn time_text(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
+/// A cast of a date, time, uuid, float or array to text: PostgreSQL's text (also run
+/// after DataFusion's type coercion, on the casts it added, by `pg_time_zone`).
+pub(super) fn time_text(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>> {
     let (inner, target) = match &expr {
         Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field }) => {
             (expr, field.data_type())
@@ -529,14 +533,15 @@ impl ScalarUDFImpl for TimeText {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let zone = super::pg_time_zone::zone(&args.config_options);
         super::udf::row_by_row(args, &DataType::Utf8, |values| {
             let value = values
                 .first()
                 .ok_or_else(|| DataFusionError::Internal("pg_value_text takes one value".into()))?;
             let text = if self.list {
-                list_text(value)
+                list_text(value, &zone)
             } else {
-                value_text(value)
+                value_text(value, &zone)
             };
             text.map(ScalarValue::Utf8)
                 .map_err(|e| DataFusionError::Execution(e.to_string()))
@@ -546,7 +551,10 @@ impl ScalarUDFImpl for TimeText {
 
 /// An array's text, PostgreSQL's literal: elements as `value_text` gives dates, times
 /// and uuids, booleans as `t`/`f`, the rest as their cast to text.
-fn list_text(value: &ScalarValue) -> crate::sql::SqlResult<Option<String>> {
+fn list_text(
+    value: &ScalarValue,
+    zone: &datetime::TimeZone,
+) -> crate::sql::SqlResult<Option<String>> {
     let ScalarValue::List(lists) = value else {
         return Ok(None);
     };
@@ -564,12 +572,12 @@ fn list_text(value: &ScalarValue) -> crate::sql::SqlResult<Option<String>> {
             ScalarValue::Boolean(Some(b)) => Some(if *b { "t" } else { "f" }.to_string()),
             ScalarValue::List(_) => {
                 nested = true;
-                list_text(&element)?
+                list_text(&element, zone)?
             }
             e if is_time(&e.data_type())
                 || matches!(e, ScalarValue::Float32(_) | ScalarValue::Float64(_)) =>
             {
-                value_text(e)?
+                value_text(e, zone)?
             }
             e => match e.cast_to(&DataType::Utf8) {
                 Ok(ScalarValue::Utf8(text)) => text,
@@ -590,8 +598,12 @@ fn list_text(value: &ScalarValue) -> crate::sql::SqlResult<Option<String>> {
     )))
 }
 
-/// The text of a date, time, interval or uuid value, as PostgreSQL prints it.
-fn value_text(value: &ScalarValue) -> crate::sql::SqlResult<Option<String>> {
+/// The text of a date, time, interval or uuid value, as PostgreSQL prints it (a
+/// `timestamptz` in `zone`).
+fn value_text(
+    value: &ScalarValue,
+    zone: &datetime::TimeZone,
+) -> crate::sql::SqlResult<Option<String>> {
     let internal = |e: DataFusionError| crate::sql::SqlError::internal(e.to_string());
     match value {
         ScalarValue::Float64(v) => Ok(v.map(|v| crate::sql::pg_float_text::float_text(v, false))),
@@ -642,9 +654,8 @@ fn value_text(value: &ScalarValue) -> crate::sql::SqlResult<Option<String>> {
                 ScalarValue::TimestampMicrosecond(micros, zone) => (micros, zone.is_some()),
                 _ => (None, false),
             };
-            let utc = datetime::TimeZone::default();
             micros
-                .map(|m| datetime::format_timestamp(m, zoned.then_some(&utc)))
+                .map(|m| datetime::format_timestamp(m, zoned.then_some(zone)))
                 .transpose()
         }
     }

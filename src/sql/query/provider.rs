@@ -273,7 +273,11 @@ fn literal(value: &ScalarValue, ty: SqlType) -> Option<Datum> {
                 }
                 _ => return None,
             };
-            Datum::Timestamp(micros)
+            if zoned {
+                Datum::TimestampTz(micros)
+            } else {
+                Datum::Timestamp(micros)
+            }
         }
         (SqlType::Date, ScalarValue::Date32(Some(days))) => Datum::Date(*days),
         (SqlType::Uuid, ScalarValue::FixedSizeBinary(16, Some(bytes))) => {

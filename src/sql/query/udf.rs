@@ -88,6 +88,26 @@ pub(super) fn row_by_row(
     Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
 }
 
+/// Whether every argument of a call is a scalar, so its result is one too.
+pub(super) fn all_scalar(args: &ScalarFunctionArgs) -> bool {
+    args.args
+        .iter()
+        .all(|a| matches!(a, ColumnarValue::Scalar(_)))
+}
+
+/// A function's result computed as `out`: its one value when every argument was a
+/// scalar (`all_scalar`), else the array.
+pub(super) fn result(
+    out: datafusion::arrow::array::ArrayRef,
+    scalar: bool,
+) -> Result<ColumnarValue> {
+    Ok(if scalar {
+        ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+    } else {
+        ColumnarValue::Array(out)
+    })
+}
+
 pub(super) fn int(value: Option<&ScalarValue>) -> Option<i64> {
     match value? {
         ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s)) => s.parse().ok(),

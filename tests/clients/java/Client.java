@@ -37,6 +37,7 @@ public class Client {
             try (Connection conn = DriverManager.getConnection(url, p)) {
                 System.out.println("mode " + mode[0]);
                 if (base == 0) metadata(conn);
+                if (base == 0) sessionZone(conn);
                 types(conn, base, mode[0]);
                 batch(conn, base, mode[0]);
                 transactions(conn, base, mode[0]);
@@ -56,6 +57,31 @@ public class Client {
         }
         System.out.println("checks " + checks);
         System.out.println("ALL JDBC CHECKS PASSED");
+    }
+
+    /** The driver sends the JVM's zone at startup: the server reads and shows in it. */
+    static void sessionZone(Connection conn) throws SQLException {
+        String jvm = TimeZone.getDefault().getID();
+        try (Statement st = conn.createStatement();
+             ResultSet rs = st.executeQuery("SHOW TimeZone")) {
+            check(rs.next() && rs.getString(1).equalsIgnoreCase(jvm),
+                    "the session zone is the JVM's " + jvm);
+        }
+        java.time.Instant noon = java.time.Instant.parse("2024-07-01T12:00:00Z");
+        String shown = java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ssx")
+                .format(noon.atZone(TimeZone.getDefault().toZoneId()));
+        try (PreparedStatement ps = conn.prepareStatement(
+                "SELECT CAST(? AS timestamptz)::text, timestamp '2024-07-01 12:00'::timestamptz")) {
+            ps.setObject(1, noon.atOffset(java.time.ZoneOffset.UTC));
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next() && rs.getString(1).equals(shown),
+                        "a timestamptz is shown in the session zone: " + rs.getString(1));
+                java.time.Instant named = java.time.LocalDateTime.of(2024, 7, 1, 12, 0)
+                        .atZone(TimeZone.getDefault().toZoneId()).toInstant();
+                java.time.OffsetDateTime read = rs.getObject(2, java.time.OffsetDateTime.class);
+                check(read.toInstant().equals(named), "a timestamp becomes the zone's instant " + read);
+            }
+        }
     }
 
     /** setArray and getArray: `= ANY(?)` with a java.sql.Array, and arrays in results. */
