@@ -47,6 +47,7 @@ mod subplan_exec;
 #[cfg(test)]
 mod test_sql;
 mod udf;
+mod zone_setting;
 
 pub use datafusion_session::{runtime, QueryEngine, QueryPlan, DEFAULT_QUERY_MEMORY_MB};
 pub use explain_physical::explain_query;

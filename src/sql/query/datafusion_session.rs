@@ -11,6 +11,7 @@ use super::{
     pg_in_select_list, pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan,
     pg_numeric_results, pg_parameter_types, pg_sequences, pg_set_functions, pg_settings,
     pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text, pg_time_zone, subplan_exec,
+    zone_setting,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -158,7 +159,7 @@ impl QueryEngine {
         config
             .options_mut()
             .extensions
-            .insert(pg_time_zone::SessionZone::default());
+            .insert(zone_setting::SessionZone::default());
         config.options_mut().sql_parser.parse_float_as_decimal = true;
         let catalogs = catalog_list::catalog_list(Arc::clone(&engine), instance, roles);
         let mut state = SessionStateBuilder::new()
@@ -206,7 +207,7 @@ impl QueryEngine {
     /// session calls it when it creates the engine and after every change.
     pub fn sync_settings(&self, settings: &crate::sql::settings::Settings) {
         self.settings.replace(settings.all(), settings.defaults());
-        pg_time_zone::set(self.state.config_options(), settings.time_zone());
+        zone_setting::set(self.state.config_options(), settings.time_zone());
     }
 
     /// The changes `set_config` made since the last call, for the session to apply.

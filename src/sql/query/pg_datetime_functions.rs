@@ -239,7 +239,7 @@ impl ScalarUDFImpl for DateTimeFunction {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let returns = args.return_field.data_type().clone();
-        let session = super::pg_time_zone::zone(&args.config_options);
+        let session = super::zone_setting::zone(&args.config_options);
         super::udf::row_by_row(args, &returns, |values| match self.name {
             "to_char" => to_char(values, &session),
             AT_TIME_ZONE => {

@@ -568,7 +568,7 @@ fn hex(bytes: &[u8]) -> String {
 pub(super) fn timestamptz_json(
     micros: i64,
     zone: &datetime::TimeZone,
-) -> crate::sql::SqlResult<String> {
+) -> crate::sql::sql_types::SqlResult<String> {
     Ok(iso_timestamp(
         &datetime::format_timestamp(micros, Some(zone))?,
         true,

@@ -86,7 +86,7 @@ impl ScalarUDFImpl for ClockFunction {
                 None,
             )));
         }
-        let zone = super::pg_time_zone::zone(info.config_options());
+        let zone = super::zone_setting::zone(info.config_options());
         let local = datetime::to_local(start.timestamp_micros(), &zone)
             .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
         let value = match self.clock {

@@ -6,7 +6,8 @@
 //! type and an interval, as PostgreSQL resolves them. `pg_set_functions` calls it for a
 //! `generate_series` whose arguments are plainly times.
 
-use super::pg_time_zone::{plus_interval, zone};
+use super::pg_time_zone::plus_interval;
+use super::zone_setting::zone;
 use crate::sql::datetime::TimeZone;
 use crate::sql::sql_types::SqlError;
 use crate::sqlstate::SqlState;

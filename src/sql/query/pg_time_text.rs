@@ -533,7 +533,7 @@ impl ScalarUDFImpl for TimeText {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let zone = super::pg_time_zone::zone(&args.config_options);
+        let zone = super::zone_setting::zone(&args.config_options);
         super::udf::row_by_row(args, &DataType::Utf8, |values| {
             let value = values
                 .first()

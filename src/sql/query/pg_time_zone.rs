@@ -1,6 +1,6 @@
 //! The session's `TimeZone` in DataFusion's plans. A `timestamptz` is an instant in
 //! Arrow (UTC microseconds, labelled `+00:00`); what depends on the zone is done by
-//! functions that read the session's zone from the plan's config (`SessionZone`), as
+//! functions that read the session's zone from the plan's config (`zone_setting`), as
 //! PostgreSQL does it:
 //! - a `timestamptz` becomes the wall-clock `timestamp`, `date` or `time` it is in the
 //!   zone, and a `timestamp` or `date` the instant it names there (`pg_local_time`,
@@ -20,12 +20,13 @@
 
 use super::convert::UTC;
 use super::pg_integer_overflow::rewrite_expressions;
+use super::zone_setting::zone;
 use crate::sql::datetime::{self, TimeZone, MICROS_PER_DAY};
 use crate::sql::sql_types::SqlError;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, TimestampMicrosecondArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, IntervalMonthDayNanoType, TimeUnit};
-use datafusion::common::config::{ConfigEntry, ConfigExtension, ConfigOptions, ExtensionOptions};
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::error::{DataFusionError, Result};
@@ -35,75 +36,7 @@ use datafusion::logical_expr::{
     ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TryCast, Volatility,
 };
 use datafusion::optimizer::AnalyzerRule;
-use std::any::Any;
-use std::sync::{Arc, LazyLock, RwLock};
-
-/// The session's zone in DataFusion's config. The session's own config holds the live
-/// cell, which `set` changes; a copy of the config (a query's) keeps the zone it had.
-#[derive(Debug, Clone, Default)]
-pub struct SessionZone {
-    zone: Arc<RwLock<TimeZone>>,
-}
-
-impl SessionZone {
-    fn get(&self) -> TimeZone {
-        *self.zone.read().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl ExtensionOptions for SessionZone {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-
-    fn cloned(&self) -> Box<dyn ExtensionOptions> {
-        Box::new(SessionZone {
-            zone: Arc::new(RwLock::new(self.get())),
-        })
-    }
-
-    fn set(&mut self, key: &str, value: &str) -> Result<()> {
-        match (key, TimeZone::parse(value)) {
-            ("time_zone", Some(zone)) => {
-                *self.zone.write().unwrap_or_else(|p| p.into_inner()) = zone;
-                Ok(())
-            }
-            _ => datafusion::common::config_err!("invalid pgwide.{key}: {value}"),
-        }
-    }
-
-    fn entries(&self) -> Vec<ConfigEntry> {
-        vec![ConfigEntry {
-            key: "pgwide.time_zone".into(),
-            value: Some(format!("{:?}", self.get())),
-            description: "the session's TimeZone",
-        }]
-    }
-}
-
-impl ConfigExtension for SessionZone {
-    const PREFIX: &'static str = "pgwide";
-}
-
-/// The session zone of a plan's config (UTC if it has none).
-pub fn zone(config: &ConfigOptions) -> TimeZone {
-    config
-        .extensions
-        .get::<SessionZone>()
-        .map(SessionZone::get)
-        .unwrap_or_default()
-}
-
-/// Makes `zone` the zone of the session whose config is `config`.
-pub fn set(config: &ConfigOptions, zone: TimeZone) {
-    if let Some(session) = config.extensions.get::<SessionZone>() {
-        *session.zone.write().unwrap_or_else(|p| p.into_inner()) = zone;
-    }
-}
+use std::sync::{Arc, LazyLock};
 
 /// The analyzer rule; see the module's note. It runs after DataFusion's type coercion,
 /// so the casts comparisons imply are there to rewrite.
@@ -631,7 +564,7 @@ fn micros_of(array: &ArrayRef, zone: Option<Arc<str>>) -> Result<TimestampMicros
 
 fn map_micros(
     micros: &TimestampMicrosecondArray,
-    f: impl Fn(i64) -> crate::sql::SqlResult<i64>,
+    f: impl Fn(i64) -> crate::sql::sql_types::SqlResult<i64>,
 ) -> Result<TimestampMicrosecondArray> {
     micros
         .iter()
@@ -648,7 +581,7 @@ pub(super) fn plus_interval(
     days: i32,
     elapsed: i64,
     zone: &TimeZone,
-) -> crate::sql::SqlResult<i64> {
+) -> crate::sql::sql_types::SqlResult<i64> {
     if micros == datetime::TIMESTAMP_INFINITY || micros == datetime::TIMESTAMP_MINUS_INFINITY {
         return Ok(micros);
     }
