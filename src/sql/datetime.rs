@@ -109,7 +109,7 @@ impl TimeZone {
     }
 
     /// Whether the zone is UTC under another name (`Etc/UTC`, `GMT`, `Zulu`, `UTC+0`):
-    /// the only session zone pgwide keeps for now, see `settings`.
+    /// one in which no time moves (`query::pg_time_zone` leaves its plans alone).
     pub fn is_utc(&self) -> bool {
         const UTC_NAMES: [&str; 16] = [
             "UTC",

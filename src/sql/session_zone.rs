@@ -37,6 +37,10 @@ pub fn sync_scope<R>(zone: TimeZone, work: impl FnOnce() -> R) -> R {
 /// `result` with its rows or COPY sink kept in `zone` as the server reads or feeds
 /// them after the statement has returned.
 pub fn in_zone(zone: TimeZone, result: StatementResult) -> StatementResult {
+    // Outside any scope the zone is UTC already: a UTC session's rows need no wrapper.
+    if zone == TimeZone::default() {
+        return result;
+    }
     let rows = |rows: RowStream| -> RowStream { Box::pin(RowsInZone { zone, rows }) };
     match result {
         StatementResult::Query { columns, rows: r } => StatementResult::Query {
@@ -116,5 +120,31 @@ mod tests {
         assert_eq!(scope(berlin, async { current() }).await, berlin);
         assert_eq!(sync_scope(berlin, current), berlin);
         assert!(current().is_utc());
+    }
+
+    #[tokio::test]
+    async fn rows_read_after_the_statement_are_made_in_its_zone() {
+        use futures::StreamExt;
+        let berlin = TimeZone::parse("Europe/Berlin").expect("a zone");
+        // A row computed as it is read, as a scan's rows are.
+        let rows: RowStream = futures::stream::iter(0..2)
+            .map(|_| Ok(vec![Datum::Text(format!("{:?}", current()))]))
+            .boxed();
+        let result = in_zone(
+            berlin,
+            StatementResult::Query {
+                columns: std::sync::Arc::new(Vec::new()),
+                rows,
+            },
+        );
+        let StatementResult::Query { mut rows, .. } = result else {
+            panic!("a query stays a query");
+        };
+        while let Some(row) = rows.next().await {
+            assert_eq!(
+                row.expect("a row"),
+                vec![Datum::Text(format!("{berlin:?}"))]
+            );
+        }
     }
 }

@@ -55,6 +55,7 @@ pub enum ArrayOf {
     Bytea,
     Date,
     Timestamp,
+    TimestampTz,
     Uuid,
 }
 
@@ -72,6 +73,7 @@ impl ArrayOf {
             ArrayOf::Bytea => SqlType::Bytea,
             ArrayOf::Date => SqlType::Date,
             ArrayOf::Timestamp => SqlType::Timestamp,
+            ArrayOf::TimestampTz => SqlType::TimestampTz,
             ArrayOf::Uuid => SqlType::Uuid,
         }
     }
@@ -89,11 +91,9 @@ impl ArrayOf {
             SqlType::Bytea => ArrayOf::Bytea,
             SqlType::Date => ArrayOf::Date,
             SqlType::Timestamp => ArrayOf::Timestamp,
+            SqlType::TimestampTz => ArrayOf::TimestampTz,
             SqlType::Uuid => ArrayOf::Uuid,
-            // A timestamptz element's text depends on the session's zone, which the
-            // stored array text (and a cast of it to text) would not say.
-            SqlType::TimestampTz
-            | SqlType::Numeric(_)
+            SqlType::Numeric(_)
             | SqlType::Json
             | SqlType::Jsonb
             | SqlType::Time
@@ -135,6 +135,7 @@ impl SqlType {
                 ArrayOf::Float8 => 1022,
                 ArrayOf::Date => 1182,
                 ArrayOf::Timestamp => 1115,
+                ArrayOf::TimestampTz => 1185,
                 ArrayOf::Uuid => 2951,
             },
         }
@@ -171,6 +172,7 @@ impl SqlType {
             1022 => SqlType::Array(ArrayOf::Float8),
             1182 => SqlType::Array(ArrayOf::Date),
             1115 => SqlType::Array(ArrayOf::Timestamp),
+            1185 => SqlType::Array(ArrayOf::TimestampTz),
             2951 => SqlType::Array(ArrayOf::Uuid),
             _ => return None,
         })
@@ -218,6 +220,7 @@ impl SqlType {
                 ArrayOf::Float8 => "double precision[]",
                 ArrayOf::Date => "date[]",
                 ArrayOf::Timestamp => "timestamp without time zone[]",
+                ArrayOf::TimestampTz => "timestamp with time zone[]",
                 ArrayOf::Uuid => "uuid[]",
             },
         }

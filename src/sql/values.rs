@@ -763,10 +763,14 @@ fn array_text(items: &[Datum]) -> String {
             Datum::Date(days) => {
                 Some(datetime::format_date(*days).unwrap_or_else(|_| render(item)))
             }
-            // Only `timestamp` arrays exist (`ArrayOf`): the reading is the value.
-            Datum::Timestamp(micros) | Datum::TimestampTz(micros) => {
+            Datum::Timestamp(micros) => {
                 Some(datetime::format_timestamp(*micros, None).unwrap_or_else(|_| render(item)))
             }
+            // In UTC with its offset: read back in any session's zone, the same instant.
+            Datum::TimestampTz(micros) => Some(
+                datetime::format_timestamp(*micros, Some(&datetime::TimeZone::default()))
+                    .unwrap_or_else(|_| render(item)),
+            ),
             Datum::Uuid(bytes) => Some(super::pg_uuid::format(bytes)),
             // Arrays hold only the types `ArrayOf` names; no other reaches here.
             other => Some(render(other)),

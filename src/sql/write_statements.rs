@@ -11,6 +11,7 @@ use super::session_state::SessionState;
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
 use super::truncate_statement::TruncatePlan;
+use super::values::declared_type;
 use crate::auth::Privilege;
 use crate::engine::TableMeta;
 use sqlparser::ast::{self, Statement};
@@ -201,7 +202,8 @@ fn plan_insert(
         _ => None,
     };
     if let Some(filled) = table
-        .map(|table| ddl::defaults::fill_insert(insert, &table))
+        .as_ref()
+        .map(|table| ddl::defaults::fill_insert(insert, table))
         .transpose()?
         .flatten()
     {
@@ -218,8 +220,12 @@ fn plan_insert(
                 return Err(fast);
             };
             *params = before;
+            let mut typed = values_query.clone();
+            if let Some(table) = &table {
+                typed_literals(&mut typed, insert, table);
+            }
             let mut insert = insert.clone();
-            insert.source = Some(Box::new(values_as_query(values_query)?));
+            insert.source = Some(Box::new(values_as_query(&typed)?));
             return plan_insert(state, &insert, params);
         }
     };
@@ -251,6 +257,43 @@ fn plan_insert(
         return Err(SqlError::syntax(format!("INSERT has {more}")));
     }
     Ok(WriteStatement::InsertSelect(plan, select))
+}
+
+/// Casts each quoted literal of `values` written to a date, time, uuid, JSON or array
+/// column to that column's type, as PostgreSQL types an INSERT's literals by their
+/// columns: the query engine types VALUES by its rows, and a literal in one row beside
+/// an `ARRAY[...]` or a typed value in another was an inconsistent column.
+fn typed_literals(values: &mut ast::Query, insert: &ast::Insert, table: &TableMeta) {
+    let ast::SetExpr::Values(rows) = values.body.as_mut() else {
+        return;
+    };
+    let columns: Vec<String> = match insert.columns.is_empty() {
+        true => table.column_order.clone(),
+        false => insert
+            .columns
+            .iter()
+            .map(|c| c.to_string().trim_matches('"').to_string())
+            .collect(),
+    };
+    for row in rows.rows.iter_mut() {
+        for (item, column) in row.iter_mut().zip(&columns) {
+            let quoted = matches!(item, ast::Expr::Value(v)
+                if matches!(v.value, ast::Value::SingleQuotedString(_)));
+            let Some(ty) = declared_type(table, column).filter(|t| t.is_distinct_kind()) else {
+                continue;
+            };
+            if !quoted {
+                continue;
+            }
+            let cast = format!("CAST({item} AS {})", ty.name());
+            let typed = sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
+                .try_with_sql(&cast)
+                .and_then(|mut parser| parser.parse_expr());
+            if let Ok(typed) = typed {
+                *item = typed;
+            }
+        }
+    }
 }
 
 /// `VALUES (...), (...)` as `SELECT * FROM (VALUES (...), (...)) AS "*VALUES*"`.

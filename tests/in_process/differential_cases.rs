@@ -1385,8 +1385,8 @@ async fn alter_column_sets_and_drops_not_null() {
 /// A session's `TimeZone` is the zone a `timestamptz` is read and shown in, and the
 /// one it meets a `timestamp` or a date in: casts both ways, comparisons, `date_trunc`
 /// and `extract` on its wall clock, `± interval` across a change of clocks (a day is 23
-/// or 25 hours), `to_char`, `age`, JSON, text, series; a time the clocks skip or repeat
-/// is read as PostgreSQL reads it.
+/// or 25 hours), `to_char`, `age`, JSON, text, series, `timestamptz[]`; a time the
+/// clocks skip or repeat is read as PostgreSQL reads it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_time_zones_read_and_show_timestamptz_as_postgresql_does() {
     const QUERIES: [&str; 23] = [
@@ -1446,6 +1446,18 @@ async fn session_time_zones_read_and_show_timestamptz_as_postgresql_does() {
                 .to_string(),
         ];
         group.extend(QUERIES.iter().map(|q| q.to_string()));
+        group.extend(
+            [
+                "CREATE TABLE u (k INTEGER PRIMARY KEY, a TIMESTAMPTZ[])",
+                "INSERT INTO u VALUES (1, '{\"2024-03-31 01:30+00\",\"2024-07-01 12:00\"}'), \
+                 (2, ARRAY[timestamptz '2024-01-01 00:00+00', NULL])",
+                "SELECT k, a, a::text, a[2], array_length(a, 1) FROM u ORDER BY k",
+                "SELECT a FROM u WHERE k = 1",
+                "SELECT unnest(a) FROM u ORDER BY 1",
+                "SELECT '{\"2024-01-01 10:00\",\"3000-01-01\"}'::timestamptz[] AS a",
+            ]
+            .map(String::from),
+        );
         groups.push(group);
     }
     let groups: Vec<Vec<&str>> = groups

@@ -39,6 +39,7 @@ pub const TYPES: &[(i64, &str, i64)] = &[
     (1022, "_float8", -1),
     (1182, "_date", -1),
     (1115, "_timestamp", -1),
+    (1185, "_timestamptz", -1),
     (2951, "_uuid", -1),
 ];
 

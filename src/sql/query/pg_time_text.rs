@@ -41,8 +41,8 @@ pub fn rewrite(plan: LogicalPlan) -> Result<LogicalPlan> {
     })
 }
 
-/// Gives every `TIMESTAMP` type of `query` without a precision PostgreSQL's
-/// microseconds, and makes every cast to `uuid` a call of `pg_uuid_in`. A cast to a
+/// Gives every `TIMESTAMP` type of `query` without a precision (also an array's
+/// element type) PostgreSQL's microseconds, and makes every cast to `uuid` a call of `pg_uuid_in`. A cast to a
 /// `TIMESTAMP(p)` of fewer digits is refused: DataFusion would truncate where
 /// PostgreSQL rounds.
 pub fn microsecond_timestamps(query: &mut Query) -> crate::sql::sql_types::SqlResult<()> {
@@ -98,6 +98,13 @@ pub fn microsecond_timestamps(query: &mut Query) -> crate::sql::sql_types::SqlRe
             ast::Expr::Cast { data_type, .. } => data_type,
             ast::Expr::TypedString(typed) => &mut typed.data_type,
             _ => return ControlFlow::<()>::Continue(()),
+        };
+        // An array's elements too (`'{...}'::timestamptz[]`).
+        let data_type = match data_type {
+            ast::DataType::Array(ast::ArrayElemTypeDef::SquareBracket(element, _)) => {
+                &mut **element
+            }
+            other => other,
         };
         match data_type {
             ast::DataType::Timestamp(precision @ None, _) => *precision = Some(6),

@@ -12,11 +12,14 @@
 //!   summer time;
 //! - `current_date` is the date in the zone, `localtimestamp` the wall-clock time
 //!   (`pg_time`);
+//! - a `timestamptz` written as JSON is its text in the zone (`pg_timestamptz_json`);
+//! - `extract(timezone | timezone_hour | timezone_minute ...)` is the zone's offset
+//!   (`pg_zone_offset`);
 //! - a date or time cast to text, written or implied (`'at ' || tz`), is PostgreSQL's
 //!   text (`pg_value_text`), not Arrow's `2024-03-01T10:00:00Z`.
 //!
-//! In UTC only the last applies: the rest would change nothing. A plan made in one zone
-//! is made again in another (the session's `PlannedFor`).
+//! In UTC only the last two apply: the rest would change nothing. A plan made in one
+//! zone is made again in another (the session's `PlannedFor`).
 
 use super::convert::UTC;
 use super::pg_integer_overflow::rewrite_expressions;
