@@ -26,12 +26,24 @@ pub fn current() -> TimeZone {
 
 /// Runs `work` (a statement's execution) in `zone`.
 pub async fn scope<F: Future>(zone: TimeZone, work: F) -> F::Output {
-    SESSION_ZONE.scope(zone, work).await
+    match already(zone) {
+        true => work.await,
+        false => SESSION_ZONE.scope(zone, work).await,
+    }
 }
 
 /// Runs `work` (a statement's planning) in `zone`.
 pub fn sync_scope<R>(zone: TimeZone, work: impl FnOnce() -> R) -> R {
-    SESSION_ZONE.sync_scope(zone, work)
+    match already(zone) {
+        true => work(),
+        false => SESSION_ZONE.sync_scope(zone, work),
+    }
+}
+
+/// Whether `zone` is the zone here without a scope: UTC, where no scope is set, which
+/// is most sessions' case and costs nothing per statement.
+fn already(zone: TimeZone) -> bool {
+    zone == TimeZone::default() && SESSION_ZONE.try_with(|_| ()).is_err()
 }
 
 /// `result` with its rows or COPY sink kept in `zone` as the server reads or feeds
@@ -119,6 +131,9 @@ mod tests {
         assert!(current().is_utc());
         assert_eq!(scope(berlin, async { current() }).await, berlin);
         assert_eq!(sync_scope(berlin, current), berlin);
+        // UTC inside another zone's scope is set, not skipped.
+        let utc = TimeZone::default();
+        assert_eq!(sync_scope(berlin, || sync_scope(utc, current)), utc);
         assert!(current().is_utc());
     }
 

@@ -1389,7 +1389,7 @@ async fn alter_column_sets_and_drops_not_null() {
 /// clocks skip or repeat is read as PostgreSQL reads it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_time_zones_read_and_show_timestamptz_as_postgresql_does() {
-    const QUERIES: [&str; 23] = [
+    const QUERIES: [&str; 24] = [
         "SELECT k, ts, tz, d FROM t ORDER BY k",
         "SELECT k, tz::text, tz::date, tz::timestamp, tz::time, ts::timestamptz, \
          d::timestamptz FROM t ORDER BY k",
@@ -1414,6 +1414,8 @@ async fn session_time_zones_read_and_show_timestamptz_as_postgresql_does() {
         "SELECT jsonb_agg(tz ORDER BY k), array_agg(tz ORDER BY k)::text, min(tz)::text FROM t",
         "SELECT k, tz AT TIME ZONE 'UTC', ts AT TIME ZONE 'UTC', d AT TIME ZONE 'UTC' FROM t \
          ORDER BY k",
+        "SELECT k, timezone('UTC', tz), timezone('Asia/Tokyo', ts), \
+         date_bin('15 minutes', tz, timestamptz '2000-01-01') FROM t ORDER BY k",
         "SELECT count(*) FROM t GROUP BY date_trunc('day', tz) ORDER BY 1",
         "SELECT generate_series(timestamptz '2024-03-30', timestamptz '2024-04-01', \
          interval '1 day')",

@@ -40,8 +40,8 @@ const MAKE_INTERVAL_PARAMETERS: [&str; 7] =
     ["years", "months", "weeks", "days", "hours", "mins", "secs"];
 
 /// Rewrites, before planning, what DataFusion would plan otherwise: `x AT TIME ZONE
-/// z` as `pg_at_time_zone(x, z)` (an untyped literal `x` read as a `timestamptz`, as
-/// PostgreSQL reads it), `make_interval`'s named arguments as positional ones with
+/// z` and `timezone(z, x)` as `pg_at_time_zone(x, z)` (an untyped literal `x` read as
+/// a `timestamptz`, as PostgreSQL reads it), `make_interval`'s named arguments as positional ones with
 /// their defaults, and `age(x)` as `age(current_date, x)`.
 pub fn rewrite(query: &mut ast::Query) {
     let _ = ast::visit_expressions_mut(query, |expr| {
@@ -50,19 +50,15 @@ pub fn rewrite(query: &mut ast::Query) {
                 timestamp,
                 time_zone,
             } => {
-                let value =
-                    match std::mem::replace(timestamp.as_mut(), Expr::value(ast::Value::Null)) {
-                        literal @ Expr::Value(_) => Expr::Cast {
-                            kind: ast::CastKind::DoubleColon,
-                            expr: Box::new(literal),
-                            data_type: ast::DataType::Timestamp(None, ast::TimezoneInfo::Tz),
-                            array: false,
-                            format: None,
-                        },
-                        other => other,
-                    };
+                let value = std::mem::replace(timestamp.as_mut(), Expr::value(ast::Value::Null));
                 let zone = std::mem::replace(time_zone.as_mut(), Expr::value(ast::Value::Null));
-                *expr = call(AT_TIME_ZONE, vec![value, zone]);
+                *expr = at_time_zone_call(value, zone);
+            }
+            // `timezone(zone, x)`, the function `AT TIME ZONE` is in PostgreSQL.
+            Expr::Function(f) if last(&f.name) == "timezone" => {
+                if let Some([zone, value]) = arguments(&f.args).as_deref() {
+                    *expr = at_time_zone_call(value.clone(), zone.clone());
+                }
             }
             Expr::Function(f) if last(&f.name) == "make_interval" => {
                 if let Some(positional) = make_interval_arguments(&f.args) {
@@ -85,6 +81,22 @@ pub fn rewrite(query: &mut ast::Query) {
         }
         ControlFlow::<()>::Continue(())
     });
+}
+
+/// `value AT TIME ZONE zone` as `pg_at_time_zone(value, zone)`, an untyped literal
+/// `value` read as a `timestamptz`, as PostgreSQL reads it.
+fn at_time_zone_call(value: Expr, zone: Expr) -> Expr {
+    let value = match value {
+        literal @ Expr::Value(_) => Expr::Cast {
+            kind: ast::CastKind::DoubleColon,
+            expr: Box::new(literal),
+            data_type: ast::DataType::Timestamp(None, ast::TimezoneInfo::Tz),
+            array: false,
+            format: None,
+        },
+        other => other,
+    };
+    call(AT_TIME_ZONE, vec![value, zone])
 }
 
 /// A call's arguments when all are plain positional expressions.
