@@ -177,7 +177,11 @@ impl TimeZone {
             LocalResult::Ambiguous(_, later) => later.fix().local_minus_utc(),
             // Skipped: the offset in force an hour before.
             LocalResult::None => zone
-                .offset_from_utc_datetime(&(local - chrono::Duration::hours(3)))
+                .offset_from_utc_datetime(
+                    &local
+                        .checked_sub_signed(chrono::Duration::hours(3))
+                        .unwrap_or(local),
+                )
                 .fix()
                 .local_minus_utc(),
         }
@@ -462,7 +466,7 @@ pub fn parse_timestamp(text: &str, zone: Option<&TimeZone>) -> SqlResult<i64> {
         Parsed::At(local, _) if zone.is_none() => micros_of(local),
         Parsed::At(local, offset) => {
             let east = offset.unwrap_or_else(|| zone.map_or(0, |z| z.offset_of_local(local)));
-            micros_of(local - chrono::Duration::seconds(i64::from(east)))
+            micros_of(shifted(local, -east)?)
         }
     }
 }
@@ -514,7 +518,7 @@ pub fn to_local(micros: i64, zone: &TimeZone) -> SqlResult<i64> {
         return Ok(micros);
     }
     let at = naive(micros)?;
-    micros_of(at + chrono::Duration::seconds(i64::from(zone.offset_at(at))))
+    micros_of(shifted(at, zone.offset_at(at))?)
 }
 
 /// A wall-clock `timestamp` in `zone` as the `timestamptz` instant it names.
@@ -523,7 +527,13 @@ pub fn from_local(micros: i64, zone: &TimeZone) -> SqlResult<i64> {
         return Ok(micros);
     }
     let local = naive(micros)?;
-    micros_of(local - chrono::Duration::seconds(i64::from(zone.offset_of_local(local))))
+    micros_of(shifted(local, -zone.offset_of_local(local))?)
+}
+
+/// `at` moved by `seconds`; past the calendar's ends is out of range (22008).
+fn shifted(at: NaiveDateTime, seconds: i32) -> SqlResult<NaiveDateTime> {
+    at.checked_add_signed(chrono::Duration::seconds(i64::from(seconds)))
+        .ok_or_else(timestamp_out_of_range)
 }
 
 /// `from_local`, except that a wall-clock time the zone repeats is read with the
@@ -538,7 +548,7 @@ pub fn from_local_near(micros: i64, zone: &TimeZone, near: i64) -> SqlResult<i64
         for offset in [earlier, later] {
             let east = offset.fix().local_minus_utc();
             if east == near_offset {
-                return micros_of(local - chrono::Duration::seconds(i64::from(east)));
+                return micros_of(shifted(local, -east)?);
             }
         }
     }
@@ -574,7 +584,7 @@ pub fn format_timestamp(micros: i64, zone: Option<&TimeZone>) -> SqlResult<Strin
     }
     let utc = naive(micros)?;
     let east = zone.map_or(0, |z| z.offset_at(utc));
-    let local = utc + chrono::Duration::seconds(i64::from(east));
+    let local = shifted(utc, east)?;
     // Written digit by digit: a range read shows one of these per row, and `write!`
     // with its format machinery made a timestamp key's range 12% slower than a bigint's.
     let mut text = String::with_capacity(32);
@@ -669,6 +679,26 @@ mod tests {
 
     fn zone(name: &str) -> TimeZone {
         TimeZone::parse(name).expect(name)
+    }
+
+    #[test]
+    fn the_ends_of_the_calendar_are_out_of_range_in_any_zone() {
+        let last = NaiveDateTime::MAX.and_utc().timestamp_micros() - 1;
+        let first = NaiveDateTime::MIN.and_utc().timestamp_micros() + 1;
+        let in_range_or_22008 = |result: SqlResult<String>| match result {
+            Ok(_) => {}
+            Err(e) => assert_eq!(e.code(), "22008", "{e:?}"),
+        };
+        for name in ["Asia/Tokyo", "America/New_York", "+05:30", "UTC+3"] {
+            let z = zone(name);
+            for micros in [first, last] {
+                in_range_or_22008(to_local(micros, &z).map(|m| m.to_string()));
+                in_range_or_22008(from_local(micros, &z).map(|m| m.to_string()));
+                in_range_or_22008(format_timestamp(micros, Some(&z)));
+            }
+        }
+        // Tokyo is ahead: the last instant has no wall-clock time there.
+        assert!(to_local(last, &zone("Asia/Tokyo")).is_err());
     }
 
     #[test]

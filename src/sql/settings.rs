@@ -113,8 +113,11 @@ impl Settings {
     pub fn startup(&mut self, name: &str, value: &str) {
         let name = name.to_lowercase();
         if name == "options" {
+            // `options` inside `options` is no setting: nothing to recurse into.
             for (name, value) in command_line_options(value) {
-                self.startup(&name, &value);
+                if !name.eq_ignore_ascii_case("options") {
+                    self.startup(&name, &value);
+                }
             }
             return;
         }
