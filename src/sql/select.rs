@@ -244,19 +244,24 @@ pub fn output_type(s: &Scalar, rel: Option<&Relation>, params: &Params) -> SqlTy
     let numeric = |ty: SqlType| matches!(ty, SqlType::Numeric(_));
     match (s, rel) {
         (Scalar::Column(slot), Some(rel)) => rel.columns[rel.needed[*slot]].ty,
-        (Scalar::Arith(_, l, r), _)
-            if float(output_type(l, rel, params)) || float(output_type(r, rel, params)) =>
-        {
-            SqlType::Float8
+        // Each operand's type once: asking twice per level made a chain of n operators
+        // take 2^n steps (`SELECT 1+1+...+1` of 30 terms ran for minutes).
+        (Scalar::Arith(_, l, r), _) => {
+            let operands = [output_type(l, rel, params), output_type(r, rel, params)];
+            if operands.into_iter().any(float) {
+                SqlType::Float8
+            } else if operands.into_iter().any(numeric) {
+                // Only numerics and integers reach the fast path's arithmetic together.
+                SqlType::Numeric(None)
+            } else {
+                static_type(s, params)
+            }
         }
-        (Scalar::Neg(e), _) if float(output_type(e, rel, params)) => SqlType::Float8,
-        // Only numerics and integers reach the fast path's arithmetic together.
-        (Scalar::Arith(_, l, r), _)
-            if numeric(output_type(l, rel, params)) || numeric(output_type(r, rel, params)) =>
-        {
-            SqlType::Numeric(None)
-        }
-        (Scalar::Neg(e), _) if numeric(output_type(e, rel, params)) => SqlType::Numeric(None),
+        (Scalar::Neg(e), _) => match output_type(e, rel, params) {
+            ty if float(ty) => SqlType::Float8,
+            ty if numeric(ty) => SqlType::Numeric(None),
+            _ => static_type(s, params),
+        },
         (Scalar::Coalesce(operands), _) => {
             let first =
                 first_typed(operands).map_or(SqlType::Text, |o| output_type(o, rel, params));

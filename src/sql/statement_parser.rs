@@ -46,6 +46,13 @@ pub const MAX_NESTING: usize = 100;
 /// handful of levels.
 pub const MAX_QUERY_NESTING: usize = 16;
 
+/// How deeply an expression's operations may nest (`a + b + c` is two levels: operators
+/// chain without parentheses, so sqlparser's count does not see them). Compiling and
+/// planning recurse per level: a chain of some thousands of terms overflowed an 8 MiB
+/// stack in a release build (found by the fuzzer); 400 fits the server's threads with
+/// room to spare, and PostgreSQL's own limit (`max_stack_depth`) is also 54001.
+pub const MAX_EXPRESSION_DEPTH: usize = 400;
+
 fn parse_sql(sql: &str) -> SqlResult<Vec<Statement>> {
     let statements = parse_unchecked(sql)?;
     for statement in &statements {
@@ -55,11 +62,14 @@ fn parse_sql(sql: &str) -> SqlResult<Vec<Statement>> {
 }
 
 /// What PostgreSQL's grammar refuses and sqlparser's accepts: queries nested more than
-/// `MAX_QUERY_NESTING` deep (54001), and a comparison whose operand is an unparenthesized
-/// comparison (`a = b = c`, 42601: the comparison operators do not associate).
+/// `MAX_QUERY_NESTING` deep and expressions more than `MAX_EXPRESSION_DEPTH` (54001),
+/// and a comparison whose operand is an unparenthesized comparison (`a = b = c`, 42601:
+/// the comparison operators do not associate).
 fn refuse_what_postgres_would(statement: &Statement) -> SqlResult<()> {
     struct Checks {
         depth: usize,
+        expression_depth: usize,
+        too_deep: bool,
         chained: Option<BinaryOperator>,
     }
     impl Visitor for Checks {
@@ -76,6 +86,11 @@ fn refuse_what_postgres_would(statement: &Statement) -> SqlResult<()> {
             ControlFlow::Continue(())
         }
         fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
+            self.expression_depth += 1;
+            if self.expression_depth > MAX_EXPRESSION_DEPTH {
+                self.too_deep = true;
+                return ControlFlow::Break(());
+            }
             if let Expr::BinaryOp { left, op, right } = expr {
                 let comparison =
                     |e: &Expr| matches!(e, Expr::BinaryOp { op, .. } if is_comparison(op));
@@ -86,15 +101,28 @@ fn refuse_what_postgres_would(statement: &Statement) -> SqlResult<()> {
             }
             ControlFlow::Continue(())
         }
+        fn post_visit_expr(&mut self, _: &Expr) -> ControlFlow<()> {
+            self.expression_depth -= 1;
+            ControlFlow::Continue(())
+        }
     }
     let mut checks = Checks {
         depth: 0,
+        expression_depth: 0,
+        too_deep: false,
         chained: None,
     };
     match (statement.visit(&mut checks), checks.chained) {
         (ControlFlow::Break(()), Some(op)) => Err(SqlError::syntax(format!(
             "syntax error at or near \"{op}\""
         ))),
+        (ControlFlow::Break(()), None) if checks.too_deep => Err(SqlError::new(
+            SqlState::StatementTooComplex,
+            format!(
+                "stack depth limit exceeded: an expression nests more than \
+                 {MAX_EXPRESSION_DEPTH} operations deep"
+            ),
+        )),
         (ControlFlow::Break(()), None) => Err(SqlError::new(
             SqlState::StatementTooComplex,
             format!(

@@ -481,3 +481,27 @@ async fn deeply_nested_where_clauses_are_planned() {
     );
     assert_eq!(simple_rows(&client, &sql).await, [["20"]]);
 }
+
+/// A long chain of arithmetic is typed in one pass over it: asking each operand's type
+/// twice per level made `SELECT 1+1+...+1` take time doubling with each term (30 terms
+/// ran for minutes on one thread). A chain deeper than the parser's limit is 54001, as
+/// PostgreSQL's stack depth limit is, not a stack overflow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_arithmetic_chains_are_typed_in_linear_time() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    purchases(&client).await;
+    let ones = vec!["1"; 60].join(" + ");
+    let amounts = vec!["amount"; 60].join(" + ");
+    let sql =
+        format!("SELECT {ones}, {amounts} FROM p WHERE card = 1 AND seller = 'a' AND dev = 1");
+    let rows = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        simple_rows(&client, &sql),
+    )
+    .await
+    .expect("a chain of 60 terms is typed and computed at once");
+    assert_eq!(rows, vec![vec!["60".to_string(), "600".to_string()]]);
+    let deep = format!("SELECT {}", vec!["1"; 1000].join(" + "));
+    assert_eq!(code(client.simple_query(&deep).await), "54001");
+}
