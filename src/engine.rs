@@ -11,6 +11,7 @@ mod condition;
 mod dirty_rows;
 mod error;
 mod gc;
+mod index;
 mod limits;
 mod options;
 mod read;
@@ -34,6 +35,7 @@ pub use codec::{decode_pk, encode_pk};
 pub use condition::{ColumnCondition, CompareOp, Condition, ConditionFailure, RowExistence};
 pub use error::{EngineError, EngineResult};
 pub use gc::GcReport;
+pub use index::{IndexMeta, IndexSpec};
 pub use limits::Limits;
 pub use options::{OptionValue, TableOptions};
 pub use read::{BatchGetResult, GetRowResult, RangePage, RangeRequest, RangeVisit};
@@ -69,8 +71,10 @@ pub struct Engine {
     /// Rows writes left holding hidden versions, for the next GC pass (`dirty_rows`).
     dirty: dirty_rows::DirtyRows,
     /// Held shared by every write from its check that its tables are current to its
-    /// commit, and exclusively by TRUNCATE while it gives a table a new id: a write
-    /// either commits before (and is truncated) or sees the new id.
+    /// commit (and by a read of an index's entries), and exclusively by TRUNCATE while
+    /// it gives a table a new id and by CREATE / DROP INDEX while they add or remove
+    /// an index: a write either commits before (and is truncated) or sees the new id,
+    /// and either commits before an index exists or keeps it up to date.
     table_ids: tokio::sync::RwLock<()>,
 }
 
@@ -305,10 +309,73 @@ impl Engine {
         self.catalog.rename_table(instance, name, new_name).await
     }
 
-    /// Drops a table and deletes its data.
+    /// Drops a table and deletes its data and its indexes' entries.
     pub async fn drop_table(&self, instance: &str, name: &str) -> EngineResult<()> {
         let meta = self.catalog.drop_table(instance, name).await?;
-        self.delete_prefix(&codec::table_prefix(meta.id)).await
+        self.delete_table_data(&meta).await
+    }
+
+    /// Deletes the rows stored under a table's id and its indexes' entries.
+    async fn delete_table_data(&self, table: &TableMeta) -> EngineResult<()> {
+        self.delete_prefix(&codec::table_prefix(table.id)).await?;
+        for index in &table.indexes {
+            self.delete_prefix(&index::index_prefix(index.id)).await?;
+        }
+        Ok(())
+    }
+
+    /// CREATE INDEX: adds the index to the catalog, where every write from then on
+    /// keeps it up to date, then writes the entries of the rows already stored and
+    /// marks it ready for reads. If that fails (two rows share a unique index's
+    /// values), the index is dropped again.
+    pub async fn create_index(
+        &self,
+        instance: &str,
+        table: &str,
+        spec: IndexSpec,
+    ) -> EngineResult<Arc<TableMeta>> {
+        let (meta, at) = {
+            // Writes in flight finish first: each one after sees the new index.
+            let _exclusive = self.table_ids.write().await;
+            self.catalog.add_index(instance, table, spec).await?
+        };
+        let index = meta.indexes[at].clone();
+        if let Err(e) = self.build_index(&meta, at).await {
+            if let Err(undo) = self.drop_index(instance, &index.name).await {
+                tracing::warn!(index = %index.name, error = %undo, "could not drop an index whose build failed");
+            }
+            return Err(match e {
+                EngineError::UniqueViolation {
+                    index,
+                    columns,
+                    values,
+                } => EngineError::DuplicateInIndex {
+                    index,
+                    columns,
+                    values,
+                },
+                other => other,
+            });
+        }
+        self.catalog.index_built(&meta, index.id).await?;
+        self.table(instance, &meta.name)
+    }
+
+    /// DROP INDEX: removes it from the catalog, then deletes its entries.
+    pub async fn drop_index(&self, instance: &str, name: &str) -> EngineResult<()> {
+        let index = {
+            let _exclusive = self.table_ids.write().await;
+            self.catalog.remove_index(instance, name).await?
+        };
+        self.delete_prefix(&index::index_prefix(index.id)).await
+    }
+
+    /// The table an index of this name belongs to, and the index.
+    pub fn index(&self, instance: &str, name: &str) -> Option<(Arc<TableMeta>, IndexMeta)> {
+        self.catalog.index_table(instance, name).map(|(table, at)| {
+            let index = table.indexes[at].clone();
+            (table, index)
+        })
     }
 
     /// Empties tables at once: they get new ids, under which nothing is stored, in one
@@ -321,7 +388,7 @@ impl Engine {
             self.catalog.renumber_tables(instance, names).await?
         };
         for table in old {
-            self.delete_prefix(&codec::table_prefix(table.id)).await?;
+            self.delete_table_data(&table).await?;
         }
         Ok(())
     }

@@ -124,7 +124,7 @@ impl SessionFactory for Gateway {
             database.to_string(),
             user.to_string(),
             params,
-        )
+        )?
         .with_query_runtime(Arc::clone(&self.query_runtime))
         .with_setting_defaults(&self.setting_defaults)?
         .with_access(access))

@@ -2346,3 +2346,183 @@ async fn a_data_directory_of_an_older_row_format_is_refused_with_an_explanation(
         .await
         .unwrap();
 }
+
+/// The keys a secondary index's entries for `values` name.
+async fn indexed(env: &Env, table: &str, index: &str, values: &[Value]) -> Vec<Vec<PkValue>> {
+    let t = env.engine.table(DB, table).unwrap();
+    let index = t.indexes.iter().find(|i| i.name == index).unwrap().clone();
+    env.engine
+        .index_keys(&t, &index, values)
+        .await
+        .unwrap()
+        .expect("a ready index")
+}
+
+fn index_spec(name: &str, columns: &[&str], unique: bool) -> pgwide::engine::IndexSpec {
+    pgwide::engine::IndexSpec {
+        name: name.into(),
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+        unique,
+        constraint: false,
+    }
+}
+
+#[tokio::test]
+async fn a_secondary_index_follows_every_write_of_its_rows() {
+    let env = env().await;
+    let t = table(&env, "people", &[]).await;
+    put_row(&env, &t, &[s("a")], vec![put("city", text("oslo"))]).await;
+    put_row(&env, &t, &[s("b")], vec![put("city", text("rome"))]).await;
+    let t = env
+        .engine
+        .create_index(DB, "people", index_spec("by_city", &["city"], false))
+        .await
+        .unwrap();
+    assert!(t.indexes[0].ready, "built before it is used");
+    assert_eq!(
+        indexed(&env, "people", "by_city", &[text("oslo")]).await,
+        [[s("a")]]
+    );
+    // PutRow, UpdateRow, DeleteRow and a column's deletion each move the entry.
+    put_row(&env, &t, &[s("c")], vec![put("city", text("oslo"))]).await;
+    update(&env, &t, &[s("a")], vec![put("city", text("rome"))]).await;
+    assert_eq!(
+        indexed(&env, "people", "by_city", &[text("oslo")]).await,
+        [[s("c")]]
+    );
+    assert_eq!(
+        indexed(&env, "people", "by_city", &[text("rome")]).await,
+        [[s("a")], [s("b")]]
+    );
+    delete_row(&env, &t, &[s("b")]).await;
+    update(
+        &env,
+        &t,
+        &[s("c")],
+        vec![ColumnOp::DeleteAll {
+            column: "city".into(),
+        }],
+    )
+    .await;
+    assert_eq!(
+        indexed(&env, "people", "by_city", &[text("rome")]).await,
+        [[s("a")]]
+    );
+    assert!(indexed(&env, "people", "by_city", &[text("oslo")])
+        .await
+        .is_empty());
+    // TRUNCATE empties the index with the table.
+    env.engine.truncate_tables(DB, &["people"]).await.unwrap();
+    assert!(indexed(&env, "people", "by_city", &[text("rome")])
+        .await
+        .is_empty());
+}
+
+/// A row the TTL hid keeps its entry (reads check the row again), and no longer holds
+/// a unique index's values: another row may take them.
+#[tokio::test]
+async fn rows_hidden_by_the_ttl_let_their_unique_values_go() {
+    let env = env().await;
+    let t = table(&env, "sessions", &[("ttl", 86_400)]).await;
+    put_row(&env, &t, &[s("old")], vec![put("token", text("t1"))]).await;
+    env.engine
+        .create_index(DB, "sessions", index_spec("by_token", &["token"], true))
+        .await
+        .unwrap();
+    let duplicate = env
+        .engine
+        .put_row(
+            &t,
+            write(&[s("new")], RowChange::Put(vec![put("token", text("t1"))])),
+        )
+        .await;
+    assert!(
+        matches!(duplicate, Err(EngineError::UniqueViolation { ref index, .. }) if index == "by_token"),
+        "{duplicate:?}"
+    );
+    env.clock.advance(86_400_000 + 1_000);
+    assert_eq!(
+        indexed(&env, "sessions", "by_token", &[text("t1")]).await,
+        [[s("old")]]
+    );
+    let got = env
+        .engine
+        .get_row(&t, &[s("old")], &ReadOptions::default())
+        .await
+        .unwrap();
+    assert!(got.row.is_none(), "hidden by the TTL");
+    put_row(&env, &t, &[s("new")], vec![put("token", text("t1"))]).await;
+    assert_eq!(
+        indexed(&env, "sessions", "by_token", &[text("t1")]).await,
+        [[s("new")]]
+    );
+}
+
+#[tokio::test]
+async fn a_unique_index_over_shared_values_is_not_created() {
+    let env = env().await;
+    let t = table(&env, "tags", &[]).await;
+    put_row(&env, &t, &[s("a")], vec![put("n", int(1))]).await;
+    put_row(&env, &t, &[s("b")], vec![put("n", int(1))]).await;
+    let made = env
+        .engine
+        .create_index(DB, "tags", index_spec("tags_n", &["n"], true))
+        .await;
+    assert!(
+        matches!(made, Err(EngineError::DuplicateInIndex { .. })),
+        "{made:?}"
+    );
+    assert!(env.engine.table(DB, "tags").unwrap().indexes.is_empty());
+    assert!(env.engine.index(DB, "tags_n").is_none());
+}
+
+#[tokio::test]
+async fn indexes_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || durable_engine(dir.path(), ManualClock::new(NOW));
+    {
+        let engine = open().await;
+        let t = engine
+            .create_table(DB, spec("items", vec![pk_col("id", PkType::Integer)], &[]))
+            .await
+            .unwrap();
+        engine
+            .create_index(DB, "items", index_spec("items_sku", &["sku"], true))
+            .await
+            .unwrap_err();
+        engine
+            .put_row(
+                &t,
+                write(
+                    &[PkValue::Integer(1)],
+                    RowChange::Put(vec![put("sku", text("x"))]),
+                ),
+            )
+            .await
+            .unwrap();
+        engine
+            .create_index(DB, "items", index_spec("items_sku", &["sku"], true))
+            .await
+            .unwrap();
+    }
+    let engine = open().await;
+    let (t, index) = engine.index(DB, "items_sku").expect("still there");
+    assert!(index.unique && index.ready);
+    assert_eq!(
+        engine.index_keys(&t, &index, &[text("x")]).await.unwrap(),
+        Some(vec![vec![PkValue::Integer(1)]])
+    );
+    let duplicate = engine
+        .put_row(
+            &t,
+            write(
+                &[PkValue::Integer(2)],
+                RowChange::Put(vec![put("sku", text("x"))]),
+            ),
+        )
+        .await;
+    assert!(matches!(
+        duplicate,
+        Err(EngineError::UniqueViolation { .. })
+    ));
+}

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -85,9 +86,32 @@ fn seconds() -> u64 {
         .unwrap_or(60)
 }
 
+/// The tests of this file, each fuzzing one target.
+const FUZZ_TESTS: usize = 3;
+
+/// Counts this file's tests as they end, passed or failed; the last one to end
+/// removes the fuzz build (`fuzz/target`) when `PGWIDE_FUZZ_CLEAN=1`, as scripts/test
+/// sets it: the tests that run after these need the disk (CI machines' disks have run
+/// out), and a fresh machine has nothing to reuse it for.
+struct Ended;
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        static ENDED: AtomicUsize = AtomicUsize::new(0);
+        let last = ENDED.fetch_add(1, Ordering::SeqCst) + 1 == FUZZ_TESTS;
+        if last && std::env::var("PGWIDE_FUZZ_CLEAN").is_ok_and(|v| v == "1") {
+            let build = fuzz_dir().join("target");
+            if let Err(e) = std::fs::remove_dir_all(&build) {
+                eprintln!("could not remove {}: {e}", build.display());
+            }
+        }
+    }
+}
+
 /// Fuzzes `target` from `seeds` (written to a fresh corpus directory) and fails on
 /// any crash.
 fn fuzz(target: &str, seeds: Vec<Vec<u8>>, extra: &[&str]) {
+    let _ended = Ended;
     build();
     let corpus = tempfile::tempdir().expect("corpus dir");
     for (i, seed) in seeds.iter().enumerate() {
@@ -177,6 +201,9 @@ fn sql_seeds() -> Vec<Vec<u8>> {
         "SELECT relname FROM pg_catalog.pg_class WHERE relkind = 'r'",
         "INSERT INTO t SELECT k + 10, v, n FROM t",
         "SELECT * FROM t WHERE k = 9223372036854775807 OR n < -9223372036854775808",
+        "CREATE INDEX tv ON t (v, n); SELECT k FROM t WHERE v = 'x' AND n IN (1, 2)",
+        "CREATE UNIQUE INDEX ON t (n); UPDATE t SET n = 1; DROP INDEX t_n_idx",
+        "ALTER TABLE w ADD CONSTRAINT wb UNIQUE (b); ALTER TABLE w DROP CONSTRAINT wb",
     ];
     let mut seeds: Vec<Vec<u8>> = statements.iter().map(|s| s.as_bytes().to_vec()).collect();
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sql");

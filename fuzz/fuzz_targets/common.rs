@@ -57,6 +57,7 @@ fn open(engine: &Arc<Engine>) -> Session {
         "fuzz".to_string(),
         &[],
     )
+    .expect("no startup parameters to refuse")
 }
 
 /// Runs one parsed statement with bounded time and output; errors are fine.
@@ -112,7 +113,7 @@ impl SessionFactory for Factory {
             database.to_string(),
             user.to_string(),
             params,
-        )
+        )?
         // The server enforces it: a fuzzed slow statement ends with 57014.
         .with_setting_defaults(&[("statement_timeout".into(), "2000".into())])?;
         Ok(session)

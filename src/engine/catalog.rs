@@ -2,12 +2,14 @@
 //! columns and options. Persisted in the backend under `0x00` keys and cached in memory,
 //! so the hot path resolves a table with one read lock and no I/O.
 
+mod indexes;
 mod sequences;
 
 pub use sequences::{SequenceMeta, SequenceSpec};
 
 use super::codec::CATALOG_PREFIX;
 use super::error::{EngineError, EngineResult};
+use super::index::IndexMeta;
 use super::limits::Limits;
 use super::options::{OptionValue, TableOptions};
 use super::types::{Declared, IntegerWidth, PkType, SqlKind, ValueType};
@@ -75,6 +77,9 @@ pub struct TableMeta {
     /// that leaves the column out computes.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub defaults: BTreeMap<String, String>,
+    /// Secondary indexes, in the order they were created (`index`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<IndexMeta>,
 }
 
 /// What a table's column declarations say beyond the columns' value types: types
@@ -548,7 +553,7 @@ impl Catalog {
             options.set(name, value, limits)?;
         }
         let _ddl = self.ddl.lock().await;
-        {
+        let count = {
             let state = self.read();
             let tables =
                 state
@@ -557,20 +562,17 @@ impl Catalog {
                     .ok_or_else(|| EngineError::InstanceNotFound {
                         name: instance.into(),
                     })?;
-            let sequence = state
-                .sequences
-                .get(instance)
-                .is_some_and(|s| s.contains_key(&spec.name));
-            if tables.contains_key(&spec.name) || sequence {
-                return Err(EngineError::TableExists { name: spec.name });
-            }
-            if tables.len() >= limits.max_tables_per_instance {
-                return Err(EngineError::TooManyTables {
-                    instance: instance.into(),
-                    count: tables.len(),
-                    limit: limits.max_tables_per_instance,
-                });
-            }
+            tables.len()
+        };
+        if self.relation_exists(instance, &spec.name) {
+            return Err(EngineError::TableExists { name: spec.name });
+        }
+        if count >= limits.max_tables_per_instance {
+            return Err(EngineError::TooManyTables {
+                instance: instance.into(),
+                count,
+                limit: limits.max_tables_per_instance,
+            });
         }
         let column_order = if spec.column_order.is_empty() {
             spec.pk
@@ -595,6 +597,7 @@ impl Catalog {
             declared: spec.declared,
             generated: spec.generated,
             defaults: spec.defaults,
+            indexes: Vec::new(),
         };
         self.store_table(meta, batch).await
     }
@@ -652,9 +655,7 @@ impl Catalog {
         crate::engine::check_name(new_name)?;
         let _ddl = self.ddl.lock().await;
         let mut meta = (*self.table(instance, name)?).clone();
-        let taken =
-            self.table(instance, new_name).is_ok() || self.sequence(instance, new_name).is_ok();
-        if taken {
+        if self.relation_exists(instance, new_name) {
             return Err(EngineError::TableExists {
                 name: new_name.into(),
             });
@@ -735,6 +736,10 @@ impl Catalog {
         for table in &old {
             let mut meta = (**table).clone();
             meta.id = self.allocate_id(&mut batch);
+            // Its indexes are emptied with it: new ids, under which nothing is stored.
+            for index in &mut meta.indexes {
+                index.id = self.allocate_id(&mut batch);
+            }
             batch.put(table_key(&meta.instance, &meta.name), to_json(&meta)?);
             renumbered.push(Arc::new(meta));
         }
@@ -745,19 +750,6 @@ impl Catalog {
             tables.insert(meta.name.clone(), meta);
         }
         Ok(old)
-    }
-
-    /// Whether `table` is the table of its name now (or was renamed since): not
-    /// dropped, not given a new id by TRUNCATE.
-    pub fn is_current(&self, table: &TableMeta) -> bool {
-        let state = self.read();
-        let Some(tables) = state.tables.get(&table.instance) else {
-            return false;
-        };
-        match tables.get(&table.name) {
-            Some(now) if now.id == table.id => true,
-            _ => tables.values().any(|t| t.id == table.id),
-        }
     }
 
     /// Removes a table record and the sequences its columns own; the caller deletes

@@ -4,6 +4,8 @@
 //! - `0x00 ...` catalog records (see `catalog`).
 //! - `0x01 table_id:u32 pk` — one row: its marker and every cell version packed in one
 //!   value (see `row_format`).
+//! - `0x02 ...` roles (see `auth::roles`).
+//! - `0x03 index_id:u32 values [pk]` — one secondary-index entry (see `index`).
 //!
 //! Each PK column encodes as a tag byte (`0x00` INF_MIN, `0x01` a value, `0xFF` INF_MAX)
 //! then, for Integer, 8 big-endian bytes with the sign bit flipped (negatives first), and
@@ -26,12 +28,14 @@ pub fn encode_pk_value(out: &mut Vec<u8>, value: &PkValue) {
     out.push(TAG_VALUE);
     match value {
         PkValue::Integer(i) => out.extend_from_slice(&((*i as u64) ^ (1 << 63)).to_be_bytes()),
-        PkValue::String(s) => encode_bytes(out, s.as_bytes()),
-        PkValue::Binary(b) => encode_bytes(out, b),
+        PkValue::String(s) => escape_bytes(out, s.as_bytes()),
+        PkValue::Binary(b) => escape_bytes(out, b),
     }
 }
 
-fn encode_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+/// Appends `bytes` escaped (`0x00` as `0x00 0xFF`) and terminated (`0x00 0x01`): a
+/// prefix-free form that sorts as the bytes do.
+pub(crate) fn escape_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     for &b in bytes {
         out.push(b);
         if b == 0 {
@@ -108,7 +112,7 @@ pub fn decode_pk_ref(bytes: &[u8], ty: PkType) -> EngineResult<(PkRef<'_>, usize
     }
 }
 
-/// Undoes `encode_bytes` on the front of `body`: returns the bytes and how many encoded
+/// Undoes `escape_bytes` on the front of `body`: returns the bytes and how many encoded
 /// bytes (terminator included) they took.
 fn unescape(body: &[u8]) -> EngineResult<(Vec<u8>, usize)> {
     let corrupt = || EngineError::Corrupt("truncated primary key".into());

@@ -126,6 +126,27 @@ pub enum EngineError {
         "null value in column \"{column}\" of relation \"{table}\" violates not-null constraint"
     )]
     NullInNotNull { table: String, column: String },
+    /// A write giving a row the values of a unique index another row shows
+    /// (PostgreSQL's wording, with its DETAIL after a colon).
+    #[error(
+        "duplicate key value violates unique constraint \"{index}\": Key ({columns})=({values}) already exists."
+    )]
+    UniqueViolation {
+        index: String,
+        columns: String,
+        values: String,
+    },
+    /// CREATE UNIQUE INDEX over rows that already share values (PostgreSQL's wording).
+    #[error(
+        "could not create unique index \"{index}\": Key ({columns})=({values}) is duplicated."
+    )]
+    DuplicateInIndex {
+        index: String,
+        columns: String,
+        values: String,
+    },
+    #[error("index \"{name}\" does not exist")]
+    IndexNotFound { name: String },
     #[error("bad continuation key for this range")]
     BadContinuation,
     #[error("the row was changed concurrently too many times; retry")]

@@ -6,9 +6,10 @@
 
 use super::capacity::Capacity;
 use super::catalog::{AttrColumn, TableMeta};
-use super::codec::row_prefix;
+use super::codec::{decode_pk, row_prefix, table_prefix};
 use super::condition::{Condition, ConditionFailure, RowExistence};
 use super::error::{EngineError, EngineResult};
+use super::index::{self, RowChangeSeen};
 use super::row_format::{encode_single_versions, RowMarker};
 use super::stored::{StoredCell, StoredRow};
 use super::types::{PkValue, PrimaryKey, Row, Value};
@@ -161,6 +162,9 @@ struct WorkingSet {
     unconfirmed: bool,
     /// A transaction's commit: the revisions its rows must still have.
     expected: Option<Arc<Revisions>>,
+    /// The tables with indexes among those written, by id, as the catalog has them
+    /// while the batch commits: their entries change with their rows.
+    indexed: HashMap<u32, Arc<TableMeta>>,
 }
 
 impl WorkingSet {
@@ -171,6 +175,7 @@ impl WorkingSet {
             assume_new_rows: false,
             unconfirmed: false,
             expected: None,
+            indexed: HashMap::new(),
         }
     }
 
@@ -270,6 +275,54 @@ impl WorkingSet {
         Ok((applied.outcome, applied.cost))
     }
 
+    /// Adds the index entries the batch's rows change to `batch` (see `index`).
+    async fn stage_index_entries(
+        &self,
+        engine: &Engine,
+        batch: &mut WriteBatch,
+        checks: &mut Vec<Check>,
+    ) -> EngineResult<()> {
+        let table_of = |key: &[u8]| {
+            let id: [u8; 4] = key.get(1..5)?.try_into().ok()?;
+            self.indexed.get(&u32::from_be_bytes(id))
+        };
+        // Rows a PutRow encoded directly, decoded here: their entries need their cells.
+        let mut decoded = Vec::new();
+        for (key, working) in &self.rows {
+            if let (Some(table), Working::New(value)) = (table_of(key), working) {
+                let (pk, _) = decode_pk(&key[table_prefix(table.id).len()..], &table.pk_types())?;
+                decoded.push((table, StoredRow::decode(pk, key.clone(), value)?));
+            }
+        }
+        let mut changes: Vec<RowChangeSeen<'_>> = decoded
+            .iter()
+            .map(|(table, row)| RowChangeSeen {
+                table,
+                before: None,
+                after: row,
+            })
+            .collect();
+        for (key, working) in &self.rows {
+            let (Some(table), Working::Row(working)) = (table_of(key), working) else {
+                continue;
+            };
+            let before = match &working.original {
+                Some(value) => Some(StoredRow::decode(
+                    working.row.pk.clone(),
+                    key.clone(),
+                    value,
+                )?),
+                None => None,
+            };
+            changes.push(RowChangeSeen {
+                table,
+                before,
+                after: &working.row,
+            });
+        }
+        index::stage_entries(engine, &changes, self.now, batch, checks).await
+    }
+
     /// Stores the changed rows if none of the touched rows changed since they were read;
     /// `None` when one did. With `Sync::Wait` the rows are durable on return; with
     /// `Sync::Later` the ticket says what to wait for.
@@ -277,6 +330,10 @@ impl WorkingSet {
         let unconfirmed = self.unconfirmed;
         let mut checks = Vec::with_capacity(self.rows.len());
         let mut batch = WriteBatch::default();
+        if !self.indexed.is_empty() {
+            self.stage_index_entries(engine, &mut batch, &mut checks)
+                .await?;
+        }
         for (key, working) in self.rows {
             let working = match working {
                 Working::Row(working) => working,
@@ -444,20 +501,25 @@ impl Engine {
         // Held to the commit: a TRUNCATE cannot give a table a new id in between.
         let _ids = self.table_ids.read().await;
         let mut checked: Vec<u32> = Vec::new();
+        let mut indexed = HashMap::new();
         for (table, _) in writes {
             if checked.contains(&table.id) {
                 continue;
             }
-            if !self.catalog.is_current(table) {
+            let Some(current) = self.catalog.current(table) else {
                 return Err(EngineError::TableReplaced {
                     name: table.name.clone(),
                 });
+            };
+            if !current.indexes.is_empty() {
+                indexed.insert(table.id, current);
             }
             checked.push(table.id);
         }
         let mut set = WorkingSet::new(self.now_ms())
             .assuming_new_rows(first_attempt)
             .expecting(expected);
+        set.indexed = indexed;
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
         let mut per_table: HashMap<u32, Capacity> = HashMap::new();
@@ -1023,6 +1085,7 @@ mod tests {
             declared: Default::default(),
             generated: Default::default(),
             defaults: Default::default(),
+            indexes: Vec::new(),
         }
     }
 

@@ -1,8 +1,9 @@
 //! The access-path planner, beneath both the fast path (`select`, `dml`) and the
 //! DataFusion table provider: a WHERE clause over one relation is split into what picks
 //! the access path — full-PK equality (GetRow), IN lists on the PK (BatchGetRow), a PK
-//! prefix plus a range on the next column (GetRange, forward or backward) or a
-//! full-range scan — the attribute comparisons also handed to the engine's filter, and a
+//! prefix plus a range on the next column (GetRange, forward or backward), equality or
+//! IN on a secondary index's leading columns (IndexGet) or a full-range scan — the
+//! attribute comparisons also handed to the engine's filter, and a
 //! residual predicate. `requests` turns a plan and its parameters into engine requests;
 //! `describe` writes it for EXPLAIN.
 
@@ -30,6 +31,14 @@ pub enum Access {
         lower: Option<(Scalar, bool)>,
         upper: Option<(Scalar, bool)>,
     },
+    /// Candidate values per leading column of secondary index `index` (its position in
+    /// the table's indexes): the rows its entries for them name, fetched by key
+    /// (IndexGet). The predicate stays in the residual, since an entry may name a row
+    /// that no longer shows its values (`engine::index`).
+    Index {
+        index: usize,
+        values: Vec<Vec<Scalar>>,
+    },
 }
 
 /// A planned read of one relation.
@@ -52,7 +61,7 @@ impl ReadPlan {
     /// reads the table as much as a SELECT does.
     pub fn filters(&self) -> bool {
         let keyed = match &self.access {
-            Access::Keys(_) => true,
+            Access::Keys(_) | Access::Index { .. } => true,
             Access::Range {
                 prefix,
                 lower,
@@ -89,6 +98,71 @@ fn column_comparison(s: &Scalar) -> Option<(usize, CmpOp, &Scalar)> {
         },
         _ => None,
     }
+}
+
+/// The secondary index that fixes the most leading columns by equality or IN lists in
+/// `parts` (a unique index with all of its columns fixed first), for a read that would
+/// otherwise scan the table. Only ready indexes, and only columns whose stored form is
+/// one per value: `jsonb`, intervals and arrays can be equal in SQL and stored apart.
+fn index_access(relation: &Relation, parts: &[Scalar]) -> Option<Access> {
+    let table = &relation.table;
+    let candidates_for = |column: &str| -> Option<Vec<Scalar>> {
+        let searchable = !matches!(
+            crate::sql::values::declared_type(table, column),
+            None | Some(SqlType::Json | SqlType::Jsonb | SqlType::Interval | SqlType::Array(_))
+        );
+        if !searchable {
+            return None;
+        }
+        let names_column = |slot: usize| match relation.slot_source(slot) {
+            Source::Pk(k) => table.pk[*k].name == column,
+            Source::Attr(name) => name == column,
+            _ => false,
+        };
+        parts.iter().find_map(|part| {
+            if let Some((slot, CmpOp::Eq, operand)) = column_comparison(part) {
+                if names_column(slot) {
+                    return Some(vec![operand.clone()]);
+                }
+            }
+            match part {
+                Scalar::InList(target, list, false) => match **target {
+                    Scalar::Column(slot)
+                        if names_column(slot)
+                            && !list.is_empty()
+                            && list.iter().all(is_operand) =>
+                    {
+                        Some(list.clone())
+                    }
+                    _ => None,
+                },
+                _ => None,
+            }
+        })
+    };
+    let mut best: Option<(usize, Vec<Vec<Scalar>>, bool)> = None;
+    for (i, index) in table.indexes.iter().enumerate() {
+        if !index.ready {
+            continue;
+        }
+        let values: Vec<Vec<Scalar>> = index
+            .columns
+            .iter()
+            .map_while(|column| candidates_for(column))
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        let exact = index.unique && values.len() == index.columns.len();
+        let better = match &best {
+            None => true,
+            Some((_, fixed, best_exact)) => (exact, values.len()) > (*best_exact, fixed.len()),
+        };
+        if better {
+            best = Some((i, values, exact));
+        }
+    }
+    best.map(|(index, values, _)| Access::Index { index, values })
 }
 
 /// Plans where rows come from: access path, residual and pushed-down filters.
@@ -196,6 +270,20 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
             lower: None,
             upper: None,
         }
+    };
+    let access = match access {
+        Access::Range {
+            prefix,
+            lower: None,
+            upper: None,
+        } if prefix.is_empty() && relation.kind == RelationKind::Table => {
+            index_access(&relation, &parts).unwrap_or(Access::Range {
+                prefix,
+                lower: None,
+                upper: None,
+            })
+        }
+        other => other,
     };
     let mut pushed = Vec::new();
     let mut residual_parts = Vec::new();

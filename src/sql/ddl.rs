@@ -2,6 +2,7 @@
 //! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
 
 pub mod defaults;
+pub mod indexes;
 pub mod sequences;
 mod unenforced;
 
@@ -211,6 +212,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
     if spec.auto_rowid {
         spec.column_order.insert(0, ROWID.into());
     }
+    let uniques = indexes::unique_constraints(create)?;
     if create.if_not_exists && engine.table(instance, &name).is_ok() {
         return Ok(());
     }
@@ -236,7 +238,19 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
         );
     }
     match engine.create_table(instance, spec).await {
-        Ok(_) => Ok(()),
+        Ok(_) => {
+            for unique in uniques {
+                if let Err(e) =
+                    indexes::create_unique_constraint(engine, instance, &name, unique).await
+                {
+                    if let Err(undo) = engine.drop_table(instance, &name).await {
+                        tracing::warn!(table = %name, error = %undo, "could not drop a table whose UNIQUE constraint failed");
+                    }
+                    return Err(e);
+                }
+            }
+            Ok(())
+        }
         Err(e) => {
             drop_sequences(engine, instance, &made).await;
             match e {
@@ -570,6 +584,16 @@ pub async fn alter_table(
                         other?;
                     }
                 }
+                for option in &column_def.options {
+                    if let ColumnOption::Unique(constraint) = &option.option {
+                        let unique = indexes::unique_columns(
+                            constraint,
+                            option.name.as_ref(),
+                            Some(&column_def.name),
+                        )?;
+                        indexes::create_unique_constraint(engine, instance, &name, unique).await?;
+                    }
+                }
             }
             AlterTableOperation::AlterColumn {
                 column_name,
@@ -659,6 +683,27 @@ pub async fn alter_table(
                     }
                 }
             }
+            AlterTableOperation::DropConstraint {
+                if_exists,
+                name: constraint,
+                drop_behavior: None | Some(ast::DropBehavior::Restrict),
+            } => {
+                // An index dropped cannot be made again if a later operation failed.
+                if alter.operations.len() > 1 {
+                    return Err(SqlError::unsupported(
+                        "DROP CONSTRAINT beside other operations in one ALTER TABLE is not \
+                         supported yet: run it on its own",
+                    ));
+                }
+                indexes::drop_constraint(engine, instance, &name, constraint, *if_exists).await?;
+            }
+            AlterTableOperation::AddConstraint {
+                constraint: TableConstraint::Unique(constraint),
+                not_valid: false,
+            } => {
+                let unique = indexes::unique_columns(constraint, None, None)?;
+                indexes::create_unique_constraint(engine, instance, &name, unique).await?;
+            }
             other => {
                 return Err(SqlError::unsupported(format!(
                     "ALTER TABLE {other} is not supported"
@@ -706,6 +751,10 @@ pub async fn drop(
         ast::ObjectType::Sequence => {
             sequences::drop(engine, instance, if_exists, names).await?;
             Ok("DROP SEQUENCE")
+        }
+        ast::ObjectType::Index => {
+            indexes::drop(engine, instance, if_exists, names).await?;
+            Ok("DROP INDEX")
         }
         other => Err(SqlError::unsupported(format!(
             "DROP {other} is not supported"

@@ -313,6 +313,11 @@ pub fn plan_insert(
         }
         rows.push(scalars);
     }
+    if let Some(ast::OnInsert::OnConflict(on)) = &insert.on {
+        if let Some(target) = &on.conflict_target {
+            upsert::check_conflict_target(&table, target)?;
+        }
+    }
     let conflict = match &insert.on {
         None => Conflict::Error,
         Some(ast::OnInsert::OnConflict(on)) => match &on.action {

@@ -164,6 +164,23 @@ pub fn fold(ident: &ast::Ident) -> String {
     }
 }
 
+/// `quote_ident`: quotes unless the name is a plain lower-case identifier, so that
+/// `fold` reads it back as it is.
+pub fn quote_ident(name: &str) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
 /// The index of a `$n` placeholder.
 pub fn placeholder_index(text: &str) -> SqlResult<usize> {
     let number = text

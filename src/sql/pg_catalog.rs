@@ -16,6 +16,7 @@ mod pg_constraint;
 mod pg_database;
 mod pg_get_keywords;
 mod pg_index;
+mod pg_indexes;
 mod pg_namespace;
 mod pg_proc;
 mod pg_roles;
@@ -33,8 +34,10 @@ mod table_sizes;
 
 pub use empty_tables::EMPTY_TABLES;
 pub use oids::{
-    attnum, sequence_oid, table_by_oid, table_oid, INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG,
+    attnum, index_by_oid, index_oid, sequence_oid, table_by_oid, table_oid, INFORMATION_SCHEMA,
+    OWNER, PGWIDE, PG_CATALOG,
 };
+pub use pg_indexes::definition as index_definition;
 pub use pg_type::{format_type, format_type_with_typmod, type_oid_by_name};
 pub use table_columns::{pk_columns, pkey_name};
 
@@ -54,6 +57,7 @@ const PG_TABLES: &[&str] = &[
     "pg_attrdef",
     "pg_type",
     "pg_index",
+    "pg_indexes",
     "pg_constraint",
     "pg_database",
     "pg_roles",
@@ -189,6 +193,7 @@ impl CatalogSchema {
             ),
             "pg_type" => (pg_type::COLUMNS, pg_type::rows()),
             "pg_index" => (pg_index::COLUMNS, pg_index::rows(&tables)),
+            "pg_indexes" => (pg_indexes::COLUMNS, pg_indexes::rows(&tables)),
             "pg_constraint" => (pg_constraint::COLUMNS, pg_constraint::rows(&tables)),
             "pg_database" => (pg_database::COLUMNS, pg_database::rows(&self.engine)),
             "pg_roles" => (pg_roles::COLUMNS, pg_roles::rows(roles)),

@@ -68,8 +68,16 @@ pub async fn read_rows(
             },
         )
     };
-    if let Access::Keys(_) = plan.access {
-        let keys = plan.keys(&params)?;
+    let keys = match &plan.access {
+        Access::Keys(_) => Some(plan.keys(&params)?),
+        // A block's own writes to the table are not in the index yet, and a read as of
+        // another time may want rows by values they showed then: both scan.
+        Access::Index { .. } if staged.is_none() && ctx.as_of.is_none() => {
+            plan.index_keys(&engine, &params).await?
+        }
+        _ => None,
+    };
+    if let Some(keys) = keys {
         let mut out = VecDeque::new();
         for chunk in keys.chunks(engine.limits().max_batch_get_rows.max(1)) {
             let rows = match &staged {

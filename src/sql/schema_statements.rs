@@ -32,6 +32,7 @@ pub(super) enum SchemaChange {
         if_not_exists: bool,
     },
     CreateSequence(Box<Statement>),
+    CreateIndex(Box<ast::CreateIndex>),
 }
 
 impl StatementHandler for SchemaChanges {
@@ -62,6 +63,7 @@ impl StatementHandler for SchemaChanges {
             create @ Statement::CreateSequence { .. } => {
                 SchemaChange::CreateSequence(Box::new(create))
             }
+            Statement::CreateIndex(create) => SchemaChange::CreateIndex(Box::new(create)),
             _ => return Claim::NotMine(statement),
         }))
     }
@@ -83,6 +85,11 @@ impl StatementHandler for SchemaChanges {
                 ..
             } => "drop sequence",
             SchemaChange::CreateSequence(_) => "create sequence",
+            SchemaChange::CreateIndex(_) => "create index",
+            SchemaChange::Drop {
+                object_type: ast::ObjectType::Index,
+                ..
+            } => "drop index",
             // Refused as unsupported when it runs.
             SchemaChange::Drop { .. } => return Ok(()),
             SchemaChange::CreateDatabase { .. } => "create database",
@@ -169,6 +176,13 @@ impl StatementHandler for SchemaChanges {
                 }
                 "CREATE SEQUENCE"
             }
+            SchemaChange::CreateIndex(create) => {
+                let made = ddl::indexes::create(engine, instance, create).await?;
+                if let (Some(block), Some(made)) = (state.transaction.as_mut(), made) {
+                    block.changed_schema(SchemaUndo::DropIndex(made));
+                }
+                "CREATE INDEX"
+            }
             SchemaChange::CreateDatabase {
                 name,
                 if_not_exists,
@@ -208,7 +222,16 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
     };
     match plan {
         SchemaChange::CreateTable(_) => Ok(()),
-        SchemaChange::AlterTable(alter) => refuse_unseen_rows(state, alter),
+        SchemaChange::AlterTable(alter) => {
+            let drops_constraint = alter.operations.iter().any(|op| {
+                matches!(op, ast::AlterTableOperation::DropConstraint { name, .. }
+                    if !state.transaction.as_ref().is_some_and(|b| b.created(&fold(name))))
+            });
+            if drops_constraint {
+                return cannot_undo("DROP CONSTRAINT of a constraint the block did not create");
+            }
+            refuse_unseen_rows(state, alter)
+        }
         SchemaChange::Drop {
             object_type: ast::ObjectType::Table,
             names,
@@ -234,7 +257,16 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
             object_type: ast::ObjectType::Sequence,
             ..
         } => cannot_undo("DROP SEQUENCE of a sequence the block did not create"),
-        SchemaChange::CreateSequence(_) => Ok(()),
+        SchemaChange::CreateSequence(_) | SchemaChange::CreateIndex(_) => Ok(()),
+        SchemaChange::Drop {
+            object_type: ast::ObjectType::Index,
+            names,
+            ..
+        } if names.iter().all(created) => Ok(()),
+        SchemaChange::Drop {
+            object_type: ast::ObjectType::Index,
+            ..
+        } => cannot_undo("DROP INDEX of an index the block did not create"),
         SchemaChange::Drop { .. } => Ok(()),
         SchemaChange::CreateDatabase { .. } => Err(SqlError::new(
             SqlState::ActiveSqlTransaction,
@@ -262,14 +294,34 @@ async fn alter_table(state: &mut SessionState, alter: &ast::AlterTable) -> SqlRe
             _ => None,
         })
         .collect();
+    // The unique indexes its UNIQUE constraints made, which restoring the table's
+    // declarations does not drop.
+    let made_indexes = |engine: &crate::engine::Engine| -> Vec<String> {
+        engine
+            .table(instance, &before.name)
+            .map(|now| {
+                now.indexes
+                    .iter()
+                    .filter(|i| !before.indexes.iter().any(|b| b.id == i.id))
+                    .map(|i| i.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     if let Err(e) = ddl::alter_table(engine, instance, alter).await {
         if alter.operations.len() > 1 {
+            for index in made_indexes(engine) {
+                if let Err(undo) = engine.drop_index(instance, &index).await {
+                    tracing::warn!(index = %index, error = %undo, "could not drop an index of a failed ALTER TABLE");
+                }
+            }
             if let Err(undo) = engine.restore_table(&before, &added).await {
                 tracing::warn!(table = %before.name, error = %undo, "could not undo the operations of a failed ALTER TABLE");
             }
         }
         return Err(e);
     }
+    let made = made_indexes(engine);
     if let Some(block) = state.transaction.as_mut() {
         let renamed = alter.operations.iter().find_map(|op| match op {
             ast::AlterTableOperation::RenameTable {
@@ -284,6 +336,10 @@ async fn alter_table(state: &mut SessionState, alter: &ast::AlterTable) -> SqlRe
             },
             None => SchemaUndo::RestoreTable { before, added },
         });
+        // Undone before the table is restored: undo runs newest first.
+        for index in made {
+            block.changed_schema(SchemaUndo::DropIndex(index));
+        }
     }
     Ok(())
 }

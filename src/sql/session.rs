@@ -196,17 +196,17 @@ impl Session {
         instance: String,
         user: String,
         startup: &[(String, String)],
-    ) -> Self {
+    ) -> SqlResult<Self> {
         let mut settings = Settings::new(&user);
         for (name, value) in startup {
-            settings.startup(name, value);
+            settings.startup(name, value)?;
         }
-        Session {
+        Ok(Session {
             state: SessionState::new(engine, instance, user, settings),
             plan_cache: PlanCache::default(),
             plan_cache_zone: TimeZone::default(),
             pending_template: None,
-        }
+        })
     }
 
     /// Restricts the session to `access` (its role's privileges).

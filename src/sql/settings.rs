@@ -108,50 +108,47 @@ impl Settings {
         }
     }
 
-    /// Applies a startup parameter (no error for unknown ones, as options may be extra;
-    /// a malformed timeout is ignored too, leaving the default).
-    pub fn startup(&mut self, name: &str, value: &str) {
+    /// Applies a startup parameter. An unknown name is no error, as a client may send
+    /// parameters of PostgreSQL's that pgwide has no use for; a value a known setting
+    /// cannot take (a zone no one knows, a malformed timeout) is 22023, which ends the
+    /// connection before it starts, as in PostgreSQL: a session in another zone than
+    /// the client asked for would show every timestamptz wrong.
+    pub fn startup(&mut self, name: &str, value: &str) -> SqlResult<()> {
         let name = name.to_lowercase();
         if name == "options" {
             // `options` inside `options` is no setting: nothing to recurse into.
             for (name, value) in command_line_options(value) {
                 if !name.eq_ignore_ascii_case("options") {
-                    self.startup(&name, &value);
+                    self.startup(&name, &value)?;
                 }
             }
-            return;
+            return Ok(());
         }
-        if self.values.contains_key(&name) {
-            let value = if TIMEOUTS.contains(&name.as_str()) {
-                match parse_timeout(&name, value) {
-                    Ok(ms) => show_ms(ms),
-                    Err(_) => return,
-                }
-            } else if name == "timezone" {
-                match TimeZone::parse(value) {
-                    Some(zone) => zone_setting(value, zone),
-                    // PostgreSQL refuses the connection; pgwide keeps its default and
-                    // reports it, so the client sees the zone values are shown in.
-                    None => {
-                        tracing::warn!(value, "unknown TimeZone in the startup packet");
-                        return;
-                    }
-                }
-            } else {
-                value.to_string()
-            };
-            self.from_startup.insert(name.clone());
-            // As in PostgreSQL, a startup option is also what RESET returns to.
-            self.defaults.insert(name.clone(), value.clone());
-            // Reported after the server's own values (`TimeZone` is `UTC` there); the
-            // client's encoding as the server speaks it (psql sends `auto`).
-            if REPORTED.contains(&name.as_str()) && name != "client_encoding" {
-                self.changes
-                    .push((display_name(&name).to_string(), value.clone()));
+        if !self.values.contains_key(&name) {
+            return Ok(());
+        }
+        let value = if TIMEOUTS.contains(&name.as_str()) {
+            show_ms(parse_timeout(&name, value)?)
+        } else if name == "timezone" {
+            match TimeZone::parse(value) {
+                Some(zone) => zone_setting(value, zone),
+                None => return Err(invalid_time_zone(value)),
             }
-            self.values.insert(name.clone(), value);
-            self.value_changed(&name);
+        } else {
+            value.to_string()
+        };
+        self.from_startup.insert(name.clone());
+        // As in PostgreSQL, a startup option is also what RESET returns to.
+        self.defaults.insert(name.clone(), value.clone());
+        // Reported after the server's own values (`TimeZone` is `UTC` there); the
+        // client's encoding as the server speaks it (psql sends `auto`).
+        if REPORTED.contains(&name.as_str()) && name != "client_encoding" {
+            self.changes
+                .push((display_name(&name).to_string(), value.clone()));
         }
+        self.values.insert(name.clone(), value);
+        self.value_changed(&name);
+        Ok(())
     }
 
     /// Makes `value` the server's default for `name` (from the configuration file):
@@ -375,10 +372,7 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
     check_transaction_mode(name, value)?;
     if name == "timezone" {
         return match TimeZone::parse(value) {
-            None => Err(SqlError::new(
-                SqlState::InvalidParameterValue,
-                format!("invalid value for parameter \"TimeZone\": \"{value}\""),
-            )),
+            None => Err(invalid_time_zone(value)),
             Some(zone) => Ok(zone_setting(value, zone)),
         };
     }
@@ -440,6 +434,13 @@ fn command_line_options(options: &str) -> Vec<(String, String)> {
         }
     }
     settings
+}
+
+fn invalid_time_zone(value: &str) -> SqlError {
+    SqlError::new(
+        SqlState::InvalidParameterValue,
+        format!("invalid value for parameter \"TimeZone\": \"{value}\""),
+    )
 }
 
 /// How `SHOW TimeZone` gives a zone set as `value`: an IANA zone by its own name
@@ -592,7 +593,8 @@ mod tests {
         s.startup(
             "options",
             "-c TimeZone=Asia/Kolkata --statement-timeout=5s -csearch_path=a,\\ b",
-        );
+        )
+        .unwrap();
         assert_eq!(s.get("timezone").unwrap(), "Asia/Kolkata");
         assert!(!s.time_zone().is_utc());
         assert_eq!(s.get("statement_timeout").unwrap(), "5s");
@@ -601,6 +603,24 @@ mod tests {
         s.set("timezone", "UTC").unwrap();
         s.reset("timezone").unwrap();
         assert_eq!(s.get("timezone").unwrap(), "Asia/Kolkata");
+    }
+
+    #[test]
+    fn a_startup_value_postgresql_would_refuse_is_refused() {
+        let mut s = Settings::new("u");
+        for (name, value) in [
+            ("TimeZone", "Mars/Olympus_Mons"),
+            ("options", "-c TimeZone=nowhere"),
+            ("statement_timeout", "soon"),
+            ("options", "-c idle_session_timeout=-1"),
+        ] {
+            let e = s.startup(name, value).unwrap_err();
+            assert_eq!(e.code(), "22023", "{name}={value}");
+        }
+        assert!(s.time_zone().is_utc());
+        assert_eq!(s.get("statement_timeout").unwrap(), "0");
+        // A parameter pgwide does not know is some other server's: no error.
+        s.startup("geqo_effort", "5").unwrap();
     }
 
     #[test]
@@ -633,7 +653,7 @@ mod tests {
     #[test]
     fn server_defaults_yield_to_startup_parameters_and_reset_returns_to_either() {
         let mut s = Settings::new("u");
-        s.startup("statement_timeout", "250");
+        s.startup("statement_timeout", "250").unwrap();
         s.set_default("statement_timeout", "1000").unwrap();
         s.set_default("idle_session_timeout", "60000").unwrap();
         assert_eq!(s.get("statement_timeout").unwrap(), "250ms");
@@ -652,7 +672,7 @@ mod tests {
         let ms = |n| Some(Duration::from_millis(n));
         let mut s = Settings::new("u");
         assert_eq!(s.timeouts(), SessionTimeouts::default());
-        s.startup("statement_timeout", "250");
+        s.startup("statement_timeout", "250").unwrap();
         s.set_default("idle_session_timeout", "60000").unwrap();
         s.set_default("idle_in_transaction_session_timeout", "5s")
             .unwrap();

@@ -21,6 +21,8 @@ use std::sync::Arc;
 pub(super) enum SchemaUndo {
     /// The block created the table: drop it.
     DropTable(String),
+    /// The block created the index: drop it.
+    DropIndex(String),
     /// The block created the sequence: drop it.
     DropSequence(String),
     /// The block renamed table `to` to `from`: rename it back.
@@ -37,7 +39,9 @@ impl SchemaUndo {
     /// The name of the table or sequence changed.
     fn object(&self) -> &str {
         match self {
-            SchemaUndo::DropTable(name) | SchemaUndo::DropSequence(name) => name,
+            SchemaUndo::DropTable(name)
+            | SchemaUndo::DropSequence(name)
+            | SchemaUndo::DropIndex(name) => name,
             SchemaUndo::RenameTable { from, .. } => from,
             SchemaUndo::RestoreTable { before, .. } => &before.name,
         }
@@ -105,10 +109,10 @@ impl Transaction {
         self.schema_changes.push(undo);
     }
 
-    /// Whether the block created table (or sequence) `name`.
+    /// Whether the block created table (or sequence, or index) `name`.
     pub(super) fn created(&self, name: &str) -> bool {
         self.schema_changes.iter().any(
-            |u| matches!(u, SchemaUndo::DropTable(t) | SchemaUndo::DropSequence(t) if t == name),
+            |u| matches!(u, SchemaUndo::DropTable(t) | SchemaUndo::DropSequence(t) | SchemaUndo::DropIndex(t) if t == name),
         )
     }
 
@@ -195,6 +199,7 @@ pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[Sche
         let undone = match change {
             SchemaUndo::DropTable(table) => engine.drop_table(instance, table).await.map(|_| ()),
             SchemaUndo::DropSequence(name) => engine.drop_sequence(instance, name).await,
+            SchemaUndo::DropIndex(name) => engine.drop_index(instance, name).await,
             SchemaUndo::RenameTable { from, to } => {
                 engine.rename_table(instance, from, to).await.map(|_| ())
             }

@@ -54,6 +54,8 @@ impl From<&EngineError> for SqlState {
             }
             ValueTooLong { .. } => SqlState::StringDataRightTruncation,
             NullInNotNull { .. } => SqlState::NotNullViolation,
+            UniqueViolation { .. } | DuplicateInIndex { .. } => SqlState::UniqueViolation,
+            IndexNotFound { .. } => SqlState::UndefinedObject,
             SequenceLimit { .. } => SqlState::SequenceGeneratorLimitExceeded,
             SetvalOutOfBounds { .. } => SqlState::NumericValueOutOfRange,
             WriteConflict | TableReplaced { .. } => SqlState::SerializationFailure,

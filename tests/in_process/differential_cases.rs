@@ -1470,3 +1470,92 @@ async fn session_time_zones_read_and_show_timestamptz_as_postgresql_does() {
     let differences = compare(&groups).await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// Secondary indexes answer as a scan would: lookups by indexed columns after inserts,
+/// updates (of indexed columns and of others), deletes and upserts; a unique index
+/// (`UNIQUE` on a column, on the table, `CREATE UNIQUE INDEX`, `ADD UNIQUE`) refuses a
+/// duplicate with 23505 and writes nothing, lets NULLs repeat, and cannot be created
+/// over rows that share values; the catalog lists them as PostgreSQL does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secondary_indexes_answer_as_a_scan_would() {
+    let differences = compare(&[&[
+        "CREATE TABLE u (id BIGINT PRIMARY KEY, email TEXT UNIQUE, team INTEGER, \
+         name VARCHAR(20), score DOUBLE PRECISION, UNIQUE (name, team))",
+        "CREATE INDEX u_team ON u (team, name)",
+        "CREATE INDEX ON u (score)",
+        "INSERT INTO u VALUES (1, 'a@x', 1, 'ann', 1.5), (2, 'b@x', 1, 'bob', 2.5), \
+         (3, NULL, 2, 'cy', -0.0), (4, NULL, 2, 'di', 0)",
+        "SELECT id FROM u WHERE email = 'a@x'",
+        "SELECT id, name::text FROM u WHERE team = 1 ORDER BY id",
+        "SELECT id FROM u WHERE team = 2 AND name = 'di'",
+        "SELECT id FROM u WHERE team IN (1, 2) AND name IN ('bob', 'cy') ORDER BY id",
+        "SELECT id FROM u WHERE score = 0 ORDER BY id",
+        "SELECT id FROM u WHERE team = 1.5",
+        "SELECT id FROM u WHERE team = 1 AND score > 2",
+        "INSERT INTO u VALUES (5, 'a@x', 3, 'eve', 1)",
+        "INSERT INTO u VALUES (5, 'e@x', 1, 'ann', 1)",
+        "INSERT INTO u VALUES (5, 'e@x', 3, 'eve', 1), (6, 'e@x', 3, 'fay', 1)",
+        "SELECT count(*) FROM u",
+        "UPDATE u SET email = 'b@x' WHERE id = 1",
+        "UPDATE u SET email = 'z@x' WHERE id = 1",
+        "SELECT id FROM u WHERE email = 'a@x'",
+        "SELECT id FROM u WHERE email = 'z@x'",
+        "INSERT INTO u VALUES (7, 'a@x', 1, 'gus', 3)",
+        "UPDATE u SET team = 2 WHERE name = 'ann'",
+        "SELECT id FROM u WHERE team = 1 ORDER BY id",
+        "SELECT id FROM u WHERE team = 2 ORDER BY id",
+        "DELETE FROM u WHERE email = 'b@x'",
+        "SELECT id FROM u WHERE team = 1 ORDER BY id",
+        "INSERT INTO u VALUES (8, 'b@x', 1, 'hal', 4)",
+        "INSERT INTO u VALUES (8, 'q@x', 1, 'hal', 4) ON CONFLICT (id) DO UPDATE SET email = 'a@x'",
+        "INSERT INTO u VALUES (8, 'q@x', 1, 'hal', 4) ON CONFLICT (id) \
+         DO UPDATE SET email = EXCLUDED.email",
+        "SELECT id, email FROM u WHERE email IN ('b@x', 'q@x')",
+        "SELECT id FROM u WHERE team = 1 AND name = 'hal'",
+        "INSERT INTO u VALUES (1, 'zz@x', 1, 'kim', 9) ON CONFLICT (team) DO NOTHING",
+        "INSERT INTO u VALUES (1, 'zz@x', 1, 'kim', 9) ON CONFLICT ON CONSTRAINT u_pkey DO NOTHING",
+        "INSERT INTO u VALUES (1, 'zz@x', 1, 'kim', 9) ON CONFLICT ON CONSTRAINT nope DO NOTHING",
+        "INSERT INTO u (id, team, name) VALUES (9, 5, 'ivy'), (10, 5, 'jo')",
+        "SELECT id FROM u WHERE email IS NULL ORDER BY id",
+        "CREATE UNIQUE INDEX u_team_key ON u (team)",
+        "SELECT count(*) FROM pg_indexes WHERE indexname = 'u_team_key'",
+        "ALTER TABLE u ADD CONSTRAINT u_score_unique UNIQUE (score)",
+        "ALTER TABLE u ADD CONSTRAINT u_id_name UNIQUE (id, name)",
+        "SELECT indexname::text, indexdef FROM pg_indexes WHERE tablename = 'u' ORDER BY 1",
+        "SELECT c.relname::text, i.indisunique, i.indisprimary, i.indnatts::int \
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+         WHERE i.indrelid = 'u'::regclass ORDER BY 1",
+        "SELECT pg_get_indexdef('u_team'::regclass)",
+        "SELECT conname::text, contype::text, pg_get_constraintdef(oid) FROM pg_constraint \
+         WHERE conrelid = 'u'::regclass ORDER BY 1",
+        "SELECT constraint_name::text, constraint_type::text \
+         FROM information_schema.table_constraints WHERE table_name = 'u' \
+         AND constraint_type IN ('PRIMARY KEY', 'UNIQUE') ORDER BY 1",
+        "SELECT constraint_name::text, column_name::text, ordinal_position::int \
+         FROM information_schema.key_column_usage WHERE table_name = 'u' ORDER BY 1, 3",
+        "DROP INDEX u_email_key",
+        "ALTER TABLE u DROP CONSTRAINT u_id_name",
+        "ALTER TABLE u DROP CONSTRAINT u_id_name",
+        "ALTER TABLE u DROP CONSTRAINT IF EXISTS u_id_name",
+        "SELECT count(*) FROM pg_indexes WHERE indexname = 'u_id_name'",
+        "CREATE INDEX u_team ON u (name)",
+        "CREATE INDEX IF NOT EXISTS u_team ON u (name)",
+        "CREATE TABLE u_team (k INTEGER PRIMARY KEY)",
+        "DROP INDEX u_team",
+        "SELECT id FROM u WHERE team = 1 ORDER BY id",
+        "DROP INDEX u_team",
+        "DROP INDEX IF EXISTS u_team",
+        "CREATE INDEX ON u (nosuch)",
+        "CREATE TABLE v (k INTEGER PRIMARY KEY, a TEXT)",
+        "INSERT INTO v VALUES (1, 'x'), (2, 'x')",
+        "CREATE UNIQUE INDEX v_a ON v (a)",
+        "SELECT count(*) FROM pg_indexes WHERE tablename = 'v'",
+        "UPDATE v SET a = 'y' WHERE k = 2",
+        "CREATE UNIQUE INDEX v_a ON v (a)",
+        "INSERT INTO v VALUES (3, 'y')",
+        "DROP TABLE v",
+        "SELECT count(*) FROM pg_indexes WHERE tablename = 'v'",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -18,6 +18,7 @@ mod sql_catalog;
 mod sql_copy;
 mod sql_datafusion;
 mod sql_golden;
+mod sql_indexes;
 mod sql_insert_select;
 mod sql_plan_cache;
 mod sql_protocols;

@@ -304,3 +304,36 @@ async fn clock_functions_report_the_transactions_start() {
     assert_eq!(row.columns()[0].name(), "TimeZone");
     assert_eq!(row.get(0), Some("UTC"));
 }
+
+/// What `psql "options=-c TimeZone=..."` and psycopg's `options=` send: the session
+/// starts in that zone, and a zone no one knows refuses the connection (22023) rather
+/// than showing every timestamptz in a zone the client did not ask for.
+#[tokio::test]
+async fn the_startup_options_set_the_zone_and_an_unknown_one_refuses_the_connection() {
+    let server = TestServer::start().await;
+    let connect = |options: &str| {
+        let mut config = tokio_postgres::Config::new();
+        config
+            .host("127.0.0.1")
+            .port(server.port)
+            .user("tester")
+            .dbname("postgres")
+            .options(options);
+        async move {
+            let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+            tokio::spawn(connection);
+            Ok::<_, tokio_postgres::Error>(client)
+        }
+    };
+    let client = connect("-c TimeZone=asia/kolkata").await.expect("connect");
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT current_setting('TimeZone'), timestamptz '2024-01-01 00:00Z'"
+        )
+        .await,
+        [["Asia/Kolkata", "2024-01-01 05:30:00+05:30"]]
+    );
+    assert_eq!(code(connect("-c TimeZone=Mars/Olympus").await), "22023");
+    assert_eq!(code(connect("-c statement_timeout=soon").await), "22023");
+}

@@ -14,8 +14,9 @@ async fn unenforced_declarations_are_refused_and_create_nothing() {
     let server = TestServer::start().await;
     let client = server.connect().await;
     for sql in [
-        "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT UNIQUE)",
-        "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT, UNIQUE (a))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT UNIQUE DEFERRABLE INITIALLY DEFERRED)",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a TEXT, UNIQUE NULLS NOT DISTINCT (a))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a JSONB UNIQUE)",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT REFERENCES other (id))",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT, FOREIGN KEY (a) REFERENCES other (id))",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT CHECK (a > 0))",
@@ -64,6 +65,12 @@ async fn unenforced_declarations_are_refused_and_create_nothing() {
         "DECLARE s INSENSITIVE CURSOR WITH HOLD FOR SELECT 1",
         // USING would join another table into a DELETE; it was once ignored.
         "DELETE FROM r USING r AS s WHERE r.id = 1",
+        // Indexes pgwide would make but not keep as declared.
+        "CREATE INDEX ON r (lower(a))",
+        "CREATE INDEX ON r (a) WHERE b IS NOT NULL",
+        "CREATE INDEX ON r (a) INCLUDE (b)",
+        "CREATE INDEX ON r USING gin (a)",
+        "CREATE INDEX ON r (a gin_trgm_ops)",
     ] {
         assert_eq!(code(client.batch_execute(sql).await), "0A000", "{sql}");
     }

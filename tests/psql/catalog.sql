@@ -21,3 +21,10 @@ SELECT 't'::regclass = oid AS stable_oid, format_type(atttypid, atttypmod) FROM 
 SELECT nspname, oid FROM pg_catalog.pg_namespace ORDER BY oid;
 SELECT current_schema(), current_database(), pg_catalog.pg_table_is_visible(0), has_table_privilege('t', 'select');
 SELECT * FROM pgwide.tables ORDER BY "table";
+-- Secondary indexes and UNIQUE constraints, as psql 15 lists them for PostgreSQL.
+CREATE TABLE members (id BIGINT PRIMARY KEY, email TEXT UNIQUE, team INTEGER);
+CREATE INDEX members_team ON members (team);
+CREATE UNIQUE INDEX members_team_email ON members (team, email);
+\d members
+\di
+DROP TABLE members;

@@ -42,3 +42,14 @@ EXPLAIN ANALYZE SELECT label, max(v) FROM t WHERE v > 15 GROUP BY label;
 EXPLAIN SELECT v FROM t WHERE k = 2 - 1 AND s = 'a';
 EXPLAIN SELECT v FROM t WHERE k = length('x') AND s = lower('A') || '';
 EXPLAIN SELECT v FROM t WHERE k = 1 AND s = substr(md5('200003'), 1, 4) || '200003';
+
+-- A secondary index serves equality and IN on its leading columns; the predicate is
+-- checked again on each row it names.
+CREATE INDEX t_label ON t (label, v);
+EXPLAIN SELECT k, s FROM t WHERE label = 'x';
+SELECT k, s FROM t WHERE label = 'x' ORDER BY k;
+EXPLAIN SELECT k FROM t WHERE label IN ('x', 'z') AND v = 40;
+SELECT k FROM t WHERE label IN ('x', 'z') AND v = 40;
+EXPLAIN SELECT count(*) FROM t WHERE label = 'y';
+-- The key still wins where it fixes the read.
+EXPLAIN SELECT v FROM t WHERE k = 1 AND label = 'x';

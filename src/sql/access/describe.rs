@@ -1,5 +1,6 @@
 //! The access path of a planned read in words, for EXPLAIN: `GetRow`, `BatchGetRow (n
-//! keys)`, `GetRange [start, end) FORWARD|BACKWARD limit N` or `Scan`, with the attribute
+//! keys)`, `GetRange [start, end) FORWARD|BACKWARD limit N`, `IndexGet ... using index`
+//! or `Scan`, with the attribute
 //! filters handed to the engine. Fast-path and DataFusion plans describe their reads
 //! with it alike.
 
@@ -25,6 +26,23 @@ pub fn describe(plan: &ReadPlan, limit: Option<usize>) -> String {
             Ok(keys) => format!("BatchGetRow {name} ({} keys)", keys.len()),
             Err(_) => format!("BatchGetRow {name}"),
         },
+        Access::Index { index, values } => {
+            let index = &plan.relation.table.indexes[*index];
+            let columns: Vec<String> = index
+                .columns
+                .iter()
+                .zip(values)
+                .map(|(column, candidates)| match candidates.as_slice() {
+                    [one] => format!("{column} = {}", operand_text(one)),
+                    many => format!("{column} IN ({} values)", many.len()),
+                })
+                .collect();
+            format!(
+                "IndexGet {name} using {} ({})",
+                index.name,
+                columns.join(", ")
+            )
+        }
         Access::Range { .. } => match plan.range_request(&[], ReadOptions::default()) {
             Ok(Some(request)) => {
                 let all_inf = request

@@ -4,12 +4,16 @@
 
 use super::{Access, ReadPlan};
 use crate::engine::{
-    ColumnCondition, Direction, PkBound, PkValue, PrimaryKey, RangeRequest, ReadOptions, TableMeta,
+    ColumnCondition, Direction, Engine, PkBound, PkValue, PrimaryKey, RangeRequest, ReadOptions,
+    TableMeta, Value,
 };
 use crate::sql::expr::{eval, CmpOp, Scalar};
 use crate::sql::relation::RelationKind;
 use crate::sql::sql_types::{Datum, SqlError, SqlResult};
-use crate::sql::values::{datum_into_pk, datum_to_natural_value, datum_to_value};
+use crate::sql::values::{
+    coerce_for_output, column_value, compare, datum_into_pk, datum_to_natural_value,
+    datum_to_value, declared_type, value_to_datum,
+};
 
 /// An operand compared with PK column `k`, as that column's value; `None` if it is NULL.
 fn operand_pk_or_null(
@@ -105,13 +109,15 @@ impl ReadPlan {
         params: &[Datum],
         read: ReadOptions,
     ) -> SqlResult<Option<RangeRequest>> {
-        let Access::Range {
-            prefix,
-            lower,
-            upper,
-        } = &self.access
-        else {
-            return Err(SqlError::internal("a range request of a keyed read"));
+        let (prefix, lower, upper) = match &self.access {
+            Access::Range {
+                prefix,
+                lower,
+                upper,
+            } => (prefix.as_slice(), lower, upper),
+            // An index read that cannot use its index here scans (see `index_keys`).
+            Access::Index { .. } => (&[][..], &None, &None),
+            Access::Keys(_) => return Err(SqlError::internal("a range request of a keyed read")),
         };
         let table = &self.relation.table;
         let mut start = Vec::new();
@@ -215,6 +221,58 @@ impl ReadPlan {
         }))
     }
 
+    /// The keys of the rows an Index access's entries name, deduplicated and in scan
+    /// order, as a Keys access gives them; `None` when an operand has no value of its
+    /// column's type (`i = 'x'`), which the read then leaves to a scan and its residual,
+    /// so it fails or matches as it would without the index.
+    pub(crate) async fn index_keys(
+        &self,
+        engine: &Engine,
+        params: &[Datum],
+    ) -> SqlResult<Option<Vec<PrimaryKey>>> {
+        let Access::Index { index, values } = &self.access else {
+            return Ok(Some(Vec::new()));
+        };
+        let table = &self.relation.table;
+        let Some(index) = table.indexes.get(*index) else {
+            return Ok(None);
+        };
+        let mut lookups: Vec<Vec<Value>> = vec![Vec::new()];
+        for (column, candidates) in index.columns.iter().zip(values) {
+            let ty = declared_type(table, column);
+            let mut column_values = Vec::with_capacity(candidates.len());
+            for candidate in candidates {
+                let operand = eval(candidate, &[], params)?;
+                if operand == Datum::Null {
+                    continue;
+                }
+                let Ok(value) = column_value(operand.clone(), ty) else {
+                    return Ok(None);
+                };
+                // A value the column can hold but not the operand's own (`i = 1.5`
+                // stored as 2): nothing equals the operand.
+                let stored = value_to_datum(value.as_ref());
+                let stored = match ty {
+                    Some(ty) => coerce_for_output(stored, ty),
+                    None => stored,
+                };
+                if compare(&stored, &operand) == Some(std::cmp::Ordering::Equal) {
+                    column_values.push(value);
+                }
+            }
+            lookups = extended(lookups, &column_values);
+        }
+        let mut keys = Vec::new();
+        for lookup in &lookups {
+            match engine.index_keys(table, index, lookup).await? {
+                Some(found) => keys.extend(found),
+                // Dropped since the read was planned: scan instead.
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(self.in_scan_order(keys)))
+    }
+
     /// Every key of a Keys access, deduplicated and in scan order.
     pub(crate) fn keys(&self, params: &[Datum]) -> SqlResult<Vec<PrimaryKey>> {
         let Access::Keys(candidates) = &self.access else {
@@ -241,24 +299,34 @@ impl ReadPlan {
                     d => values.push(datum_into_pk(d, table.pk[k].ty, &table.pk[k].name)?),
                 }
             }
-            keys = keys
-                .into_iter()
-                .flat_map(|prefix| {
-                    values.iter().map(move |v| {
-                        let mut key = prefix.clone();
-                        key.push(v.clone());
-                        key
-                    })
-                })
-                .collect();
+            keys = extended(keys, &values);
         }
+        Ok(self.in_scan_order(keys))
+    }
+
+    /// Keys deduplicated, in the order a scan in the read's direction meets them.
+    fn in_scan_order(&self, mut keys: Vec<PrimaryKey>) -> Vec<PrimaryKey> {
         keys.sort_by_key(|k| crate::engine::encode_pk(k));
         keys.dedup();
         if self.direction == Direction::Backward {
             keys.reverse();
         }
-        Ok(keys)
+        keys
     }
+}
+
+/// Each of `prefixes` extended by each of `values`: the next column of a product.
+fn extended<T: Clone>(prefixes: Vec<Vec<T>>, values: &[T]) -> Vec<Vec<T>> {
+    prefixes
+        .into_iter()
+        .flat_map(|prefix| {
+            values.iter().map(move |v| {
+                let mut extended = prefix.clone();
+                extended.push(v.clone());
+                extended
+            })
+        })
+        .collect()
 }
 
 /// The smallest value above `v`, as a bound.

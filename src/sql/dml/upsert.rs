@@ -216,3 +216,63 @@ impl Scope for ConflictScope<'_> {
         Ok((slot, ty))
     }
 }
+
+/// Refuses an ON CONFLICT target other than the primary key: a unique index's columns
+/// or name are 0A000 (pgwide finds conflicts by key only), and columns or a
+/// constraint no unique index has are PostgreSQL's errors (42P10, 42704).
+pub fn check_conflict_target(table: &TableMeta, target: &ast::ConflictTarget) -> SqlResult<()> {
+    let unique_index = |matches: &dyn Fn(&crate::engine::IndexMeta) -> bool| {
+        table.indexes.iter().any(|i| i.unique && matches(i))
+    };
+    let on_index = || {
+        SqlError::unsupported(
+            "ON CONFLICT on a unique index other than the primary key is not supported yet: \
+             pgwide finds conflicting rows by their key",
+        )
+    };
+    match target {
+        ast::ConflictTarget::Columns(columns) => {
+            let mut named: Vec<String> = columns.iter().map(fold).collect();
+            named.sort();
+            named.dedup();
+            let same = |columns: &[String]| {
+                let mut columns = columns.to_vec();
+                columns.sort();
+                columns == named
+            };
+            let key: Vec<String> = table.pk.iter().map(|c| c.name.clone()).collect();
+            if !table.auto_rowid && same(&key) {
+                Ok(())
+            } else if unique_index(&|i| same(&i.columns)) {
+                Err(on_index())
+            } else {
+                Err(SqlError::new(
+                    SqlState::InvalidColumnReference,
+                    "there is no unique or exclusion constraint matching the ON CONFLICT \
+                     specification",
+                ))
+            }
+        }
+        ast::ConflictTarget::OnConstraint(name) => {
+            let name = name
+                .0
+                .last()
+                .and_then(|part| part.as_ident())
+                .map(fold)
+                .unwrap_or_default();
+            if !table.auto_rowid && name == crate::sql::pg_catalog::pkey_name(table) {
+                Ok(())
+            } else if unique_index(&|i| i.name == name) {
+                Err(on_index())
+            } else {
+                Err(SqlError::new(
+                    SqlState::UndefinedObject,
+                    format!(
+                        "constraint \"{name}\" for table \"{}\" does not exist",
+                        table.name
+                    ),
+                ))
+            }
+        }
+    }
+}

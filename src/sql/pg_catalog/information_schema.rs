@@ -127,23 +127,38 @@ pub const TABLE_CONSTRAINTS: &[Col] = &[
 
 /// Each table's primary key, the only constraint pgwide has.
 pub fn table_constraints_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
-    tables
-        .iter()
-        .filter(|table| !pk_columns(table).is_empty())
-        .map(|table| {
+    constraints(tables)
+        .map(|(table, name, kind, _)| {
             vec![
                 t(db),
                 t("public"),
-                V::T(pkey_name(table)),
+                V::T(name),
                 t(db),
                 t("public"),
                 V::T(table.name.clone()),
-                t("PRIMARY KEY"),
+                t(kind),
                 t("NO"),
                 t("NO"),
             ]
         })
         .collect()
+}
+
+/// Each table's primary key and `UNIQUE` constraints: the table, the constraint's name,
+/// its `constraint_type` and its columns.
+fn constraints(
+    tables: &[Arc<TableMeta>],
+) -> impl Iterator<Item = (&Arc<TableMeta>, String, &'static str, Vec<String>)> {
+    tables.iter().flat_map(|table| {
+        let key = pk_columns(table);
+        let primary = (!key.is_empty()).then(|| (table, pkey_name(table), "PRIMARY KEY", key));
+        let unique = table
+            .indexes
+            .iter()
+            .filter(|i| i.constraint)
+            .map(move |i| (table, i.name.clone(), "UNIQUE", i.columns.clone()));
+        primary.into_iter().chain(unique)
+    })
 }
 
 pub const KEY_COLUMN_USAGE: &[Col] = &[
@@ -159,24 +174,20 @@ pub const KEY_COLUMN_USAGE: &[Col] = &[
 
 /// One row per primary-key column of each table, in key order.
 pub fn key_column_usage_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
-    tables
-        .iter()
-        .flat_map(|table| {
-            pk_columns(table)
-                .into_iter()
-                .enumerate()
-                .map(|(i, column)| {
-                    vec![
-                        t(db),
-                        t("public"),
-                        V::T(pkey_name(table)),
-                        t(db),
-                        t("public"),
-                        V::T(table.name.clone()),
-                        V::T(column),
-                        V::I(i as i64 + 1),
-                    ]
-                })
+    constraints(tables)
+        .flat_map(|(table, name, _, columns)| {
+            columns.into_iter().enumerate().map(move |(i, column)| {
+                vec![
+                    t(db),
+                    t("public"),
+                    V::T(name.clone()),
+                    t(db),
+                    t("public"),
+                    V::T(table.name.clone()),
+                    V::T(column),
+                    V::I(i as i64 + 1),
+                ]
+            })
         })
         .collect()
 }

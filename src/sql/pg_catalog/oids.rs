@@ -1,10 +1,10 @@
 //! The names and OIDs clients hard-code or join on: the three introspection schemas,
 //! PostgreSQL's built-in namespace OIDs, the one owner role, and the OIDs of tables and
-//! their primary-key indexes and of sequences. A table's OID derives from the engine's
-//! table id, which is never reused, so it is stable across restarts; its PK index and
-//! constraint take the next OID.
+//! their primary-key indexes, of secondary indexes and of sequences. A table's OID
+//! derives from the engine's table id, which is never reused, so it is stable across
+//! restarts; its PK index and constraint take the next OID.
 
-use crate::engine::{Engine, SequenceMeta, TableMeta};
+use crate::engine::{Engine, IndexMeta, SequenceMeta, TableMeta};
 use std::sync::Arc;
 
 pub use crate::sql::relation::{attnum, table_oid};
@@ -33,5 +33,24 @@ pub fn table_by_oid(engine: &Engine, instance: &str, oid: i64) -> Option<(Arc<Ta
     tables.into_iter().find_map(|t| {
         let own = table_oid(&t);
         (own == oid || own + 1 == oid).then(|| (Arc::clone(&t), own + 1 == oid))
+    })
+}
+
+/// A secondary index's OID: from its catalog id, drawn from the counter tables and
+/// sequences draw from (`16384 + 2 * id`).
+pub fn index_oid(index: &IndexMeta) -> i64 {
+    16_384 + 2 * i64::from(index.id)
+}
+
+/// The secondary index with this OID, and its table.
+pub fn index_by_oid(
+    engine: &Engine,
+    instance: &str,
+    oid: i64,
+) -> Option<(Arc<TableMeta>, IndexMeta)> {
+    let tables = engine.tables(instance).ok()?;
+    tables.into_iter().find_map(|t| {
+        let index = t.indexes.iter().find(|i| index_oid(i) == oid)?.clone();
+        Some((Arc::clone(&t), index))
     })
 }

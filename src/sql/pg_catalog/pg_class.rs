@@ -1,10 +1,10 @@
 //! `pg_catalog.pg_class`: every table (`relkind` `r`, with its options as
 //! `reloptions`), its primary-key index (`relkind` `i`, one OID above the table's) and
-//! every sequence (`relkind` `S`), and `pg_catalog.pg_sequence`: each sequence's
-//! definition.
+//! secondary indexes (`relkind` `i`), and every sequence (`relkind` `S`), and
+//! `pg_catalog.pg_sequence`: each sequence's definition.
 
 use super::memory_table::{t, Col, V};
-use super::oids::{sequence_oid, table_oid, OWNER_OID, PUBLIC_OID};
+use super::oids::{index_oid, sequence_oid, table_oid, OWNER_OID, PUBLIC_OID};
 use super::table_columns::{columns, pk_columns, pkey_name};
 use crate::engine::{SequenceMeta, TableMeta};
 use std::sync::Arc;
@@ -132,7 +132,7 @@ fn relation_row(
     ]
 }
 
-/// A table's `pg_class` row, and its primary-key index's.
+/// A table's `pg_class` row, and its indexes'.
 fn table_rows(table: &Arc<TableMeta>) -> Vec<Vec<V>> {
     let oid = table_oid(table);
     let has_pk = !pk_columns(table).is_empty();
@@ -143,7 +143,16 @@ fn table_rows(table: &Arc<TableMeta>) -> Vec<Vec<V>> {
         .map(|(n, v)| format!("{n}={v}"))
         .collect();
     let row = |oid: i64, name: String, kind: &str, am: i64, natts: usize, options: V| {
-        relation_row(oid, name, kind, am, natts, kind == "r" && has_pk, options)
+        let has_index = has_pk || !table.indexes.is_empty();
+        relation_row(
+            oid,
+            name,
+            kind,
+            am,
+            natts,
+            kind == "r" && has_index,
+            options,
+        )
     };
     let mut rows = vec![row(
         oid,
@@ -160,6 +169,16 @@ fn table_rows(table: &Arc<TableMeta>) -> Vec<Vec<V>> {
             "i",
             403,
             table.pk.len(),
+            V::N,
+        ));
+    }
+    for index in &table.indexes {
+        rows.push(row(
+            index_oid(index),
+            index.name.clone(),
+            "i",
+            403,
+            index.columns.len(),
             V::N,
         ));
     }

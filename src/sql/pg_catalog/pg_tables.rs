@@ -1,5 +1,6 @@
 //! The `pg_catalog.pg_tables` view: every table of the instance, in `public`, owned
-//! by the one owner; it has indexes when it has a visible primary key.
+//! by the one owner; it has indexes when it has a visible primary key or a secondary
+//! index.
 
 use super::memory_table::{t, Col, V};
 use super::oids::OWNER;
@@ -28,7 +29,7 @@ pub fn rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
                 V::T(table.name.clone()),
                 t(OWNER),
                 V::N,
-                V::B(!pk_columns(table).is_empty()),
+                V::B(!pk_columns(table).is_empty() || !table.indexes.is_empty()),
                 V::B(false),
                 V::B(false),
                 V::B(false),

@@ -3,8 +3,9 @@
 //! answer from the engine's catalog. Each is a row-by-row closure: catalog queries are
 //! small, and one generic wrapper keeps every function a line or two.
 
-use super::udf::{int, quote_ident, text, udf, Body};
+use super::udf::{int, text, udf, Body};
 use crate::engine::Engine;
+use crate::sql::expr::quote_ident;
 use crate::sql::pg_catalog::{self, OWNER};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
@@ -197,7 +198,8 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
     Ok(())
 }
 
-/// Index and constraint definitions: pgwide's only index is the primary key.
+/// Index and constraint definitions: the primary key's index and the secondary
+/// indexes.
 fn register_definitions(
     state: &mut SessionState,
     engine: &Arc<Engine>,
@@ -214,23 +216,27 @@ fn register_definitions(
         // index column's name alone (pgjdbc's getIndexInfo reads it so).
         Arc::new(move |a| {
             let column = int(a.get(1)).unwrap_or(0);
-            text(
-                int(a.first())
-                    .and_then(|oid| pg_catalog::table_by_oid(&e, &i, oid))
-                    .and_then(|(table, _)| {
-                        let pk = pg_catalog::pk_columns(&table);
-                        if column > 0 {
-                            let index = usize::try_from(column - 1).ok()?;
-                            return pk.get(index).map(|c| quote_ident(c));
-                        }
-                        Some(format!(
-                            "CREATE UNIQUE INDEX {} ON public.{} USING btree ({})",
-                            quote_ident(&pg_catalog::pkey_name(&table)),
-                            quote_ident(&table.name),
-                            idents(&pk)
-                        ))
-                    }),
-            )
+            let Some(oid) = int(a.first()) else {
+                return text(None);
+            };
+            let (columns, definition) = match pg_catalog::index_by_oid(&e, &i, oid) {
+                Some((table, index)) => (
+                    index.columns.clone(),
+                    pg_catalog::index_definition(&table, Some(&index)),
+                ),
+                None => match pg_catalog::table_by_oid(&e, &i, oid) {
+                    Some((table, _)) => (
+                        pg_catalog::pk_columns(&table),
+                        pg_catalog::index_definition(&table, None),
+                    ),
+                    None => return text(None),
+                },
+            };
+            if column > 0 {
+                let at = usize::try_from(column - 1).ok();
+                return text(at.and_then(|at| columns.get(at)).map(|c| quote_ident(c)));
+            }
+            text(Some(definition))
         }),
     )?;
     let (e, i) = (Arc::clone(engine), instance.to_string());
@@ -238,13 +244,20 @@ fn register_definitions(
         "pg_get_constraintdef",
         DataType::Utf8,
         Arc::new(move |a| {
-            text(
-                int(a.first())
-                    .and_then(|oid| pg_catalog::table_by_oid(&e, &i, oid))
-                    .map(|(table, _)| {
-                        format!("PRIMARY KEY ({})", idents(&pg_catalog::pk_columns(&table)))
-                    }),
-            )
+            let Some(oid) = int(a.first()) else {
+                return text(None);
+            };
+            // A UNIQUE constraint's OID is one above its index's.
+            if let Some((_, index)) = pg_catalog::index_by_oid(&e, &i, oid - 1) {
+                return text(
+                    index
+                        .constraint
+                        .then(|| format!("UNIQUE ({})", idents(&index.columns))),
+                );
+            }
+            text(pg_catalog::table_by_oid(&e, &i, oid).map(|(table, _)| {
+                format!("PRIMARY KEY ({})", idents(&pg_catalog::pk_columns(&table)))
+            }))
         }),
     )?;
     Ok(())
@@ -276,8 +289,9 @@ fn register_reg_casts(
                         .find(|s| pg_catalog::sequence_oid(s) == oid)
                         .map(|s| s.spec.name.clone())
                 };
+                let index = || pg_catalog::index_by_oid(&e, &i, oid).map(|(_, index)| index.name);
                 pg_catalog::table_by_oid(&e, &i, oid).map_or_else(
-                    || sequence().unwrap_or_else(|| oid.to_string()),
+                    || sequence().or_else(index).unwrap_or_else(|| oid.to_string()),
                     |(table, index)| {
                         if index {
                             pg_catalog::pkey_name(&table)
@@ -362,13 +376,15 @@ fn table_oid_by_name(engine: &Engine, instance: &str, name: &str) -> Option<i64>
         Some(quoted) => quoted.replace("\"\"", "\""),
         None => name.to_lowercase(),
     };
-    match engine.table(instance, &name) {
-        Ok(table) => Some(pg_catalog::table_oid(&table)),
-        Err(_) => engine
-            .sequence(instance, &name)
-            .ok()
-            .map(|s| pg_catalog::sequence_oid(&s)),
+    if let Ok(table) = engine.table(instance, &name) {
+        return Some(pg_catalog::table_oid(&table));
     }
+    if let Ok(sequence) = engine.sequence(instance, &name) {
+        return Some(pg_catalog::sequence_oid(&sequence));
+    }
+    engine
+        .index(instance, &name)
+        .map(|(_, index)| pg_catalog::index_oid(&index))
 }
 
 fn idents(names: &[String]) -> String {

@@ -3,7 +3,8 @@
 //! write without parentheses), `pg_is_in_recovery`, `pg_is_wal_replay_paused` and
 //! `format`; `current_setting` and `set_config` come from `pg_settings`.
 
-use super::udf::{quote_ident, string, text, udf, Body};
+use super::udf::{string, text, udf, Body};
+use crate::sql::expr::quote_ident;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::error::Result;

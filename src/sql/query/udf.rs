@@ -122,22 +122,6 @@ pub(super) fn text(value: Option<String>) -> ScalarValue {
     ScalarValue::Utf8(value)
 }
 
-/// `quote_ident`: quotes unless the name is a plain lower-case identifier.
-pub fn quote_ident(name: &str) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        name.to_string()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    }
-}
-
 /// A function of any arguments named `name`, computed row by row by `body`.
 pub(super) fn udf(name: &str, returns: DataType, body: Arc<Body>) -> ScalarUDF {
     ScalarUDF::new_from_impl(PgFunction {
