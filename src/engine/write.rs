@@ -548,8 +548,15 @@ impl Engine {
             }
             outcomes.push(outcome);
         }
-        let Some(ticket) = set.commit(self, sync).await? else {
-            return Ok(None);
+        let unconfirmed = set.unconfirmed;
+        let ticket = match set.commit(self, sync).await {
+            Ok(Some(ticket)) => ticket,
+            Ok(None) => return Ok(None),
+            // A row taken as absent unread may exist after all, and then holds the
+            // values it seemed to claim, or is no insert at all (ON CONFLICT DO
+            // NOTHING): the retry, with reads, finds out.
+            Err(EngineError::UniqueViolation { .. }) if unconfirmed => return Ok(None),
+            Err(e) => return Err(e),
         };
         for (id, cost) in per_table {
             self.stats.table(id).record_write(cost);
