@@ -10,6 +10,7 @@ mod codec;
 mod condition;
 mod dirty_rows;
 mod error;
+mod foreign_key;
 mod gc;
 mod index;
 mod limits;
@@ -34,6 +35,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use codec::{decode_pk, encode_pk};
 pub use condition::{ColumnCondition, CompareOp, Condition, ConditionFailure, RowExistence};
 pub use error::{EngineError, EngineResult};
+pub use foreign_key::{ForeignKeyMeta, ReferentialAction};
 pub use gc::GcReport;
 pub use index::{IndexMeta, IndexSpec};
 pub use limits::Limits;
@@ -292,6 +294,7 @@ impl Engine {
                 meta.declared = before.declared.clone();
                 meta.defaults = before.defaults.clone();
                 meta.generated = before.generated.clone();
+                meta.foreign_keys = before.foreign_keys.clone();
                 Ok(())
             })
             .await?;

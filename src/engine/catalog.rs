@@ -2,6 +2,7 @@
 //! columns and options. Persisted in the backend under `0x00` keys and cached in memory,
 //! so the hot path resolves a table with one read lock and no I/O.
 
+mod foreign_keys;
 mod indexes;
 mod sequences;
 
@@ -9,6 +10,7 @@ pub use sequences::{SequenceMeta, SequenceSpec};
 
 use super::codec::CATALOG_PREFIX;
 use super::error::{EngineError, EngineResult};
+use super::foreign_key::ForeignKeyMeta;
 use super::index::IndexMeta;
 use super::limits::Limits;
 use super::options::{OptionValue, TableOptions};
@@ -80,6 +82,9 @@ pub struct TableMeta {
     /// Secondary indexes, in the order they were created (`index`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub indexes: Vec<IndexMeta>,
+    /// Foreign keys from this table's columns to other tables' (`foreign_key`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKeyMeta>,
 }
 
 /// What a table's column declarations say beyond the columns' value types: types
@@ -598,6 +603,7 @@ impl Catalog {
             generated: spec.generated,
             defaults: spec.defaults,
             indexes: Vec::new(),
+            foreign_keys: Vec::new(),
         };
         self.store_table(meta, batch).await
     }
@@ -661,7 +667,13 @@ impl Catalog {
             });
         }
         meta.name = new_name.into();
+        for fk in &mut meta.foreign_keys {
+            if fk.parent == name {
+                fk.parent = new_name.into();
+            }
+        }
         let mut batch = WriteBatch::default();
+        let children = self.renamed_parent(instance, name, new_name, &mut batch)?;
         batch.delete(table_key(instance, name));
         batch.put(table_key(instance, new_name), to_json(&meta)?);
         let owned: Vec<SequenceMeta> = self
@@ -687,6 +699,9 @@ impl Catalog {
         if let Some(tables) = state.tables.get_mut(instance) {
             tables.remove(name);
             tables.insert(new_name.into(), Arc::clone(&meta));
+            for child in children {
+                tables.insert(child.name.clone(), Arc::new(child));
+            }
         }
         if let Some(cached) = state.sequences.get_mut(instance) {
             for sequence in owned {

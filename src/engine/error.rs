@@ -145,6 +145,43 @@ pub enum EngineError {
         columns: String,
         values: String,
     },
+    /// A child row whose referencing values no parent row shows (PostgreSQL's wording,
+    /// with its DETAIL, `Key (a)=(1) is not present in table "p".`, after a colon).
+    /// Three strings at most per variant: every `Result` carrying this enum is as large
+    /// as its largest variant, and deep recursions over expressions carry many.
+    #[error(
+        "insert or update on table \"{table}\" violates foreign key constraint \"{constraint}\": {detail}"
+    )]
+    ForeignKeyViolation {
+        table: String,
+        constraint: String,
+        detail: String,
+    },
+    /// A parent row deleted or re-keyed while child rows still show its values, under
+    /// `NO ACTION` or `RESTRICT`; `on_child` is `"fk" on table "c"` and `detail`
+    /// PostgreSQL's DETAIL.
+    #[error(
+        "update or delete on table \"{table}\" violates foreign key constraint {on_child}: {detail}"
+    )]
+    ForeignKeyReferenced {
+        table: String,
+        on_child: String,
+        detail: String,
+    },
+    #[error("there is no unique constraint matching given keys for referenced table \"{parent}\"")]
+    NoUniqueMatch { parent: String },
+    #[error(
+        "foreign key constraint \"{constraint}\" cannot be implemented: Key columns \"{column}\" and \"{parent_column}\" are of incompatible types."
+    )]
+    ForeignKeyTypes {
+        constraint: String,
+        column: String,
+        parent_column: String,
+    },
+    #[error("constraint \"{name}\" for relation \"{table}\" already exists")]
+    ConstraintExists { name: String, table: String },
+    #[error("constraint \"{name}\" of relation \"{table}\" does not exist")]
+    ConstraintNotFound { name: String, table: String },
     #[error("index \"{name}\" does not exist")]
     IndexNotFound { name: String },
     #[error("bad continuation key for this range")]

@@ -140,20 +140,31 @@ pub(crate) fn shown_values(
     row: &StoredRow,
     now_ms: i64,
 ) -> Option<Vec<Option<Value>>> {
+    shown_columns(table, &index.columns, row, now_ms)
+}
+
+/// The values `row` shows in `columns` at `now_ms` (a key column's value, an
+/// attribute's newest visible version, `None` for NULL); `None` if the row does not
+/// exist for readers.
+pub(crate) fn shown_columns(
+    table: &TableMeta,
+    columns: &[String],
+    row: &StoredRow,
+    now_ms: i64,
+) -> Option<Vec<Option<Value>>> {
     if !row.exists(&table.options, now_ms) {
         return None;
     }
     let mut visible = row.visible_cells(&table.options, now_ms);
     let mut newest: HashMap<&str, &Value> = HashMap::new();
     for cell in visible.by_ref() {
-        if index.columns.contains(&cell.column) {
+        if columns.contains(&cell.column) {
             // Newest first within a column: the first one seen is the newest.
             newest.entry(cell.column.as_str()).or_insert(&cell.value);
         }
     }
     Some(
-        index
-            .columns
+        columns
             .iter()
             .map(|column| match table.pk_index(column) {
                 Some(k) => row.pk.get(k).map(pk_as_value),
@@ -359,7 +370,7 @@ fn violation(claim: &Claim) -> EngineError {
 }
 
 /// A value as the error about its duplicate shows it.
-fn shown_value(value: &Value) -> String {
+pub(crate) fn shown_value(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Integer(i) => i.to_string(),
@@ -395,7 +406,7 @@ impl Engine {
         self.read_index(table, index, values).await.map(Some)
     }
 
-    async fn read_index(
+    pub(super) async fn read_index(
         &self,
         table: &TableMeta,
         index: &IndexMeta,

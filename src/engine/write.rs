@@ -4,6 +4,8 @@
 //! backend batch guarded by a compare-and-swap on each row's stored bytes; a concurrent
 //! change to any of those rows makes the batch retry from a fresh read.
 
+mod foreign_keys;
+
 use super::capacity::Capacity;
 use super::catalog::{AttrColumn, TableMeta};
 use super::codec::{decode_pk, row_prefix, table_prefix};
@@ -165,6 +167,8 @@ struct WorkingSet {
     /// The tables with indexes among those written, by id, as the catalog has them
     /// while the batch commits: their entries change with their rows.
     indexed: HashMap<u32, Arc<TableMeta>>,
+    /// The tables among those written that foreign keys involve.
+    foreign_keys: foreign_keys::ForeignKeyTables,
 }
 
 impl WorkingSet {
@@ -176,6 +180,7 @@ impl WorkingSet {
             unconfirmed: false,
             expected: None,
             indexed: HashMap::new(),
+            foreign_keys: Default::default(),
         }
     }
 
@@ -326,9 +331,10 @@ impl WorkingSet {
     /// Stores the changed rows if none of the touched rows changed since they were read;
     /// `None` when one did. With `Sync::Wait` the rows are durable on return; with
     /// `Sync::Later` the ticket says what to wait for.
-    async fn commit(self, engine: &Engine, sync: Sync) -> EngineResult<Option<SyncTicket>> {
+    async fn commit(mut self, engine: &Engine, sync: Sync) -> EngineResult<Option<SyncTicket>> {
         let unconfirmed = self.unconfirmed;
         let mut checks = Vec::with_capacity(self.rows.len());
+        self.enforce_foreign_keys(engine, &mut checks).await?;
         let mut batch = WriteBatch::default();
         if !self.indexed.is_empty() {
             self.stage_index_entries(engine, &mut batch, &mut checks)
@@ -502,6 +508,7 @@ impl Engine {
         let _ids = self.table_ids.read().await;
         let mut checked: Vec<u32> = Vec::new();
         let mut indexed = HashMap::new();
+        let mut foreign_keys = foreign_keys::ForeignKeyTables::default();
         for (table, _) in writes {
             if checked.contains(&table.id) {
                 continue;
@@ -511,6 +518,7 @@ impl Engine {
                     name: table.name.clone(),
                 });
             };
+            foreign_keys.consider(&self.catalog, &current);
             if !current.indexes.is_empty() {
                 indexed.insert(table.id, current);
             }
@@ -520,6 +528,7 @@ impl Engine {
             .assuming_new_rows(first_attempt)
             .expecting(expected);
         set.indexed = indexed;
+        set.foreign_keys = foreign_keys;
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
         let mut per_table: HashMap<u32, Capacity> = HashMap::new();
@@ -555,7 +564,11 @@ impl Engine {
             // A row taken as absent unread may exist after all, and then holds the
             // values it seemed to claim, or is no insert at all (ON CONFLICT DO
             // NOTHING): the retry, with reads, finds out.
-            Err(EngineError::UniqueViolation { .. }) if unconfirmed => return Ok(None),
+            Err(
+                EngineError::UniqueViolation { .. }
+                | EngineError::ForeignKeyViolation { .. }
+                | EngineError::ForeignKeyReferenced { .. },
+            ) if unconfirmed => return Ok(None),
             Err(e) => return Err(e),
         };
         for (id, cost) in per_table {
@@ -1093,6 +1106,7 @@ mod tests {
             generated: Default::default(),
             defaults: Default::default(),
             indexes: Vec::new(),
+            foreign_keys: Vec::new(),
         }
     }
 

@@ -2,6 +2,7 @@
 //! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
 
 pub mod defaults;
+pub mod foreign_keys;
 pub mod indexes;
 pub mod sequences;
 mod unenforced;
@@ -213,6 +214,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
         spec.column_order.insert(0, ROWID.into());
     }
     let uniques = indexes::unique_constraints(create)?;
+    let references = foreign_keys::declared_in(create)?;
     if create.if_not_exists && engine.table(instance, &name).is_ok() {
         return Ok(());
     }
@@ -239,15 +241,20 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
     }
     match engine.create_table(instance, spec).await {
         Ok(_) => {
-            for unique in uniques {
-                if let Err(e) =
-                    indexes::create_unique_constraint(engine, instance, &name, unique).await
-                {
-                    if let Err(undo) = engine.drop_table(instance, &name).await {
-                        tracing::warn!(table = %name, error = %undo, "could not drop a table whose UNIQUE constraint failed");
-                    }
-                    return Err(e);
+            let constrained = async {
+                for unique in uniques {
+                    indexes::create_unique_constraint(engine, instance, &name, unique).await?;
                 }
+                for reference in references {
+                    foreign_keys::add(engine, instance, &name, reference).await?;
+                }
+                Ok::<(), SqlError>(())
+            };
+            if let Err(e) = constrained.await {
+                if let Err(undo) = engine.drop_table(instance, &name).await {
+                    tracing::warn!(table = %name, error = %undo, "could not drop a table whose constraint failed");
+                }
+                return Err(e);
             }
             Ok(())
         }
@@ -585,13 +592,25 @@ pub async fn alter_table(
                     }
                 }
                 for option in &column_def.options {
-                    if let ColumnOption::Unique(constraint) = &option.option {
-                        let unique = indexes::unique_columns(
-                            constraint,
-                            option.name.as_ref(),
-                            Some(&column_def.name),
-                        )?;
-                        indexes::create_unique_constraint(engine, instance, &name, unique).await?;
+                    match &option.option {
+                        ColumnOption::Unique(constraint) => {
+                            let unique = indexes::unique_columns(
+                                constraint,
+                                option.name.as_ref(),
+                                Some(&column_def.name),
+                            )?;
+                            indexes::create_unique_constraint(engine, instance, &name, unique)
+                                .await?;
+                        }
+                        ColumnOption::ForeignKey(constraint) => {
+                            let reference = foreign_keys::declared(
+                                constraint,
+                                option.name.as_ref(),
+                                Some(&column_def.name),
+                            )?;
+                            foreign_keys::add(engine, instance, &name, reference).await?;
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -704,6 +723,13 @@ pub async fn alter_table(
                 let unique = indexes::unique_columns(constraint, None, None)?;
                 indexes::create_unique_constraint(engine, instance, &name, unique).await?;
             }
+            AlterTableOperation::AddConstraint {
+                constraint: TableConstraint::ForeignKey(constraint),
+                not_valid: false,
+            } => {
+                let reference = foreign_keys::declared(constraint, None, None)?;
+                foreign_keys::add(engine, instance, &name, reference).await?;
+            }
             other => {
                 return Err(SqlError::unsupported(format!(
                     "ALTER TABLE {other} is not supported"
@@ -721,9 +747,21 @@ pub async fn drop(
     object_type: ast::ObjectType,
     if_exists: bool,
     names: &[ObjectName],
+    cascade: bool,
 ) -> SqlResult<&'static str> {
     match object_type {
         ast::ObjectType::Table => {
+            let mut tables = Vec::with_capacity(names.len());
+            for name in names {
+                let name = table_name(name)?;
+                if engine.table(instance, &name).is_ok() {
+                    tables.push(name);
+                }
+            }
+            match cascade {
+                true => foreign_keys::drop_referencing(engine, instance, &tables).await?,
+                false => foreign_keys::refuse_referenced(engine, instance, &tables, false)?,
+            }
             for name in names {
                 match engine.drop_table(instance, &table_name(name)?).await {
                     Err(EngineError::TableNotFound { .. }) if if_exists => {}
@@ -760,4 +798,23 @@ pub async fn drop(
             "DROP {other} is not supported"
         ))),
     }
+}
+
+/// `<base>_<suffix>` cut to PostgreSQL's 63 bytes, or with a number after `suffix`
+/// (`fkey1`, `fkey2`, ...) while `taken` says the name is.
+pub fn numbered_name(base: &str, suffix: &str, taken: impl Fn(&str) -> bool) -> String {
+    (0..)
+        .map(|n| {
+            let suffix = match n {
+                0 => suffix.to_string(),
+                n => format!("{suffix}{n}"),
+            };
+            let mut base = base.to_string();
+            while base.len() + 1 + suffix.len() > 63 {
+                base.pop();
+            }
+            format!("{base}_{suffix}")
+        })
+        .find(|name| !taken(name))
+        .unwrap_or_else(|| format!("{base}_{suffix}"))
 }

@@ -34,9 +34,10 @@ mod table_sizes;
 
 pub use empty_tables::EMPTY_TABLES;
 pub use oids::{
-    attnum, index_by_oid, index_oid, sequence_oid, table_by_oid, table_oid, INFORMATION_SCHEMA,
-    OWNER, PGWIDE, PG_CATALOG,
+    attnum, foreign_key_by_oid, index_by_oid, index_oid, sequence_oid, table_by_oid, table_oid,
+    INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG,
 };
+pub use pg_constraint::foreign_key_definition;
 pub use pg_indexes::definition as index_definition;
 pub use pg_type::{format_type, format_type_with_typmod, type_oid_by_name};
 pub use table_columns::{pk_columns, pkey_name};
@@ -83,6 +84,7 @@ const INFO_TABLES: &[&str] = &[
     "columns",
     "table_constraints",
     "key_column_usage",
+    "referential_constraints",
 ];
 
 /// A relation's columns and rows.
@@ -225,6 +227,10 @@ impl CatalogSchema {
             "key_column_usage" => (
                 info::KEY_COLUMN_USAGE,
                 info::key_column_usage_rows(db, &tables),
+            ),
+            "referential_constraints" => (
+                info::REFERENTIAL_CONSTRAINTS,
+                info::referential_constraints_rows(db, &tables),
             ),
             _ => return None,
         })

@@ -23,6 +23,7 @@ mod pg_datetime_functions;
 mod pg_functions;
 mod pg_in_select_list;
 mod pg_in_subqueries;
+mod pg_in_values;
 mod pg_integer_avg;
 mod pg_integer_overflow;
 mod pg_interval_plan;

@@ -26,6 +26,7 @@ pub(super) enum SchemaChange {
         object_type: ast::ObjectType,
         if_exists: bool,
         names: Vec<ast::ObjectName>,
+        cascade: bool,
     },
     CreateDatabase {
         name: ast::ObjectName,
@@ -46,11 +47,13 @@ impl StatementHandler for SchemaChanges {
                 object_type,
                 if_exists,
                 names,
+                cascade,
                 ..
             } => SchemaChange::Drop {
                 object_type,
                 if_exists,
                 names,
+                cascade,
             },
             Statement::CreateDatabase {
                 db_name,
@@ -130,8 +133,10 @@ impl StatementHandler for SchemaChanges {
                 object_type,
                 if_exists,
                 names,
+                cascade,
             } => {
-                let tag = ddl::drop(engine, instance, *object_type, *if_exists, names).await?;
+                let tag =
+                    ddl::drop(engine, instance, *object_type, *if_exists, names, *cascade).await?;
                 if let Some(block) = state.transaction.as_mut() {
                     // Dropped for good: nothing to drop if the block rolls back.
                     let dropped: Vec<String> = names
@@ -223,9 +228,20 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
     match plan {
         SchemaChange::CreateTable(_) => Ok(()),
         SchemaChange::AlterTable(alter) => {
+            // A foreign key dropped comes back with the table's declarations; a unique
+            // constraint's index, once dropped, cannot.
+            let table = ddl::table_name(&alter.name)
+                .ok()
+                .and_then(|name| state.engine.table(&state.instance, &name).ok());
+            let is_foreign_key = |name: &ast::Ident| {
+                table
+                    .as_ref()
+                    .is_some_and(|t| t.foreign_keys.iter().any(|fk| fk.name == fold(name)))
+            };
             let drops_constraint = alter.operations.iter().any(|op| {
                 matches!(op, ast::AlterTableOperation::DropConstraint { name, .. }
-                    if !state.transaction.as_ref().is_some_and(|b| b.created(&fold(name))))
+                    if !is_foreign_key(name)
+                        && !state.transaction.as_ref().is_some_and(|b| b.created(&fold(name))))
             });
             if drops_constraint {
                 return cannot_undo("DROP CONSTRAINT of a constraint the block did not create");

@@ -77,7 +77,15 @@ impl StatementHandler for SessionCommands {
                 let result = set_statement(state, set);
                 state.sync_query_settings();
                 result?;
-                "SET"
+                match &**set {
+                    ast::Set::SingleAssignment { variable, .. }
+                        if variable.to_string()
+                            == super::statement_parser::set_constraints::SETTING =>
+                    {
+                        "SET CONSTRAINTS"
+                    }
+                    _ => "SET",
+                }
             }
             SessionCommand::Reset(reset) => {
                 match reset {
@@ -141,6 +149,47 @@ fn rows(columns: Arc<Vec<OutputColumn>>, rows: Vec<Vec<Datum>>) -> StatementResu
     }
 }
 
+/// `SET CONSTRAINTS` (respelled by `statement_parser::set_constraints` as `mode:names`):
+/// the names must be constraints (42704), deferrable ones to be deferred (42809). Nothing else changes:
+/// foreign keys are checked at the end of the statement or at COMMIT in a block,
+/// whatever the mode (docs/postgresql.md, "Accepted, but different").
+fn set_constraints(state: &SessionState, value: &str) -> SqlResult<()> {
+    let Some((mode, names)) = value.split_once(':') else {
+        return Err(SqlError::syntax("SET CONSTRAINTS takes names and a mode"));
+    };
+    if names == "ALL" {
+        return Ok(());
+    }
+    let tables = state.engine.tables(&state.instance)?;
+    for name in names.split(',') {
+        let foreign_key = tables
+            .iter()
+            .flat_map(|t| t.foreign_keys.iter())
+            .find(|fk| fk.name == name);
+        let other = tables.iter().any(|t| {
+            super::pg_catalog::pkey_name(t) == name
+                || t.indexes.iter().any(|i| i.constraint && i.name == name)
+        });
+        match (foreign_key, other) {
+            (Some(fk), _) if fk.deferrable || mode == "IMMEDIATE" => {}
+            (None, true) if mode == "IMMEDIATE" => {}
+            (Some(_), _) | (None, true) => {
+                return Err(SqlError::new(
+                    SqlState::WrongObjectType,
+                    format!("constraint \"{name}\" is not deferrable"),
+                ))
+            }
+            (None, false) => {
+                return Err(SqlError::new(
+                    SqlState::UndefinedObject,
+                    format!("constraint \"{name}\" does not exist"),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A setting's name as written, `prefix.name` for a custom one.
 fn setting_name(name: &ast::ObjectName) -> SqlResult<String> {
     let (prefix, name) = super::ddl::object_name(name)?;
@@ -159,6 +208,9 @@ fn set_statement(state: &mut SessionState, set: &ast::Set) -> SqlResult<()> {
             ..
         } => {
             let name = setting_name(variable)?;
+            if name == super::statement_parser::set_constraints::SETTING {
+                return set_constraints(state, &setting_value(values));
+            }
             let is_default = matches!(values.as_slice(), [ast::Expr::Identifier(i)] if i.value.eq_ignore_ascii_case("default"));
             let value = (!is_default).then(|| setting_value(values));
             if let (Some(value), true) = (&value, name.eq_ignore_ascii_case("pgwide.as_of")) {

@@ -362,6 +362,45 @@ mod tests {
                 },
                 "23502",
             ),
+            (
+                ForeignKeyViolation {
+                    table: s(),
+                    constraint: s(),
+                    detail: s(),
+                },
+                "23503",
+            ),
+            (
+                ForeignKeyReferenced {
+                    table: s(),
+                    on_child: s(),
+                    detail: s(),
+                },
+                "23503",
+            ),
+            (NoUniqueMatch { parent: s() }, "42830"),
+            (
+                ForeignKeyTypes {
+                    constraint: s(),
+                    column: s(),
+                    parent_column: s(),
+                },
+                "42804",
+            ),
+            (
+                ConstraintExists {
+                    name: s(),
+                    table: s(),
+                },
+                "42710",
+            ),
+            (
+                ConstraintNotFound {
+                    name: s(),
+                    table: s(),
+                },
+                "42704",
+            ),
             (BadContinuation, "22023"),
             (WriteConflict, "40001"),
             (TableReplaced { name: s() }, "40001"),

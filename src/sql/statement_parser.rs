@@ -3,6 +3,7 @@
 
 mod fetch_spelling;
 mod sequence_options;
+pub(super) mod set_constraints;
 
 use super::role_statements;
 use super::sql_error::{SqlError, SqlResult};
@@ -27,6 +28,9 @@ pub(super) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
         return parse_sql(&reordered);
     }
     if let Some(respelled) = fetch_spelling::respell(sql) {
+        return parse_sql(&respelled);
+    }
+    if let Some(respelled) = set_constraints::respell(sql) {
         return parse_sql(&respelled);
     }
     parse_sql(sql)

@@ -8,7 +8,8 @@
 //! the block's own writes, so ROLLBACK brings them back and COMMIT applies them with
 //! the block, as PostgreSQL's TRUNCATE is transactional. `RESTART IDENTITY` restarts the
 //! sequences the tables' columns own (`SERIAL`, identity); a block cannot undo that, so
-//! there it is refused. Tables have no foreign keys, so CASCADE has nothing to follow.
+//! there it is refused. A table other tables' foreign keys reference is truncated only
+//! with them: named beside it, or added by `CASCADE`.
 
 use super::ddl;
 use super::dml;
@@ -41,6 +42,20 @@ impl TruncatePlan {
                 tables.push(table);
             }
         }
+        let cascade = matches!(truncate.cascade, Some(ast::CascadeOption::Cascade));
+        // CASCADE: the referencing tables too, and theirs, to the end of the chain.
+        let mut next = 0;
+        while cascade && next < tables.len() {
+            let parent = tables[next].name.clone();
+            for (child, _) in state.engine.referencing(&state.instance, &parent) {
+                if !tables.iter().any(|t| t.id == child.id) {
+                    tables.push(child);
+                }
+            }
+            next += 1;
+        }
+        let names: Vec<String> = tables.iter().map(|t| t.name.clone()).collect();
+        ddl::foreign_keys::refuse_referenced(&state.engine, &state.instance, &names, true)?;
         Ok(TruncatePlan {
             tables,
             restart_identity: matches!(

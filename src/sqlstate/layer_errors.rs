@@ -55,7 +55,13 @@ impl From<&EngineError> for SqlState {
             ValueTooLong { .. } => SqlState::StringDataRightTruncation,
             NullInNotNull { .. } => SqlState::NotNullViolation,
             UniqueViolation { .. } | DuplicateInIndex { .. } => SqlState::UniqueViolation,
-            IndexNotFound { .. } => SqlState::UndefinedObject,
+            IndexNotFound { .. } | ConstraintNotFound { .. } => SqlState::UndefinedObject,
+            ForeignKeyViolation { .. } | ForeignKeyReferenced { .. } => {
+                SqlState::ForeignKeyViolation
+            }
+            NoUniqueMatch { .. } => SqlState::InvalidForeignKey,
+            ForeignKeyTypes { .. } => SqlState::DatatypeMismatch,
+            ConstraintExists { .. } => SqlState::DuplicateObject,
             SequenceLimit { .. } => SqlState::SequenceGeneratorLimitExceeded,
             SetvalOutOfBounds { .. } => SqlState::NumericValueOutOfRange,
             WriteConflict | TableReplaced { .. } => SqlState::SerializationFailure,

@@ -1562,3 +1562,88 @@ async fn secondary_indexes_answer_as_a_scan_would() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// Foreign keys: a child row must find its parent (23503, nothing written), a parent
+/// row still referenced cannot go, and ON DELETE / ON UPDATE actions cascade or set
+/// NULL; referencing the primary key or a unique column, self-references, the DDL
+/// errors, and the catalog's view of them, as PostgreSQL gives them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_keys_hold_as_postgres_holds_them() {
+    let differences = compare(&[&[
+        "CREATE TABLE p (id BIGINT PRIMARY KEY, code TEXT UNIQUE, name TEXT)",
+        "CREATE TABLE c (id BIGINT PRIMARY KEY, p_id BIGINT REFERENCES p, note TEXT)",
+        "CREATE TABLE d (id BIGINT PRIMARY KEY, p_id BIGINT REFERENCES p (id) ON DELETE CASCADE)",
+        "CREATE TABLE n (id BIGINT PRIMARY KEY, p_code TEXT, \
+         FOREIGN KEY (p_code) REFERENCES p (code) ON DELETE SET NULL ON UPDATE CASCADE)",
+        "INSERT INTO p VALUES (1, 'a', 'one'), (2, 'b', 'two'), (3, 'c', 'three')",
+        "INSERT INTO c VALUES (1, 1, 'x'), (2, NULL, 'y')",
+        "INSERT INTO c VALUES (3, 9, 'z')",
+        "INSERT INTO c VALUES (3, 2, 'z'), (4, 8, 'w')",
+        "SELECT id, p_id FROM c ORDER BY id",
+        "UPDATE c SET p_id = 7 WHERE id = 1",
+        "UPDATE c SET p_id = 3 WHERE id = 1",
+        "UPDATE c SET note = 'kept' WHERE id = 1",
+        "DELETE FROM p WHERE id = 3",
+        "SELECT count(*) FROM p",
+        "INSERT INTO d VALUES (1, 2), (2, 2), (3, 1)",
+        "DELETE FROM p WHERE id = 2",
+        "SELECT id, p_id FROM d ORDER BY id",
+        "INSERT INTO n VALUES (1, 'a'), (2, 'c'), (3, NULL)",
+        "INSERT INTO n VALUES (4, 'zz')",
+        "UPDATE p SET code = 'aa' WHERE id = 1",
+        "SELECT id, p_code FROM n ORDER BY id",
+        "DELETE FROM p WHERE code = 'c'",
+        "UPDATE c SET p_id = NULL WHERE id = 1",
+        "DELETE FROM p WHERE code = 'c' RETURNING id",
+        "SELECT id, p_code FROM n ORDER BY id",
+        "INSERT INTO c VALUES (1, 9, 'q') ON CONFLICT (id) DO UPDATE SET p_id = excluded.p_id",
+        "INSERT INTO c VALUES (5, 1, 'q') ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO c SELECT 6, id, name FROM p WHERE id = 1",
+        "INSERT INTO c SELECT 7, id + 100, name FROM p",
+        "SELECT id, p_id FROM c ORDER BY id",
+        "CREATE TABLE tree (id BIGINT PRIMARY KEY, parent BIGINT REFERENCES tree ON DELETE CASCADE)",
+        "INSERT INTO tree VALUES (1, NULL), (2, 1), (3, 2)",
+        "INSERT INTO tree VALUES (4, 5), (5, 4)",
+        "INSERT INTO tree VALUES (6, 6)",
+        "DELETE FROM tree WHERE id = 1",
+        "SELECT id, parent FROM tree ORDER BY id",
+        "CREATE TABLE bad1 (id BIGINT PRIMARY KEY, x BIGINT REFERENCES missing)",
+        "CREATE TABLE bad2 (id BIGINT PRIMARY KEY, x TEXT REFERENCES p (name))",
+        "CREATE TABLE bad3 (id BIGINT PRIMARY KEY, x TEXT REFERENCES p)",
+        "CREATE TABLE bad4 (id BIGINT PRIMARY KEY, x BIGINT, y BIGINT, \
+         FOREIGN KEY (x, y) REFERENCES p (id))",
+        "SELECT count(*) FROM pg_class WHERE relname LIKE 'bad%'",
+        "ALTER TABLE c ADD CONSTRAINT c_note_fk FOREIGN KEY (note) REFERENCES p (code)",
+        "ALTER TABLE c ADD CONSTRAINT c_note_fk FOREIGN KEY (id) REFERENCES p",
+        "SELECT id FROM c ORDER BY id",
+        "ALTER TABLE c ADD CONSTRAINT c_note_fk FOREIGN KEY (id) REFERENCES p",
+        "ALTER TABLE c DROP CONSTRAINT c_note_fk",
+        "ALTER TABLE c DROP CONSTRAINT c_note_fk",
+        "ALTER TABLE c DROP CONSTRAINT IF EXISTS c_note_fk",
+        "ALTER TABLE p DROP CONSTRAINT p_code_key",
+        "DROP TABLE p",
+        "TRUNCATE p",
+        "SELECT conname::text, contype::text, confupdtype::text, confdeltype::text, \
+         pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'n'::regclass \
+         ORDER BY 1",
+        "SELECT a.attname::text FROM pg_constraint c JOIN pg_attribute a \
+         ON a.attrelid = c.confrelid AND a.attnum = c.confkey[1] WHERE c.conname = 'd_p_id_fkey'",
+        "SELECT constraint_name::text, unique_constraint_name::text, update_rule::text, \
+         delete_rule::text FROM information_schema.referential_constraints ORDER BY 1",
+        "SELECT constraint_name::text, constraint_type::text FROM \
+         information_schema.table_constraints WHERE table_name = 'n' \
+         AND constraint_type <> 'CHECK' ORDER BY 1",
+        "SET CONSTRAINTS nosuch IMMEDIATE",
+        "SET CONSTRAINTS c_p_id_fkey DEFERRED",
+        "SET CONSTRAINTS p_pkey, n_p_code_fkey IMMEDIATE",
+        "SET CONSTRAINTS ALL DEFERRED",
+        "TRUNCATE p, c, d, n",
+        "SELECT count(*) FROM p",
+        "INSERT INTO c VALUES (9, 99, 'free')",
+        "DROP TABLE p CASCADE",
+        "INSERT INTO c VALUES (9, 99, 'free')",
+        "SELECT count(*) FROM pg_constraint WHERE contype = 'f'",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -17,6 +17,7 @@ mod limits;
 mod sql_catalog;
 mod sql_copy;
 mod sql_datafusion;
+mod sql_foreign_keys;
 mod sql_golden;
 mod sql_indexes;
 mod sql_insert_select;

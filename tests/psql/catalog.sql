@@ -28,3 +28,9 @@ CREATE UNIQUE INDEX members_team_email ON members (team, email);
 \d members
 \di
 DROP TABLE members;
+-- Foreign keys, on both sides, as psql 15 lists them for PostgreSQL.
+CREATE TABLE teams (id BIGINT PRIMARY KEY, code TEXT UNIQUE);
+CREATE TABLE players (id BIGINT PRIMARY KEY, team_id BIGINT REFERENCES teams ON DELETE CASCADE, team_code TEXT, FOREIGN KEY (team_code) REFERENCES teams (code) ON UPDATE CASCADE DEFERRABLE INITIALLY DEFERRED);
+\d players
+\d teams
+DROP TABLE players, teams;

@@ -137,6 +137,7 @@ pub async fn drop(
     for name in names {
         let name = index_name(name)?;
         if let Some((table, index)) = engine.index(instance, &name) {
+            super::foreign_keys::refuse_index_in_use(engine, &table, &name)?;
             if index.constraint {
                 return Err(SqlError::new(
                     SqlState::DependentObjectsStillExist,
@@ -173,8 +174,14 @@ pub async fn drop_constraint(
              stored by its key"
         )));
     }
+    if meta.foreign_keys.iter().any(|fk| fk.name == name) {
+        return Ok(engine.drop_foreign_key(instance, table, &name).await?);
+    }
     match meta.indexes.iter().find(|i| i.constraint && i.name == name) {
-        Some(_) => Ok(engine.drop_index(instance, &name).await?),
+        Some(_) => {
+            super::foreign_keys::refuse_index_in_use(engine, &meta, &name)?;
+            Ok(engine.drop_index(instance, &name).await?)
+        }
         None if if_exists => Ok(()),
         None => Err(SqlError::new(
             SqlState::UndefinedObject,
@@ -211,26 +218,12 @@ pub fn default_name(
     columns: &[String],
     suffix: &str,
 ) -> String {
-    let base = format!("{table}_{}", columns.join("_"));
     let taken = |name: &str| {
         engine.table(instance, name).is_ok()
             || engine.sequence(instance, name).is_ok()
             || engine.index(instance, name).is_some()
     };
-    (0..)
-        .map(|n| {
-            let suffix = match n {
-                0 => suffix.to_string(),
-                n => format!("{suffix}{n}"),
-            };
-            let mut base = base.clone();
-            while base.len() + 1 + suffix.len() > 63 {
-                base.pop();
-            }
-            format!("{base}_{suffix}")
-        })
-        .find(|name| !taken(name))
-        .unwrap_or_else(|| format!("{table}_{suffix}"))
+    super::numbered_name(&format!("{table}_{}", columns.join("_")), suffix, taken)
 }
 
 /// Creates the unique index a `UNIQUE` constraint stands for, named as given, else as

@@ -7,7 +7,7 @@ use super::memory_table::{t, Col, V};
 use super::oids::{INFORMATION_SCHEMA, OWNER, PG_CATALOG};
 use super::pg_type::TYPES;
 use super::table_columns::{all_columns, column_default, identity, pk_columns, pkey_name};
-use crate::engine::TableMeta;
+use crate::engine::{ForeignKeyMeta, ReferentialAction, TableMeta};
 use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
 
@@ -125,39 +125,69 @@ pub const TABLE_CONSTRAINTS: &[Col] = &[
     ("initially_deferred", 't'),
 ];
 
-/// Each table's primary key, the only constraint pgwide has.
+/// Each table's primary key, `UNIQUE` constraints and foreign keys.
 pub fn table_constraints_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
     constraints(tables)
-        .map(|(table, name, kind, _)| {
+        .map(|c| {
+            let yes_no = |b: bool| t(if b { "YES" } else { "NO" });
+            let (deferrable, deferred) = c
+                .foreign_key
+                .map_or((false, false), |fk| (fk.deferrable, fk.initially_deferred));
             vec![
                 t(db),
                 t("public"),
-                V::T(name),
+                V::T(c.name),
                 t(db),
                 t("public"),
-                V::T(table.name.clone()),
-                t(kind),
-                t("NO"),
-                t("NO"),
+                V::T(c.table.name.clone()),
+                t(c.kind),
+                yes_no(deferrable),
+                yes_no(deferred),
             ]
         })
         .collect()
 }
 
-/// Each table's primary key and `UNIQUE` constraints: the table, the constraint's name,
-/// its `constraint_type` and its columns.
-fn constraints(
-    tables: &[Arc<TableMeta>],
-) -> impl Iterator<Item = (&Arc<TableMeta>, String, &'static str, Vec<String>)> {
+/// One constraint of a table, as `information_schema` lists it.
+struct Constraint<'a> {
+    table: &'a Arc<TableMeta>,
+    name: String,
+    /// `constraint_type`.
+    kind: &'static str,
+    columns: Vec<String>,
+    foreign_key: Option<&'a ForeignKeyMeta>,
+}
+
+/// Each table's primary key, `UNIQUE` constraints and foreign keys.
+fn constraints(tables: &[Arc<TableMeta>]) -> impl Iterator<Item = Constraint<'_>> {
     tables.iter().flat_map(|table| {
         let key = pk_columns(table);
-        let primary = (!key.is_empty()).then(|| (table, pkey_name(table), "PRIMARY KEY", key));
+        let primary = (!key.is_empty()).then(|| Constraint {
+            table,
+            name: pkey_name(table),
+            kind: "PRIMARY KEY",
+            columns: key,
+            foreign_key: None,
+        });
         let unique = table
             .indexes
             .iter()
             .filter(|i| i.constraint)
-            .map(move |i| (table, i.name.clone(), "UNIQUE", i.columns.clone()));
-        primary.into_iter().chain(unique)
+            .map(move |i| Constraint {
+                table,
+                name: i.name.clone(),
+                kind: "UNIQUE",
+                columns: i.columns.clone(),
+                foreign_key: None,
+            });
+        let foreign = table.foreign_keys.iter().map(move |fk| Constraint {
+            table,
+            name: fk.name.clone(),
+            kind: "FOREIGN KEY",
+            columns: fk.columns.clone(),
+            foreign_key: Some(fk),
+        });
+        primary.into_iter().chain(unique).chain(foreign)
     })
 }
 
@@ -170,13 +200,20 @@ pub const KEY_COLUMN_USAGE: &[Col] = &[
     ("table_name", 't'),
     ("column_name", 't'),
     ("ordinal_position", 'i'),
+    ("position_in_unique_constraint", 'i'),
 ];
 
-/// One row per primary-key column of each table, in key order.
+/// One row per column of each key: primary, unique and foreign, in key order; a
+/// foreign key's column with the position of the column it references in the
+/// parent's key.
 pub fn key_column_usage_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
     constraints(tables)
-        .flat_map(|(table, name, _, columns)| {
-            columns.into_iter().enumerate().map(move |(i, column)| {
+        .flat_map(|c| {
+            let (table, name, fk) = (c.table, c.name, c.foreign_key);
+            c.columns.into_iter().enumerate().map(move |(i, column)| {
+                let position = fk.map_or(V::N, |fk| {
+                    referenced_position(tables, fk, i).map_or(V::N, |p| V::I(p as i64 + 1))
+                });
                 vec![
                     t(db),
                     t("public"),
@@ -186,10 +223,83 @@ pub fn key_column_usage_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>>
                     V::T(table.name.clone()),
                     V::T(column),
                     V::I(i as i64 + 1),
+                    position,
                 ]
             })
         })
         .collect()
+}
+
+/// Where the column foreign-key column `i` references stands in the parent's key (its
+/// primary key or the unique constraint's columns).
+fn referenced_position(tables: &[Arc<TableMeta>], fk: &ForeignKeyMeta, i: usize) -> Option<usize> {
+    let parent = tables.iter().find(|t| t.name == fk.parent)?;
+    let referenced = fk.parent_columns.get(i)?;
+    let key = pk_columns(parent);
+    match key.iter().position(|c| c == referenced) {
+        Some(at) if key.len() == fk.parent_columns.len() => Some(at),
+        _ => parent
+            .indexes
+            .iter()
+            .filter(|index| index.unique && index.columns.len() == fk.parent_columns.len())
+            .find_map(|index| index.columns.iter().position(|c| c == referenced)),
+    }
+}
+
+pub const REFERENTIAL_CONSTRAINTS: &[Col] = &[
+    ("constraint_catalog", 't'),
+    ("constraint_schema", 't'),
+    ("constraint_name", 't'),
+    ("unique_constraint_catalog", 't'),
+    ("unique_constraint_schema", 't'),
+    ("unique_constraint_name", 't'),
+    ("match_option", 't'),
+    ("update_rule", 't'),
+    ("delete_rule", 't'),
+];
+
+/// One row per foreign key: the parent's constraint it references and its actions.
+pub fn referential_constraints_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
+    let rule = |action: ReferentialAction| {
+        t(match action {
+            ReferentialAction::NoAction => "NO ACTION",
+            ReferentialAction::Restrict => "RESTRICT",
+            ReferentialAction::Cascade => "CASCADE",
+            ReferentialAction::SetNull => "SET NULL",
+        })
+    };
+    let mut rows = Vec::new();
+    for table in tables {
+        for fk in &table.foreign_keys {
+            let parent = tables.iter().find(|t| t.name == fk.parent);
+            let unique = parent.and_then(|parent| {
+                let mut referenced = fk.parent_columns.clone();
+                referenced.sort();
+                let mut key = pk_columns(parent);
+                key.sort();
+                if key == referenced {
+                    return Some(pkey_name(parent));
+                }
+                parent.indexes.iter().find_map(|i| {
+                    let mut columns = i.columns.clone();
+                    columns.sort();
+                    (i.constraint && columns == referenced).then(|| i.name.clone())
+                })
+            });
+            rows.push(vec![
+                t(db),
+                t("public"),
+                V::T(fk.name.clone()),
+                t(db),
+                t("public"),
+                unique.map_or(V::N, V::T),
+                t("NONE"),
+                rule(fk.on_update),
+                rule(fk.on_delete),
+            ]);
+        }
+    }
+    rows
 }
 
 /// `numeric_precision`: binary digits for integers and floats, decimal digits for a

@@ -4,7 +4,7 @@
 //! derives from the engine's table id, which is never reused, so it is stable across
 //! restarts; its PK index and constraint take the next OID.
 
-use crate::engine::{Engine, IndexMeta, SequenceMeta, TableMeta};
+use crate::engine::{Engine, ForeignKeyMeta, IndexMeta, SequenceMeta, TableMeta};
 use std::sync::Arc;
 
 pub use crate::sql::relation::{attnum, table_oid};
@@ -52,5 +52,28 @@ pub fn index_by_oid(
     tables.into_iter().find_map(|t| {
         let index = t.indexes.iter().find(|i| index_oid(i) == oid)?.clone();
         Some((Arc::clone(&t), index))
+    })
+}
+
+/// A foreign key's OID: from its catalog id, drawn from the counter tables, sequences
+/// and indexes draw from (`16384 + 2 * id`).
+pub fn foreign_key_oid(fk: &ForeignKeyMeta) -> i64 {
+    16_384 + 2 * i64::from(fk.id)
+}
+
+/// The foreign key with this OID, and its (child) table.
+pub fn foreign_key_by_oid(
+    engine: &Engine,
+    instance: &str,
+    oid: i64,
+) -> Option<(Arc<TableMeta>, ForeignKeyMeta)> {
+    let tables = engine.tables(instance).ok()?;
+    tables.into_iter().find_map(|t| {
+        let fk = t
+            .foreign_keys
+            .iter()
+            .find(|fk| foreign_key_oid(fk) == oid)?
+            .clone();
+        Some((Arc::clone(&t), fk))
     })
 }

@@ -42,8 +42,24 @@ pub const COLUMNS: &[Col] = &[
 ];
 
 /// The rows of every table and its primary-key index, and of every sequence.
+/// Where `relhastriggers` is among the columns.
+const RELHASTRIGGERS: usize = 19;
+
 pub fn rows(tables: &[Arc<TableMeta>], sequences: &[Arc<SequenceMeta>]) -> Vec<Vec<V>> {
-    let mut rows: Vec<Vec<V>> = tables.iter().flat_map(table_rows).collect();
+    let mut rows: Vec<Vec<V>> = Vec::new();
+    for table in tables {
+        let mut table_rows = table_rows(table);
+        // PostgreSQL keeps foreign keys with triggers on both tables, and psql's `\d`
+        // lists a table's keys and the keys referencing it only when this is set.
+        let has_triggers = !table.foreign_keys.is_empty()
+            || tables
+                .iter()
+                .any(|t| t.foreign_keys.iter().any(|fk| fk.parent == table.name));
+        if let Some(row) = table_rows.first_mut() {
+            row[RELHASTRIGGERS] = V::B(has_triggers);
+        }
+        rows.extend(table_rows);
+    }
     rows.extend(
         sequences
             .iter()

@@ -1,11 +1,13 @@
 //! `pg_catalog.pg_constraint`: each table's primary key as a `p` constraint named
 //! `<table>_pkey`, sharing its OID with the PK index, and each `UNIQUE` constraint as a
-//! `u` constraint, its OID one above its index's.
+//! `u` constraint, its OID one above its index's, and each foreign key as an `f`
+//! constraint with its own OID (`oids::foreign_key_oid`).
 
 use super::memory_table::{t, Col, V};
-use super::oids::{attnum, index_oid, table_oid, PUBLIC_OID};
+use super::oids::{attnum, foreign_key_oid, index_oid, table_oid, PUBLIC_OID};
 use super::table_columns::{pk_attnums, pk_columns, pkey_name};
-use crate::engine::TableMeta;
+use crate::engine::{ForeignKeyMeta, ReferentialAction, TableMeta};
+use crate::sql::expr::quote_ident;
 use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
@@ -26,6 +28,10 @@ pub const COLUMNS: &[Col] = &[
     ("conkey", 'a'),
     ("confkey", 'a'),
     ("conbin", 't'),
+    ("confupdtype", 't'),
+    ("confdeltype", 't'),
+    ("confmatchtype", 't'),
+    ("conparentid", 'i'),
 ];
 
 /// One row per table with a visible primary key, and one per `UNIQUE` constraint.
@@ -55,8 +61,109 @@ pub fn rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
             let oid = index_oid(index);
             rows.push(row(table, oid + 1, oid, index.name.clone(), "u", key));
         }
+        for fk in &table.foreign_keys {
+            if let Some(foreign) = foreign_key_row(tables, table, fk) {
+                rows.push(foreign);
+            }
+        }
     }
     rows
+}
+
+/// A foreign key's row: its parent's OID, columns and the index that finds parent rows.
+fn foreign_key_row(
+    tables: &[Arc<TableMeta>],
+    table: &Arc<TableMeta>,
+    fk: &ForeignKeyMeta,
+) -> Option<Vec<V>> {
+    let parent = tables.iter().find(|t| t.name == fk.parent)?;
+    let attnums = |table: &Arc<TableMeta>, columns: &[String]| -> Vec<String> {
+        columns
+            .iter()
+            .map(|c| attnum(table, c).unwrap_or(0).to_string())
+            .collect()
+    };
+    let by_key = {
+        let mut pk: Vec<&String> = parent.pk.iter().map(|c| &c.name).collect();
+        let mut referenced: Vec<&String> = fk.parent_columns.iter().collect();
+        pk.sort();
+        referenced.sort();
+        pk == referenced
+    };
+    let index = match by_key {
+        true => table_oid(parent) + 1,
+        false => parent
+            .indexes
+            .iter()
+            .find(|i| {
+                let mut columns: Vec<&String> = i.columns.iter().collect();
+                let mut referenced: Vec<&String> = fk.parent_columns.iter().collect();
+                columns.sort();
+                referenced.sort();
+                i.unique && columns == referenced
+            })
+            .map_or(0, index_oid),
+    };
+    let mut row = row(
+        table,
+        foreign_key_oid(fk),
+        index,
+        fk.name.clone(),
+        "f",
+        attnums(table, &fk.columns),
+    );
+    row[4] = V::B(fk.deferrable);
+    row[5] = V::B(fk.initially_deferred);
+    row[10] = V::I(table_oid(parent));
+    row[15] = V::A(attnums(parent, &fk.parent_columns));
+    row[17] = t(action_code(fk.on_update));
+    row[18] = t(action_code(fk.on_delete));
+    row[19] = t("s");
+    Some(row)
+}
+
+/// `pg_constraint`'s letter for a referential action.
+fn action_code(action: ReferentialAction) -> &'static str {
+    match action {
+        ReferentialAction::NoAction => "a",
+        ReferentialAction::Restrict => "r",
+        ReferentialAction::Cascade => "c",
+        ReferentialAction::SetNull => "n",
+    }
+}
+
+/// `pg_get_constraintdef` of a foreign key: `FOREIGN KEY (a) REFERENCES p(id) ON
+/// DELETE CASCADE DEFERRABLE INITIALLY DEFERRED`, as PostgreSQL prints it.
+pub fn foreign_key_definition(fk: &ForeignKeyMeta) -> String {
+    let list = |columns: &[String]| {
+        columns
+            .iter()
+            .map(|c| quote_ident(c))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut definition = format!(
+        "FOREIGN KEY ({}) REFERENCES {}({})",
+        list(&fk.columns),
+        quote_ident(&fk.parent),
+        list(&fk.parent_columns)
+    );
+    for (clause, action) in [("UPDATE", fk.on_update), ("DELETE", fk.on_delete)] {
+        let action = match action {
+            ReferentialAction::NoAction => continue,
+            ReferentialAction::Restrict => "RESTRICT",
+            ReferentialAction::Cascade => "CASCADE",
+            ReferentialAction::SetNull => "SET NULL",
+        };
+        definition.push_str(&format!(" ON {clause} {action}"));
+    }
+    if fk.deferrable {
+        definition.push_str(" DEFERRABLE");
+    }
+    if fk.initially_deferred {
+        definition.push_str(" INITIALLY DEFERRED");
+    }
+    definition
 }
 
 fn row(
@@ -85,5 +192,9 @@ fn row(
         V::A(key),
         V::N,
         V::N,
+        t(" "),
+        t(" "),
+        t(" "),
+        V::I(0),
     ]
 }

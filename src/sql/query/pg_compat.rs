@@ -780,7 +780,26 @@ pub fn rewrite(query: &mut Query) {
         }
         ControlFlow::<()>::Continue(())
     });
+    shown_regclasses(query);
     super::pg_subqueries::rewrite(query);
+}
+
+/// A `regclass` the outer SELECT list shows is the relation's name, as PostgreSQL's
+/// `regclass` prints (psql's `\d` lists the tables referencing one this way); in
+/// comparisons and joins it stays the OID.
+fn shown_regclasses(query: &mut Query) {
+    let ast::SetExpr::Select(select) = query.body.as_mut() else {
+        return;
+    };
+    for item in select.projection.iter_mut() {
+        if let ast::SelectItem::UnnamedExpr(expr) | ast::SelectItem::ExprWithAlias { expr, .. } =
+            item
+        {
+            if let Some(arg) = regclass_arg(expr) {
+                *expr = call("pgwide_regclass_name", arg);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

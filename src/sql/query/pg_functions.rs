@@ -247,6 +247,9 @@ fn register_definitions(
             let Some(oid) = int(a.first()) else {
                 return text(None);
             };
+            if let Some((_, fk)) = pg_catalog::foreign_key_by_oid(&e, &i, oid) {
+                return text(Some(pg_catalog::foreign_key_definition(&fk)));
+            }
             // A UNIQUE constraint's OID is one above its index's.
             if let Some((_, index)) = pg_catalog::index_by_oid(&e, &i, oid - 1) {
                 return text(
@@ -304,7 +307,8 @@ fn register_reg_casts(
         }),
     )?;
     // `x::regclass`: a name (`t`, `public.t`, `"T"`) resolves to its table's OID, an OID
-    // stays itself; an unknown name is NULL where PostgreSQL would raise an error.
+    // (or its text, `'16388'`, as psql's `\d` writes it) stays itself; an unknown name is
+    // NULL where PostgreSQL would raise an error.
     let (e, i) = (Arc::clone(engine), instance.to_string());
     add(
         "pgwide_regclass",
@@ -312,7 +316,10 @@ fn register_reg_casts(
         Arc::new(move |a| {
             ScalarValue::Int64(match a.first() {
                 Some(ScalarValue::Utf8(Some(s))) | Some(ScalarValue::Utf8View(Some(s))) => {
-                    table_oid_by_name(&e, &i, s)
+                    match s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() {
+                        true => s.parse().ok(),
+                        false => table_oid_by_name(&e, &i, s),
+                    }
                 }
                 other => int(other),
             })
