@@ -5,6 +5,7 @@
 
 mod capacity;
 mod catalog;
+mod check;
 mod clock;
 mod codec;
 mod condition;
@@ -31,6 +32,7 @@ pub use catalog::{
     AttrColumn, Generated, GeneratedKind, InstanceMeta, PkColumn, SequenceMeta, SequenceSpec,
     TableMeta, TableSpec,
 };
+pub use check::{CheckMeta, RowRules};
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use codec::{decode_pk, encode_pk};
 pub use condition::{ColumnCondition, CompareOp, Condition, ConditionFailure, RowExistence};
@@ -78,6 +80,8 @@ pub struct Engine {
     /// an index: a write either commits before (and is truncated) or sees the new id,
     /// and either commits before an index exists or keeps it up to date.
     table_ids: tokio::sync::RwLock<()>,
+    /// Judges rows against CHECK constraints (`check`), installed by the SQL layer.
+    row_rules: std::sync::OnceLock<Arc<dyn RowRules>>,
 }
 
 impl Engine {
@@ -97,6 +101,7 @@ impl Engine {
             swept: gc::SweptTables::default(),
             dirty: dirty_rows::DirtyRows::default(),
             table_ids: tokio::sync::RwLock::new(()),
+            row_rules: std::sync::OnceLock::new(),
         };
         if engine.catalog.instance(DEFAULT_INSTANCE).is_err() {
             engine
@@ -295,6 +300,7 @@ impl Engine {
                 meta.defaults = before.defaults.clone();
                 meta.generated = before.generated.clone();
                 meta.foreign_keys = before.foreign_keys.clone();
+                meta.checks = before.checks.clone();
                 Ok(())
             })
             .await?;

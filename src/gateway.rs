@@ -64,6 +64,8 @@ impl Gateway {
             config.limits.clone(),
         )
         .await?;
+        // The engine asks the SQL layer to judge rows against CHECK constraints.
+        engine.set_row_rules(Arc::new(crate::sql::CheckRules::default()));
         let engine = Arc::new(engine);
         let roles = Roles::open(backend.clone()).await?;
         roles.set_md5(config.md5_auth);

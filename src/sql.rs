@@ -3,6 +3,7 @@
 //! The wire server talks to it only through [`SessionFactory`] and [`SqlSession`].
 
 mod access;
+mod check_constraints;
 mod copy_statement;
 mod cursor_statements;
 pub mod datetime;
@@ -47,6 +48,7 @@ mod truncate_statement;
 mod values;
 mod write_statements;
 
+pub use check_constraints::CheckRules;
 pub use notices::Notice;
 pub use pg_uuid::{format as format_uuid, parse as parse_uuid, random as random_uuid};
 pub use query::{runtime as query_runtime, DEFAULT_QUERY_MEMORY_MB};

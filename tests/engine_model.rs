@@ -71,6 +71,10 @@ enum ColSpec {
         col: usize,
         by: i64,
     },
+    Add {
+        col: usize,
+        by: i64,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -185,6 +189,7 @@ fn col_spec() -> impl Strategy<Value = ColSpec> {
         1 => (0..3usize, 0..4usize).prop_map(|(col, pick)| ColSpec::DeleteVersion { col, pick }),
         1 => (0..3usize).prop_map(|col| ColSpec::DeleteAll { col }),
         2 => (0..3usize, -2i64..3).prop_map(|(col, by)| ColSpec::Increment { col, by }),
+        1 => (0..3usize, -2i64..3).prop_map(|(col, by)| ColSpec::Add { col, by }),
     ]
 }
 
@@ -519,12 +524,14 @@ impl Model {
                         ColumnOp::DeleteAll { column } => {
                             row.cols.remove(column);
                         }
-                        ColumnOp::Increment { column, by } => {
+                        ColumnOp::Increment { column, by } | ColumnOp::Add { column, by } => {
                             let latest = self
                                 .visible(&row, now)
                                 .into_iter()
                                 .find(|c| c.column == *column);
                             let base = match latest.map(|c| c.value) {
+                                // SQL's NULL + by: the column keeps no value.
+                                None if matches!(op, ColumnOp::Add { .. }) => continue,
                                 None => 0,
                                 Some(Value::Integer(i)) => i,
                                 Some(other) => {
@@ -840,6 +847,10 @@ impl Harness {
                             column: COLS[*col].into(),
                         },
                         ColSpec::Increment { col, by } => ColumnOp::Increment {
+                            column: COLS[*col].into(),
+                            by: *by,
+                        },
+                        ColSpec::Add { col, by } => ColumnOp::Add {
                             column: COLS[*col].into(),
                             by: *by,
                         },

@@ -2,12 +2,14 @@
 //! columns and options. Persisted in the backend under `0x00` keys and cached in memory,
 //! so the hot path resolves a table with one read lock and no I/O.
 
+mod checks;
 mod foreign_keys;
 mod indexes;
 mod sequences;
 
 pub use sequences::{SequenceMeta, SequenceSpec};
 
+use super::check::CheckMeta;
 use super::codec::CATALOG_PREFIX;
 use super::error::{EngineError, EngineResult};
 use super::foreign_key::ForeignKeyMeta;
@@ -85,6 +87,9 @@ pub struct TableMeta {
     /// Foreign keys from this table's columns to other tables' (`foreign_key`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub foreign_keys: Vec<ForeignKeyMeta>,
+    /// CHECK constraints (`check`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckMeta>,
 }
 
 /// What a table's column declarations say beyond the columns' value types: types
@@ -604,6 +609,7 @@ impl Catalog {
             defaults: spec.defaults,
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         };
         self.store_table(meta, batch).await
     }

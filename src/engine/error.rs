@@ -168,6 +168,15 @@ pub enum EngineError {
         on_child: String,
         detail: String,
     },
+    /// A row a write leaves that a CHECK constraint finds false (PostgreSQL's wording).
+    #[error("new row for relation \"{table}\" violates check constraint \"{constraint}\"")]
+    CheckViolation { table: String, constraint: String },
+    /// ADD CONSTRAINT ... CHECK over rows already there that fail it.
+    #[error("check constraint \"{constraint}\" of relation \"{table}\" is violated by some row")]
+    CheckViolatedByRows { constraint: String, table: String },
+    /// A CHECK constraint that could not be evaluated on a row.
+    #[error("check constraint \"{constraint}\" could not be evaluated: {message}")]
+    CheckFailed { constraint: String, message: String },
     #[error("there is no unique constraint matching given keys for referenced table \"{parent}\"")]
     NoUniqueMatch { parent: String },
     #[error(

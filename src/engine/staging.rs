@@ -128,7 +128,7 @@ impl StagedWrites {
 /// then, it overwrites nothing another session wrote.
 fn increments_only(write: &RowWrite) -> bool {
     matches!(&write.change, RowChange::Update(ops)
-        if ops.iter().all(|op| matches!(op, ColumnOp::Increment { .. })))
+        if ops.iter().all(|op| matches!(op, ColumnOp::Increment { .. } | ColumnOp::Add { .. })))
 }
 
 impl StagedView {

@@ -4,6 +4,7 @@
 //! backend batch guarded by a compare-and-swap on each row's stored bytes; a concurrent
 //! change to any of those rows makes the batch retry from a fresh read.
 
+mod checks;
 mod foreign_keys;
 
 use super::capacity::Capacity;
@@ -44,8 +45,15 @@ pub enum ColumnOp {
     DeleteAll {
         column: String,
     },
-    /// Adds `by` to the newest Integer value (a missing column counts as 0).
+    /// Adds `by` to the newest Integer value (a missing column counts as 0): Table
+    /// Store's increment.
     Increment {
+        column: String,
+        by: i64,
+    },
+    /// SQL's `SET c = c + by`: adds `by` to the newest Integer value; a column with no
+    /// value (NULL) keeps none, as `NULL + by` is NULL.
+    Add {
         column: String,
         by: i64,
     },
@@ -57,7 +65,8 @@ impl ColumnOp {
             ColumnOp::Put { column, .. }
             | ColumnOp::DeleteVersion { column, .. }
             | ColumnOp::DeleteAll { column }
-            | ColumnOp::Increment { column, .. } => column,
+            | ColumnOp::Increment { column, .. }
+            | ColumnOp::Add { column, .. } => column,
         }
     }
 }
@@ -169,6 +178,9 @@ struct WorkingSet {
     indexed: HashMap<u32, Arc<TableMeta>>,
     /// The tables among those written that foreign keys involve.
     foreign_keys: foreign_keys::ForeignKeyTables,
+    /// The tables with CHECK constraints among those written, by id, as the catalog
+    /// has them while the batch commits.
+    checked: HashMap<u32, Arc<TableMeta>>,
 }
 
 impl WorkingSet {
@@ -181,6 +193,7 @@ impl WorkingSet {
             expected: None,
             indexed: HashMap::new(),
             foreign_keys: Default::default(),
+            checked: HashMap::new(),
         }
     }
 
@@ -335,6 +348,7 @@ impl WorkingSet {
         let unconfirmed = self.unconfirmed;
         let mut checks = Vec::with_capacity(self.rows.len());
         self.enforce_foreign_keys(engine, &mut checks).await?;
+        self.enforce_checks(engine)?;
         let mut batch = WriteBatch::default();
         if !self.indexed.is_empty() {
             self.stage_index_entries(engine, &mut batch, &mut checks)
@@ -509,6 +523,7 @@ impl Engine {
         let mut checked: Vec<u32> = Vec::new();
         let mut indexed = HashMap::new();
         let mut foreign_keys = foreign_keys::ForeignKeyTables::default();
+        let mut with_checks = HashMap::new();
         for (table, _) in writes {
             if checked.contains(&table.id) {
                 continue;
@@ -519,6 +534,9 @@ impl Engine {
                 });
             };
             foreign_keys.consider(&self.catalog, &current);
+            if !current.checks.is_empty() {
+                with_checks.insert(table.id, Arc::clone(&current));
+            }
             if !current.indexes.is_empty() {
                 indexed.insert(table.id, current);
             }
@@ -529,6 +547,7 @@ impl Engine {
             .expecting(expected);
         set.indexed = indexed;
         set.foreign_keys = foreign_keys;
+        set.checked = with_checks;
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
         let mut per_table: HashMap<u32, Capacity> = HashMap::new();
@@ -567,7 +586,8 @@ impl Engine {
             Err(
                 EngineError::UniqueViolation { .. }
                 | EngineError::ForeignKeyViolation { .. }
-                | EngineError::ForeignKeyReferenced { .. },
+                | EngineError::ForeignKeyReferenced { .. }
+                | EngineError::CheckViolation { .. },
             ) if unconfirmed => return Ok(None),
             Err(e) => return Err(e),
         };
@@ -816,7 +836,7 @@ fn new_row_value(table: &TableMeta, write: &RowWrite, now: i64) -> Option<(Vec<u
 }
 
 fn has_increment(change: &RowChange) -> bool {
-    matches!(change, RowChange::Update(ops) if ops.iter().any(|op| matches!(op, ColumnOp::Increment { .. })))
+    matches!(change, RowChange::Update(ops) if ops.iter().any(|op| matches!(op, ColumnOp::Increment { .. } | ColumnOp::Add { .. })))
 }
 
 impl RowWrite {
@@ -836,7 +856,7 @@ fn write_size(write: &RowWrite) -> usize {
                 op.column().len()
                     + match op {
                         ColumnOp::Put { value, .. } => value.size(),
-                        ColumnOp::Increment { .. } => 8,
+                        ColumnOp::Increment { .. } | ColumnOp::Add { .. } => 8,
                         _ => 0,
                     }
             })
@@ -918,12 +938,14 @@ fn apply_change(
                     ColumnOp::DeleteAll { column } => {
                         row.cells.retain(|c| c.column != *column);
                     }
-                    ColumnOp::Increment { column, by } => {
+                    ColumnOp::Increment { column, by } | ColumnOp::Add { column, by } => {
                         let current = row
                             .visible_cells(&table.options, now)
                             .find(|c| c.column == *column)
                             .map(|c| c.value.clone());
                         let base = match current {
+                            // NULL + by is NULL: nothing to write.
+                            None if matches!(op, ColumnOp::Add { .. }) => continue,
                             None => 0,
                             Some(Value::Integer(i)) => i,
                             Some(other) => {
@@ -1107,6 +1129,7 @@ mod tests {
             defaults: Default::default(),
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
+            checks: Vec::new(),
         }
     }
 

@@ -215,6 +215,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
     }
     let uniques = indexes::unique_constraints(create)?;
     let references = foreign_keys::declared_in(create)?;
+    let checks = crate::sql::check_constraints::declared_in(create)?;
     if create.if_not_exists && engine.table(instance, &name).is_ok() {
         return Ok(());
     }
@@ -247,6 +248,9 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
                 }
                 for reference in references {
                     foreign_keys::add(engine, instance, &name, reference).await?;
+                }
+                for check in checks {
+                    crate::sql::check_constraints::add(engine, instance, &name, check).await?;
                 }
                 Ok::<(), SqlError>(())
             };
@@ -610,6 +614,15 @@ pub async fn alter_table(
                             )?;
                             foreign_keys::add(engine, instance, &name, reference).await?;
                         }
+                        ColumnOption::Check(constraint) => {
+                            let check = crate::sql::check_constraints::declared(
+                                constraint,
+                                option.name.as_ref(),
+                                Some(&column_def.name),
+                            )?;
+                            crate::sql::check_constraints::add(engine, instance, &name, check)
+                                .await?;
+                        }
                         _ => {}
                     }
                 }
@@ -722,6 +735,13 @@ pub async fn alter_table(
             } => {
                 let unique = indexes::unique_columns(constraint, None, None)?;
                 indexes::create_unique_constraint(engine, instance, &name, unique).await?;
+            }
+            AlterTableOperation::AddConstraint {
+                constraint: TableConstraint::Check(constraint),
+                not_valid: false,
+            } => {
+                let check = crate::sql::check_constraints::declared(constraint, None, None)?;
+                crate::sql::check_constraints::add(engine, instance, &name, check).await?;
             }
             AlterTableOperation::AddConstraint {
                 constraint: TableConstraint::ForeignKey(constraint),

@@ -733,7 +733,8 @@ fn assignment_ops(
                         ))
                     }
                 };
-                ops.push(ColumnOp::Increment {
+                // SQL's NULL + by stays NULL (Table Store's increment counts it 0).
+                ops.push(ColumnOp::Add {
                     column: column.clone(),
                     by,
                 });

@@ -34,10 +34,10 @@ mod table_sizes;
 
 pub use empty_tables::EMPTY_TABLES;
 pub use oids::{
-    attnum, foreign_key_by_oid, index_by_oid, index_oid, sequence_oid, table_by_oid, table_oid,
-    INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG,
+    attnum, check_by_oid, foreign_key_by_oid, index_by_oid, index_oid, sequence_oid, table_by_oid,
+    table_oid, INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG,
 };
-pub use pg_constraint::foreign_key_definition;
+pub use pg_constraint::{check_definition, foreign_key_definition};
 pub use pg_indexes::definition as index_definition;
 pub use pg_type::{format_type, format_type_with_typmod, type_oid_by_name};
 pub use table_columns::{pk_columns, pkey_name};

@@ -380,6 +380,27 @@ mod tests {
             ),
             (NoUniqueMatch { parent: s() }, "42830"),
             (
+                CheckViolation {
+                    table: s(),
+                    constraint: s(),
+                },
+                "23514",
+            ),
+            (
+                CheckViolatedByRows {
+                    constraint: s(),
+                    table: s(),
+                },
+                "23514",
+            ),
+            (
+                CheckFailed {
+                    constraint: s(),
+                    message: s(),
+                },
+                "22000",
+            ),
+            (
                 ForeignKeyTypes {
                     constraint: s(),
                     column: s(),

@@ -60,6 +60,8 @@ impl From<&EngineError> for SqlState {
                 SqlState::ForeignKeyViolation
             }
             NoUniqueMatch { .. } => SqlState::InvalidForeignKey,
+            CheckViolation { .. } | CheckViolatedByRows { .. } => SqlState::CheckViolation,
+            CheckFailed { .. } => SqlState::DataException,
             ForeignKeyTypes { .. } => SqlState::DatatypeMismatch,
             ConstraintExists { .. } => SqlState::DuplicateObject,
             SequenceLimit { .. } => SqlState::SequenceGeneratorLimitExceeded,

@@ -1647,3 +1647,49 @@ async fn foreign_keys_hold_as_postgres_holds_them() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// CHECK constraints: a row a write leaves that a check finds false is 23514 and
+/// nothing is written, on every write form; NULL passes; ADD CONSTRAINT checks the rows
+/// there; names and definitions as PostgreSQL gives them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_constraints_hold_as_postgres_holds_them() {
+    let differences = compare(&[&[
+        "CREATE TABLE k (id BIGINT PRIMARY KEY, qty INTEGER CHECK (qty >= 0), lo INTEGER, \
+         hi INTEGER, name TEXT, CONSTRAINT k_range CHECK (lo <= hi), CHECK (name <> ''))",
+        "INSERT INTO k VALUES (1, 5, 1, 2, 'a')",
+        "INSERT INTO k VALUES (2, -1, 1, 2, 'b')",
+        "INSERT INTO k VALUES (2, 1, 3, 2, 'b')",
+        "INSERT INTO k VALUES (2, 1, 1, 2, 'b'), (3, 1, 3, 2, 'c')",
+        "INSERT INTO k VALUES (2, NULL, NULL, 2, NULL)",
+        "INSERT INTO k VALUES (3, 1, 1, 1, '')",
+        "UPDATE k SET qty = qty - 10 WHERE id = 1",
+        "UPDATE k SET hi = 0 WHERE id = 1",
+        "UPDATE k SET qty = qty + 1",
+        "INSERT INTO k VALUES (1, -5, 1, 2, 'a') ON CONFLICT (id) DO UPDATE SET qty = excluded.qty",
+        "INSERT INTO k SELECT 4, -1, 1, 1, 'x'",
+        "SELECT id, qty FROM k ORDER BY id",
+        "ALTER TABLE k ADD CONSTRAINT k_small CHECK (qty < 3)",
+        "ALTER TABLE k ADD CONSTRAINT k_small CHECK (qty < 10)",
+        "INSERT INTO k VALUES (5, 11, 1, 1, 'y')",
+        "ALTER TABLE k ADD CONSTRAINT k_small CHECK (qty < 20)",
+        "ALTER TABLE k DROP CONSTRAINT k_small",
+        "INSERT INTO k VALUES (5, 11, 1, 1, 'y')",
+        "ALTER TABLE k ADD COLUMN w INTEGER CHECK (w > 0)",
+        "INSERT INTO k (id, w) VALUES (6, 0)",
+        "INSERT INTO k (id, w) VALUES (6, 1)",
+        "SELECT conname::text, contype::text, pg_get_constraintdef(oid), \
+         pg_get_constraintdef(oid, true) FROM pg_constraint WHERE conname IN \
+         ('k_qty_check', 'k_range', 'k_w_check') ORDER BY 1",
+        "SELECT conname::text FROM pg_constraint WHERE contype = 'c' AND conrelid = 'k'::regclass \
+         ORDER BY 1",
+        "SELECT relchecks::integer FROM pg_class WHERE relname = 'k'",
+        "UPDATE k SET w = w + 1, qty = qty + 1 WHERE id = 2",
+        "SELECT id, qty, w FROM k ORDER BY id",
+        "CREATE TABLE k2 (a INTEGER CHECK (a))",
+        "CREATE TABLE k3 (a INTEGER CHECK (a > (SELECT 1)))",
+        "CREATE TABLE k4 (a INTEGER CHECK (b > 0))",
+        "SELECT count(*) FROM pg_class WHERE relname IN ('k2', 'k3', 'k4')",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -21,8 +21,7 @@ async fn unenforced_declarations_are_refused_and_create_nothing() {
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT REFERENCES r ON DELETE SET DEFAULT)",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT, FOREIGN KEY (id) REFERENCES r \
          ON UPDATE CASCADE)",
-        "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT CHECK (a > 0))",
-        "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT, CHECK (a > 0))",
+        "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT CHECK (a ~ 'x'))",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a BIGINT GENERATED ALWAYS AS (id * 2) STORED)",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a CHAR(3))",
         "CREATE TABLE r (id BIGINT PRIMARY KEY, a NVARCHAR(3))",

@@ -34,3 +34,7 @@ CREATE TABLE players (id BIGINT PRIMARY KEY, team_id BIGINT REFERENCES teams ON 
 \d players
 \d teams
 DROP TABLE players, teams;
+-- CHECK constraints.
+CREATE TABLE stock (id BIGINT PRIMARY KEY, qty INTEGER CHECK (qty >= 0), lo INTEGER, hi INTEGER, CONSTRAINT stock_range CHECK (lo <= hi AND lo > 0));
+\d stock
+DROP TABLE stock;

@@ -145,10 +145,11 @@ impl Catalog {
     }
 }
 
-/// Whether `table` has a constraint (a foreign key, or a unique constraint's index)
-/// named `name`. The primary key's constraint is `<table>_pkey`.
-fn has_constraint(table: &TableMeta, name: &str) -> bool {
+/// Whether `table` has a constraint (a foreign key, a check, or a unique constraint's
+/// index) named `name`. The primary key's constraint is `<table>_pkey`.
+pub(super) fn has_constraint(table: &TableMeta, name: &str) -> bool {
     table.foreign_keys.iter().any(|fk| fk.name == name)
+        || table.checks.iter().any(|c| c.name == name)
         || table.indexes.iter().any(|i| i.constraint && i.name == name)
         || (!table.auto_rowid && name == format!("{}_pkey", table.name))
 }

@@ -280,6 +280,11 @@ impl WorkingSet {
                 .entry(child.id)
                 .or_insert_with(|| Arc::clone(child));
         }
+        if !child.checks.is_empty() {
+            self.checked
+                .entry(child.id)
+                .or_insert_with(|| Arc::clone(child));
+        }
         self.foreign_keys.consider(&engine.catalog, child);
         let mut changed = Vec::with_capacity(children.len());
         for pk in children {

@@ -177,6 +177,9 @@ pub async fn drop_constraint(
     if meta.foreign_keys.iter().any(|fk| fk.name == name) {
         return Ok(engine.drop_foreign_key(instance, table, &name).await?);
     }
+    if meta.checks.iter().any(|c| c.name == name) {
+        return Ok(engine.drop_check(instance, table, &name).await?);
+    }
     match meta.indexes.iter().find(|i| i.constraint && i.name == name) {
         Some(_) => {
             super::foreign_keys::refuse_index_in_use(engine, &meta, &name)?;

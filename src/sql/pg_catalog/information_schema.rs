@@ -158,7 +158,8 @@ struct Constraint<'a> {
     foreign_key: Option<&'a ForeignKeyMeta>,
 }
 
-/// Each table's primary key, `UNIQUE` constraints and foreign keys.
+/// Each table's primary key, `UNIQUE` constraints, foreign keys and CHECK constraints
+/// (which have no key columns).
 fn constraints(tables: &[Arc<TableMeta>]) -> impl Iterator<Item = Constraint<'_>> {
     tables.iter().flat_map(|table| {
         let key = pk_columns(table);
@@ -187,7 +188,18 @@ fn constraints(tables: &[Arc<TableMeta>]) -> impl Iterator<Item = Constraint<'_>
             columns: fk.columns.clone(),
             foreign_key: Some(fk),
         });
-        primary.into_iter().chain(unique).chain(foreign)
+        let checks = table.checks.iter().map(move |c| Constraint {
+            table,
+            name: c.name.clone(),
+            kind: "CHECK",
+            columns: Vec::new(),
+            foreign_key: None,
+        });
+        primary
+            .into_iter()
+            .chain(unique)
+            .chain(foreign)
+            .chain(checks)
     })
 }
 

@@ -4,7 +4,7 @@
 //! derives from the engine's table id, which is never reused, so it is stable across
 //! restarts; its PK index and constraint take the next OID.
 
-use crate::engine::{Engine, ForeignKeyMeta, IndexMeta, SequenceMeta, TableMeta};
+use crate::engine::{CheckMeta, Engine, ForeignKeyMeta, IndexMeta, SequenceMeta, TableMeta};
 use std::sync::Arc;
 
 pub use crate::sql::relation::{attnum, table_oid};
@@ -55,10 +55,10 @@ pub fn index_by_oid(
     })
 }
 
-/// A foreign key's OID: from its catalog id, drawn from the counter tables, sequences
-/// and indexes draw from (`16384 + 2 * id`).
-pub fn foreign_key_oid(fk: &ForeignKeyMeta) -> i64 {
-    16_384 + 2 * i64::from(fk.id)
+/// A foreign key's or CHECK constraint's OID, from its catalog id: drawn from the
+/// counter tables, sequences and indexes draw from (`16384 + 2 * id`).
+pub fn constraint_oid(id: u32) -> i64 {
+    16_384 + 2 * i64::from(id)
 }
 
 /// The foreign key with this OID, and its (child) table.
@@ -72,8 +72,25 @@ pub fn foreign_key_by_oid(
         let fk = t
             .foreign_keys
             .iter()
-            .find(|fk| foreign_key_oid(fk) == oid)?
+            .find(|fk| constraint_oid(fk.id) == oid)?
             .clone();
         Some((Arc::clone(&t), fk))
+    })
+}
+
+/// The CHECK constraint with this OID, and its table.
+pub fn check_by_oid(
+    engine: &Engine,
+    instance: &str,
+    oid: i64,
+) -> Option<(Arc<TableMeta>, CheckMeta)> {
+    let tables = engine.tables(instance).ok()?;
+    tables.into_iter().find_map(|t| {
+        let check = t
+            .checks
+            .iter()
+            .find(|c| constraint_oid(c.id) == oid)?
+            .clone();
+        Some((Arc::clone(&t), check))
     })
 }

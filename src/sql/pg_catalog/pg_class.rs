@@ -42,6 +42,8 @@ pub const COLUMNS: &[Col] = &[
 ];
 
 /// The rows of every table and its primary-key index, and of every sequence.
+/// Where `relchecks` is among the columns.
+const RELCHECKS: usize = 17;
 /// Where `relhastriggers` is among the columns.
 const RELHASTRIGGERS: usize = 19;
 
@@ -57,6 +59,7 @@ pub fn rows(tables: &[Arc<TableMeta>], sequences: &[Arc<SequenceMeta>]) -> Vec<V
                 .any(|t| t.foreign_keys.iter().any(|fk| fk.parent == table.name));
         if let Some(row) = table_rows.first_mut() {
             row[RELHASTRIGGERS] = V::B(has_triggers);
+            row[RELCHECKS] = V::I(table.checks.len() as i64);
         }
         rows.extend(table_rows);
     }

@@ -1,13 +1,16 @@
 //! `pg_catalog.pg_constraint`: each table's primary key as a `p` constraint named
 //! `<table>_pkey`, sharing its OID with the PK index, and each `UNIQUE` constraint as a
-//! `u` constraint, its OID one above its index's, and each foreign key as an `f`
-//! constraint with its own OID (`oids::foreign_key_oid`).
+//! `u` constraint, its OID one above its index's, and each foreign key and CHECK
+//! constraint as an `f` or `c` constraint with its own OID (`oids::constraint_oid`).
 
 use super::memory_table::{t, Col, V};
-use super::oids::{attnum, foreign_key_oid, index_oid, table_oid, PUBLIC_OID};
+use super::oids::{attnum, constraint_oid, index_oid, table_oid, PUBLIC_OID};
 use super::table_columns::{pk_attnums, pk_columns, pkey_name};
-use crate::engine::{ForeignKeyMeta, ReferentialAction, TableMeta};
+use crate::engine::{CheckMeta, ForeignKeyMeta, ReferentialAction, TableMeta};
 use crate::sql::expr::quote_ident;
+use sqlparser::ast::{self, Expr};
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
 use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
@@ -66,6 +69,29 @@ pub fn rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
                 rows.push(foreign);
             }
         }
+        for check in &table.checks {
+            let mut columns: Vec<String> = Vec::new();
+            if let Ok(expression) = parse(&check.expression) {
+                let _ = ast::visit_expressions(&expression, |e| {
+                    if let Expr::Identifier(ident) = e {
+                        let attnum = attnum(table, &crate::sql::expr::fold(ident));
+                        let attnum = attnum.unwrap_or(0).to_string();
+                        if !columns.contains(&attnum) {
+                            columns.push(attnum);
+                        }
+                    }
+                    std::ops::ControlFlow::<()>::Continue(())
+                });
+            }
+            rows.push(row(
+                table,
+                constraint_oid(check.id),
+                0,
+                check.name.clone(),
+                "c",
+                columns,
+            ));
+        }
     }
     rows
 }
@@ -106,7 +132,7 @@ fn foreign_key_row(
     };
     let mut row = row(
         table,
-        foreign_key_oid(fk),
+        constraint_oid(fk.id),
         index,
         fk.name.clone(),
         "f",
@@ -197,4 +223,35 @@ fn row(
         t(" "),
         V::I(0),
     ]
+}
+
+fn parse(expression: &str) -> Result<Expr, sqlparser::parser::ParserError> {
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(expression)
+        .and_then(|mut parser| parser.parse_expr())
+}
+
+/// `pg_get_constraintdef` of a CHECK constraint, parenthesized as PostgreSQL prints it:
+/// `CHECK ((a > 0))`, `CHECK (((a > 1) AND (b < 5)))`; `pretty` (its second argument,
+/// as psql's `\d` passes) without the parentheses: `CHECK (a > 0)`.
+pub fn check_definition(check: &CheckMeta, pretty: bool) -> String {
+    match (parse(&check.expression), pretty) {
+        (Ok(expression), false) => format!("CHECK ({})", parenthesized(&expression)),
+        (Ok(expression), true) => format!("CHECK ({expression})"),
+        (Err(_), _) => format!("CHECK ({})", check.expression),
+    }
+}
+
+fn parenthesized(expression: &Expr) -> String {
+    match expression {
+        Expr::BinaryOp { left, op, right } => {
+            format!("({} {op} {})", parenthesized(left), parenthesized(right))
+        }
+        Expr::Nested(inner) => parenthesized(inner),
+        Expr::UnaryOp {
+            op: ast::UnaryOperator::Not,
+            expr,
+        } => format!("(NOT {})", parenthesized(expr)),
+        other => other.to_string(),
+    }
 }

@@ -250,6 +250,10 @@ fn register_definitions(
             if let Some((_, fk)) = pg_catalog::foreign_key_by_oid(&e, &i, oid) {
                 return text(Some(pg_catalog::foreign_key_definition(&fk)));
             }
+            if let Some((_, check)) = pg_catalog::check_by_oid(&e, &i, oid) {
+                let pretty = matches!(a.get(1), Some(ScalarValue::Boolean(Some(true))));
+                return text(Some(pg_catalog::check_definition(&check, pretty)));
+            }
             // A UNIQUE constraint's OID is one above its index's.
             if let Some((_, index)) = pg_catalog::index_by_oid(&e, &i, oid - 1) {
                 return text(
