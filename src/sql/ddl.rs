@@ -1,6 +1,7 @@
 //! DDL: CREATE/ALTER/DROP TABLE and CREATE/DROP DATABASE, mapped onto the engine's
 //! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
 
+pub mod checks;
 pub mod defaults;
 pub mod foreign_keys;
 pub mod indexes;
@@ -215,7 +216,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
     }
     let uniques = indexes::unique_constraints(create)?;
     let references = foreign_keys::declared_in(create)?;
-    let checks = crate::sql::check_constraints::declared_in(create)?;
+    let checks = checks::declared_in(create)?;
     if create.if_not_exists && engine.table(instance, &name).is_ok() {
         return Ok(());
     }
@@ -250,7 +251,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
                     foreign_keys::add(engine, instance, &name, reference).await?;
                 }
                 for check in checks {
-                    crate::sql::check_constraints::add(engine, instance, &name, check).await?;
+                    checks::add(engine, instance, &name, check).await?;
                 }
                 Ok::<(), SqlError>(())
             };
@@ -615,13 +616,12 @@ pub async fn alter_table(
                             foreign_keys::add(engine, instance, &name, reference).await?;
                         }
                         ColumnOption::Check(constraint) => {
-                            let check = crate::sql::check_constraints::declared(
+                            let check = checks::declared(
                                 constraint,
                                 option.name.as_ref(),
                                 Some(&column_def.name),
                             )?;
-                            crate::sql::check_constraints::add(engine, instance, &name, check)
-                                .await?;
+                            checks::add(engine, instance, &name, check).await?;
                         }
                         _ => {}
                     }
@@ -740,8 +740,8 @@ pub async fn alter_table(
                 constraint: TableConstraint::Check(constraint),
                 not_valid: false,
             } => {
-                let check = crate::sql::check_constraints::declared(constraint, None, None)?;
-                crate::sql::check_constraints::add(engine, instance, &name, check).await?;
+                let check = checks::declared(constraint, None, None)?;
+                checks::add(engine, instance, &name, check).await?;
             }
             AlterTableOperation::AddConstraint {
                 constraint: TableConstraint::ForeignKey(constraint),
