@@ -216,6 +216,31 @@ impl Engine {
     /// Declares an attribute column `NOT NULL` (`true`) or not; a key column is always
     /// NOT NULL, so it cannot drop it. The caller has checked the rows (`SET NOT NULL`
     /// on a column some row lacks is 23502 in PostgreSQL).
+    /// ALTER COLUMN ... TYPE within the column's value type: what the new declaration
+    /// says (an integer width, a length limit, `VARCHAR` or `TEXT`) replaces the old;
+    /// the caller has checked the stored values against it.
+    pub async fn redeclare_column(
+        &self,
+        instance: &str,
+        name: &str,
+        column: &str,
+        declared: Declared,
+    ) -> EngineResult<Arc<TableMeta>> {
+        self.catalog
+            .alter_table(instance, name, |meta| {
+                let key = meta.pk_index(column).is_some();
+                if !key && meta.column(column).is_none() {
+                    return Err(EngineError::NoSuchColumn {
+                        table: meta.name.clone(),
+                        column: column.into(),
+                    });
+                }
+                meta.declared.redeclare(column, declared, key);
+                Ok(())
+            })
+            .await
+    }
+
     pub async fn set_not_null(
         &self,
         instance: &str,

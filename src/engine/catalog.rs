@@ -129,6 +129,26 @@ pub struct ColumnDeclarations {
 }
 
 impl ColumnDeclarations {
+    /// Declares `column` anew (ALTER COLUMN ... TYPE): what its old type said goes,
+    /// its `NOT NULL` stays as it was.
+    pub(crate) fn redeclare(&mut self, column: &str, declared: Declared, key: bool) {
+        self.integer_widths.remove(column);
+        self.single_precision.remove(column);
+        self.max_chars.remove(column);
+        self.varchar.remove(column);
+        self.kinds.remove(column);
+        self.time_precision.remove(column);
+        let not_null = self.not_null.contains(column);
+        self.declare(
+            column,
+            Declared {
+                not_null,
+                ..declared
+            },
+            key,
+        );
+    }
+
     /// Records what `column`'s declaration says; `key`: it is a key column, which is
     /// never NULL anyway.
     fn declare(&mut self, column: &str, declared: Declared, key: bool) {

@@ -2,6 +2,7 @@
 //! catalog (tables with 1-4 PK columns, options in `WITH (...)`).
 
 pub mod checks;
+mod column_types;
 pub mod defaults;
 pub mod foreign_keys;
 pub mod indexes;
@@ -649,6 +650,23 @@ pub async fn alter_table(
                 engine
                     .set_column_default(instance, &name, &column, Some(default))
                     .await?;
+            }
+            AlterTableOperation::AlterColumn {
+                column_name,
+                op:
+                    ast::AlterColumnOperation::SetDataType {
+                        data_type, using, ..
+                    },
+            } => {
+                column_types::alter_type(
+                    engine,
+                    instance,
+                    &alter.name,
+                    column_name,
+                    data_type,
+                    using.as_ref(),
+                )
+                .await?;
             }
             AlterTableOperation::AlterColumn {
                 column_name,

@@ -361,7 +361,7 @@ async fn alter_table(state: &mut SessionState, alter: &ast::AlterTable) -> SqlRe
 }
 
 /// An ALTER TABLE in a block that would check the table's rows (ADD COLUMN ... NOT NULL
-/// or DEFAULT, SET NOT NULL) after the block wrote to it: the check reads the stored
+/// or DEFAULT, SET NOT NULL, a narrower TYPE) after the block wrote to it: the check reads the stored
 /// rows, not the block's own, so it is refused (0A000) rather than passed wrongly.
 fn refuse_unseen_rows(state: &SessionState, alter: &ast::AlterTable) -> SqlResult<()> {
     let (Some(block), Ok(name)) = (&state.transaction, ddl::table_name(&alter.name)) else {
@@ -379,9 +379,10 @@ fn refuse_unseen_rows(state: &SessionState, alter: &ast::AlterTable) -> SqlResul
                 )
             })
         }
-        ast::AlterTableOperation::AlterColumn { op, .. } => {
-            matches!(op, ast::AlterColumnOperation::SetNotNull)
-        }
+        ast::AlterTableOperation::AlterColumn { op, .. } => matches!(
+            op,
+            ast::AlterColumnOperation::SetNotNull | ast::AlterColumnOperation::SetDataType { .. }
+        ),
         _ => false,
     });
     match checks_rows && block.staged.view().touches(&table) {

@@ -1693,3 +1693,39 @@ async fn check_constraints_hold_as_postgres_holds_them() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// ALTER COLUMN ... TYPE within a column's stored value type (Django's migrations
+/// change `varchar` lengths): the rows are checked against a narrower type (22001,
+/// 22003, nothing changed), the new type shows in the catalog and holds for writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alter_column_type_holds_as_postgres_does() {
+    let differences = compare(&[&[
+        "CREATE TABLE ct (id BIGINT PRIMARY KEY, name VARCHAR(10) UNIQUE, n INTEGER, \
+         s SMALLINT, r REAL)",
+        "INSERT INTO ct VALUES (1, 'abcdefgh', 40000, 5, 1.5)",
+        "ALTER TABLE ct ALTER COLUMN name TYPE varchar(5)",
+        "INSERT INTO ct VALUES (2, 'abcdefghijklmnop', 1, 1, 1)",
+        "ALTER TABLE ct ALTER COLUMN name TYPE varchar(20)",
+        "INSERT INTO ct VALUES (2, 'abcdefghijklmnop', 1, 1, 1)",
+        "INSERT INTO ct VALUES (3, 'abcdefghijklmnopqrstuvwxyz', 1, 1, 1)",
+        "ALTER TABLE ct ALTER COLUMN name TYPE text",
+        "INSERT INTO ct VALUES (3, repeat('x', 30), 1, 1, 1)",
+        "INSERT INTO ct VALUES (4, repeat('x', 30), 1, 1, 1)",
+        "SELECT id, length(name) FROM ct ORDER BY id",
+        "ALTER TABLE ct ALTER COLUMN n TYPE smallint",
+        "ALTER TABLE ct ALTER COLUMN n SET DATA TYPE bigint",
+        "INSERT INTO ct VALUES (4, 'a', 5000000000, 1, 1)",
+        "ALTER TABLE ct ALTER COLUMN s TYPE integer",
+        "INSERT INTO ct VALUES (5, 'b', 1, 100000, 1)",
+        "ALTER TABLE ct ALTER COLUMN s TYPE smallint",
+        "ALTER TABLE ct ALTER COLUMN r TYPE double precision",
+        "SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute \
+         WHERE attrelid = 'ct'::regclass AND attnum > 0 ORDER BY attnum",
+        "SELECT id, n, s, r FROM ct ORDER BY id",
+        "ALTER TABLE ct ALTER COLUMN nosuch TYPE text",
+        "ALTER TABLE ct ALTER COLUMN id TYPE integer",
+        "INSERT INTO ct VALUES (5000000000, 'c', 1, 1, 1)",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -72,6 +72,10 @@ async fn unenforced_declarations_are_refused_and_create_nothing() {
         "CREATE INDEX ON r (a) INCLUDE (b)",
         "CREATE INDEX ON r USING gin (a)",
         "CREATE INDEX ON r (a gin_trgm_ops)",
+        // Types whose values would have to be rewritten, or computed by USING.
+        "ALTER TABLE r ALTER COLUMN b TYPE bigint",
+        "ALTER TABLE r ALTER COLUMN b TYPE timestamp",
+        "ALTER TABLE r ALTER COLUMN b TYPE varchar(5) USING b::varchar(5)",
     ] {
         assert_eq!(code(client.batch_execute(sql).await), "0A000", "{sql}");
     }

@@ -80,7 +80,7 @@ pub fn check_column(column: &ColumnDef) -> SqlResult<()> {
 /// Refuses a declared type whose modifier or semantics pgwide would not keep: a length
 /// limit it does not enforce (`NVARCHAR(3)`, `VARCHAR(MAX)`, `VARCHAR(3 OCTETS)`;
 /// `VARCHAR(n)` it does, see `ddl::max_chars`) or blank-padded `CHAR`.
-fn check_type(column: &str, data_type: &DataType) -> SqlResult<()> {
+pub(super) fn check_type(column: &str, data_type: &DataType) -> SqlResult<()> {
     let limited = match data_type {
         DataType::Varchar(Some(length)) | DataType::CharacterVarying(Some(length)) => {
             // A limit in characters; one in octets is not kept (nor PostgreSQL's).
