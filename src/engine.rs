@@ -10,6 +10,7 @@ mod clock;
 mod codec;
 mod condition;
 mod dirty_rows;
+mod dropped_columns;
 mod error;
 mod foreign_key;
 mod gc;
@@ -320,6 +321,26 @@ impl Engine {
                     |name: &String| added.contains(name) && !before.column_order.contains(name);
                 meta.columns.retain(|c| !forgotten(&c.name));
                 meta.column_order.retain(|c| !forgotten(c));
+                // Columns the block dropped (their cells wait for COMMIT) come back.
+                for column in &before.columns {
+                    if meta.column(&column.name).is_none() {
+                        meta.columns.push(column.clone());
+                    }
+                }
+                if before
+                    .column_order
+                    .iter()
+                    .any(|c| !meta.column_order.contains(c))
+                {
+                    let later: Vec<String> = meta
+                        .column_order
+                        .iter()
+                        .filter(|c| !before.column_order.contains(c))
+                        .cloned()
+                        .collect();
+                    meta.column_order = before.column_order.clone();
+                    meta.column_order.extend(later);
+                }
                 meta.options = before.options.clone();
                 meta.declared = before.declared.clone();
                 meta.defaults = before.defaults.clone();

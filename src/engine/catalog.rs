@@ -129,16 +129,22 @@ pub struct ColumnDeclarations {
 }
 
 impl ColumnDeclarations {
-    /// Declares `column` anew (ALTER COLUMN ... TYPE): what its old type said goes,
-    /// its `NOT NULL` stays as it was.
-    pub(crate) fn redeclare(&mut self, column: &str, declared: Declared, key: bool) {
+    /// Forgets everything `column`'s declaration said (DROP COLUMN).
+    pub(crate) fn forget(&mut self, column: &str) {
         self.integer_widths.remove(column);
         self.single_precision.remove(column);
         self.max_chars.remove(column);
         self.varchar.remove(column);
         self.kinds.remove(column);
         self.time_precision.remove(column);
+        self.not_null.remove(column);
+    }
+
+    /// Declares `column` anew (ALTER COLUMN ... TYPE): what its old type said goes,
+    /// its `NOT NULL` stays as it was.
+    pub(crate) fn redeclare(&mut self, column: &str, declared: Declared, key: bool) {
         let not_null = self.not_null.contains(column);
+        self.forget(column);
         self.declare(
             column,
             Declared {

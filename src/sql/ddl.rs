@@ -4,6 +4,7 @@
 pub mod checks;
 mod column_types;
 pub mod defaults;
+pub mod drop_column;
 pub mod foreign_keys;
 pub mod indexes;
 pub mod sequences;
@@ -516,18 +517,34 @@ fn max_chars(data_type: &ast::DataType) -> SqlResult<Option<u32>> {
     }
 }
 
-/// ALTER TABLE ... SET (...) / ADD COLUMN / ALTER COLUMN / RENAME TO.
+/// ALTER TABLE ... SET (...) / ADD COLUMN / ALTER COLUMN / DROP COLUMN / RENAME TO;
+/// returns the columns it dropped, whose cells the caller deletes.
 pub async fn alter_table(
     engine: &Engine,
     instance: &str,
     alter: &ast::AlterTable,
-) -> SqlResult<()> {
+) -> SqlResult<Vec<drop_column::DroppedColumn>> {
     let name = table_name(&alter.name)?;
+    let mut dropped = Vec::new();
     if alter.if_exists && engine.table(instance, &name).is_err() {
-        return Ok(());
+        return Ok(dropped);
     }
     for operation in &alter.operations {
         match operation {
+            AlterTableOperation::DropColumn {
+                column_names,
+                if_exists,
+                drop_behavior,
+                ..
+            } => {
+                let cascade = matches!(drop_behavior, Some(ast::DropBehavior::Cascade));
+                for column in column_names {
+                    let gone =
+                        drop_column::drop(engine, instance, &name, column, *if_exists, cascade)
+                            .await?;
+                    dropped.extend(gone);
+                }
+            }
             AlterTableOperation::SetOptionsParens { options: list }
             | AlterTableOperation::SetTblProperties {
                 table_properties: list,
@@ -775,7 +792,7 @@ pub async fn alter_table(
             }
         }
     }
-    Ok(())
+    Ok(dropped)
 }
 
 /// DROP TABLE / DROP DATABASE.

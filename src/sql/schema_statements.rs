@@ -246,6 +246,27 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
             if drops_constraint {
                 return cannot_undo("DROP CONSTRAINT of a constraint the block did not create");
             }
+            let drops_for_good = alter.operations.iter().any(|op| {
+                let ast::AlterTableOperation::DropColumn { column_names, .. } = op else {
+                    return false;
+                };
+                column_names.iter().any(|column| {
+                    let column = fold(column);
+                    table.as_ref().is_some_and(|t| {
+                        t.generated.contains_key(&column)
+                            || ddl::drop_column::indexes_on(t, &column)
+                                .iter()
+                                .any(|index| {
+                                    !state.transaction.as_ref().is_some_and(|b| b.created(index))
+                                })
+                    })
+                })
+            });
+            if drops_for_good {
+                return cannot_undo(
+                    "DROP COLUMN of a column with an index or a sequence the block did not create",
+                );
+            }
             refuse_unseen_rows(state, alter)
         }
         SchemaChange::Drop {
@@ -300,7 +321,7 @@ async fn alter_table(state: &mut SessionState, alter: &ast::AlterTable) -> SqlRe
         .and_then(|name| engine.table(instance, &name).ok());
     let Some(before) = before else {
         // A missing table is 42P01 (or nothing, with IF EXISTS) before anything changes.
-        return ddl::alter_table(engine, instance, alter).await;
+        return ddl::alter_table(engine, instance, alter).await.map(|_| ());
     };
     let added: Vec<String> = alter
         .operations
@@ -324,40 +345,72 @@ async fn alter_table(state: &mut SessionState, alter: &ast::AlterTable) -> SqlRe
             })
             .unwrap_or_default()
     };
-    if let Err(e) = ddl::alter_table(engine, instance, alter).await {
-        if alter.operations.len() > 1 {
-            for index in made_indexes(engine) {
-                if let Err(undo) = engine.drop_index(instance, &index).await {
-                    tracing::warn!(index = %index, error = %undo, "could not drop an index of a failed ALTER TABLE");
-                }
-            }
-            if let Err(undo) = engine.restore_table(&before, &added).await {
-                tracing::warn!(table = %before.name, error = %undo, "could not undo the operations of a failed ALTER TABLE");
-            }
+    let dropped = match ddl::alter_table(engine, instance, alter).await {
+        Ok(dropped) => dropped,
+        Err(e) => {
+            undo_failed_alter(
+                engine,
+                instance,
+                alter,
+                &before,
+                &added,
+                made_indexes(engine),
+            )
+            .await;
+            return Err(e);
         }
-        return Err(e);
-    }
+    };
     let made = made_indexes(engine);
-    if let Some(block) = state.transaction.as_mut() {
-        let renamed = alter.operations.iter().find_map(|op| match op {
-            ast::AlterTableOperation::RenameTable {
-                table_name: ast::RenameTableNameKind::To(new_name),
-            } => ddl::table_name(new_name).ok(),
-            _ => None,
-        });
-        block.changed_schema(match renamed {
-            Some(new_name) => SchemaUndo::RenameTable {
-                from: new_name,
-                to: before.name.clone(),
-            },
-            None => SchemaUndo::RestoreTable { before, added },
-        });
-        // Undone before the table is restored: undo runs newest first.
-        for index in made {
-            block.changed_schema(SchemaUndo::DropIndex(index));
+    let Some(block) = state.transaction.as_mut() else {
+        for column in dropped {
+            engine
+                .delete_column_cells(instance, &column.table, &column.column)
+                .await?;
         }
+        return Ok(());
+    };
+    // Their cells go at COMMIT: a ROLLBACK gives the columns back with their values.
+    block.drop_cells_at_commit(dropped);
+    let renamed = alter.operations.iter().find_map(|op| match op {
+        ast::AlterTableOperation::RenameTable {
+            table_name: ast::RenameTableNameKind::To(new_name),
+        } => ddl::table_name(new_name).ok(),
+        _ => None,
+    });
+    block.changed_schema(match renamed {
+        Some(new_name) => SchemaUndo::RenameTable {
+            from: new_name,
+            to: before.name.clone(),
+        },
+        None => SchemaUndo::RestoreTable { before, added },
+    });
+    // Undone before the table is restored: undo runs newest first.
+    for index in made {
+        block.changed_schema(SchemaUndo::DropIndex(index));
     }
     Ok(())
+}
+
+/// Undoes the operations of a failed ALTER TABLE that came before the one that failed:
+/// drops the indexes it made and gives the table its declarations back.
+async fn undo_failed_alter(
+    engine: &crate::engine::Engine,
+    instance: &str,
+    alter: &ast::AlterTable,
+    before: &std::sync::Arc<crate::engine::TableMeta>,
+    added: &[String],
+    made_indexes: Vec<String>,
+) {
+    if alter.operations.len() > 1 {
+        for index in made_indexes {
+            if let Err(undo) = engine.drop_index(instance, &index).await {
+                tracing::warn!(index = %index, error = %undo, "could not drop an index of a failed ALTER TABLE");
+            }
+        }
+        if let Err(undo) = engine.restore_table(before, added).await {
+            tracing::warn!(table = %before.name, error = %undo, "could not undo the operations of a failed ALTER TABLE");
+        }
+    }
 }
 
 /// An ALTER TABLE in a block that would check the table's rows (ADD COLUMN ... NOT NULL
@@ -383,6 +436,8 @@ fn refuse_unseen_rows(state: &SessionState, alter: &ast::AlterTable) -> SqlResul
             op,
             ast::AlterColumnOperation::SetNotNull | ast::AlterColumnOperation::SetDataType { .. }
         ),
+        // A staged write of the column would bring it back at COMMIT.
+        ast::AlterTableOperation::DropColumn { .. } => true,
         _ => false,
     });
     match checks_rows && block.staged.view().touches(&table) {

@@ -10,6 +10,7 @@
 //! likewise. Schema changes pgwide could not undo (dropping a table or sequence the
 //! block did not create) are refused in a block (`schema_statements`).
 
+use super::ddl::drop_column::DroppedColumn;
 use super::expr::fold;
 use super::sql_error::{SqlError, SqlResult};
 use crate::engine::{Engine, EngineError, StagedMark, StagedWrites, TableMeta};
@@ -62,6 +63,8 @@ pub(super) struct Transaction {
     /// set and how many schema changes the block had made, so ROLLBACK TO drops the
     /// writes staged and undoes the schema changes made after it.
     savepoints: Vec<(String, StagedMark, usize)>,
+    /// Columns the block dropped: their cells are deleted once it commits.
+    dropped_columns: Vec<DroppedColumn>,
 }
 
 impl Transaction {
@@ -73,6 +76,7 @@ impl Transaction {
             failed: false,
             schema_changes: Vec::new(),
             savepoints: Vec::new(),
+            dropped_columns: Vec::new(),
         }
     }
 
@@ -102,6 +106,11 @@ impl Transaction {
         self.savepoints.truncate(at + 1);
         self.failed = false;
         Ok(self.schema_changes.split_off(created))
+    }
+
+    /// Records columns the block dropped, whose cells go once it commits.
+    pub(super) fn drop_cells_at_commit(&mut self, columns: Vec<DroppedColumn>) {
+        self.dropped_columns.extend(columns);
     }
 
     /// Records a schema change, to be undone if the block rolls back.
@@ -172,20 +181,39 @@ pub(super) async fn commit(
         undo_schema(engine, instance, &block.schema_changes).await;
         return Ok("ROLLBACK");
     }
-    if block.staged.is_empty() {
-        return Ok("COMMIT");
-    }
-    match engine.commit_staged(block.staged).await {
-        Ok(_) => Ok("COMMIT"),
-        Err(e) => {
+    let dropped = block.dropped_columns;
+    if !block.staged.is_empty() {
+        if let Err(e) = engine.commit_staged(block.staged).await {
             undo_schema(engine, instance, &block.schema_changes).await;
-            Err(match e {
+            return Err(match e {
                 EngineError::WriteConflict => SqlError::new(
                     SqlState::SerializationFailure,
                     "could not serialize access due to concurrent update; the transaction was rolled back",
                 ),
                 other => other.into(),
-            })
+            });
+        }
+    }
+    delete_dropped_cells(engine, instance, &dropped).await;
+    Ok("COMMIT")
+}
+
+/// Deletes the cells of the columns a committed block dropped, unless a column is back
+/// (a ROLLBACK TO SAVEPOINT restored it). A failure is logged: the column is gone from
+/// the table either way.
+async fn delete_dropped_cells(engine: &Engine, instance: &str, dropped: &[DroppedColumn]) {
+    for column in dropped {
+        let back = engine
+            .table(instance, &column.table)
+            .is_ok_and(|t| t.column(&column.column).is_some());
+        if back {
+            continue;
+        }
+        if let Err(e) = engine
+            .delete_column_cells(instance, &column.table, &column.column)
+            .await
+        {
+            tracing::warn!(table = %column.table, column = %column.column, error = %e, "could not delete the cells of a dropped column");
         }
     }
 }

@@ -1729,3 +1729,39 @@ async fn alter_column_type_holds_as_postgres_does() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// DROP COLUMN takes what depends on the column with it (its NOT NULL, unique index,
+/// CHECK constraint, foreign keys; another table's key only with CASCADE), and its
+/// values: a column added again under the name is empty.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drop_column_takes_its_dependents_as_postgres_does() {
+    let differences = compare(&[&[
+        "CREATE TABLE dc (id BIGINT PRIMARY KEY, a TEXT NOT NULL, b INTEGER UNIQUE, \
+         c INTEGER CHECK (c > 0), d INTEGER)",
+        "INSERT INTO dc VALUES (1, 'x', 1, 1, 1), (2, 'y', 2, 2, 2)",
+        "ALTER TABLE dc DROP COLUMN a",
+        "SELECT * FROM dc ORDER BY id",
+        "INSERT INTO dc (id, b, c, d) VALUES (3, 3, 3, 3)",
+        "ALTER TABLE dc DROP COLUMN nosuch",
+        "ALTER TABLE dc DROP COLUMN IF EXISTS nosuch",
+        "ALTER TABLE dc DROP COLUMN b",
+        "INSERT INTO dc (id, c, d) VALUES (4, 4, 1)",
+        "SELECT count(*) FROM pg_indexes WHERE tablename = 'dc'",
+        "ALTER TABLE dc DROP c",
+        "INSERT INTO dc (id, d) VALUES (5, -1)",
+        "ALTER TABLE dc ADD COLUMN a TEXT",
+        "SELECT id, a, d FROM dc ORDER BY id",
+        "SELECT attname::text FROM pg_attribute WHERE attrelid = 'dc'::regclass AND attnum > 0 \
+         AND NOT attisdropped ORDER BY attnum",
+        "CREATE TABLE dp (id BIGINT PRIMARY KEY, code TEXT UNIQUE)",
+        "CREATE TABLE dch (id BIGINT PRIMARY KEY, code TEXT REFERENCES dp (code))",
+        "ALTER TABLE dp DROP COLUMN code",
+        "ALTER TABLE dp DROP COLUMN code CASCADE",
+        "INSERT INTO dch VALUES (1, 'zz')",
+        "SELECT count(*) FROM pg_constraint WHERE conrelid = 'dch'::regclass AND contype = 'f'",
+        "ALTER TABLE dch DROP COLUMN code",
+        "SELECT * FROM dch",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -134,3 +134,48 @@ async fn a_rolled_back_block_takes_its_key_changes_back() {
         [["FOREIGN KEY (p_id) REFERENCES q(id)"]]
     );
 }
+
+/// DROP COLUMN in a block (Django's migrations run in one): a ROLLBACK gives the
+/// column back with its values; a COMMIT deletes them, so a column added again under
+/// the name is empty.
+#[tokio::test]
+async fn a_column_dropped_in_a_block_keeps_its_values_until_commit() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE ct (id BIGINT PRIMARY KEY, name TEXT NOT NULL, app TEXT);
+             INSERT INTO ct VALUES (1, 'a', 'x'), (2, 'b', 'y');
+             BEGIN;
+             ALTER TABLE ct DROP COLUMN name CASCADE;
+             ROLLBACK;",
+        )
+        .await
+        .expect("drop and roll back");
+    assert_eq!(
+        simple_rows(&client, "SELECT name FROM ct ORDER BY id").await,
+        [["a"], ["b"]]
+    );
+    assert_eq!(
+        code(
+            client
+                .batch_execute("INSERT INTO ct (id, app) VALUES (3, 'z')")
+                .await
+        ),
+        "23502"
+    );
+    client
+        .batch_execute(
+            "BEGIN;
+             ALTER TABLE ct DROP COLUMN name CASCADE;
+             INSERT INTO ct (id, app) VALUES (3, 'z');
+             COMMIT;
+             ALTER TABLE ct ADD COLUMN name TEXT;",
+        )
+        .await
+        .expect("drop and commit");
+    assert_eq!(
+        simple_rows(&client, "SELECT id, name FROM ct ORDER BY id").await,
+        [["1", "NULL"], ["2", "NULL"], ["3", "NULL"]]
+    );
+}

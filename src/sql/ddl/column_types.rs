@@ -40,12 +40,17 @@ pub async fn alter_type(
     let new = declared(target, Some(data_type), false)?;
     let stored = match meta.pk_index(&column) {
         Some(_) => sql_value_type(current),
-        None => meta.column(&column).map_or(sql_value_type(current), |c| c.ty),
+        None => meta
+            .column(&column)
+            .map_or(sql_value_type(current), |c| c.ty),
     };
+    // A REAL's values would have to be rounded, a coarser timestamp's too.
+    let rounds = new.single_precision && !meta.is_single_precision(&column);
+    let coarser = new.time_precision.unwrap_or(6) < meta.time_precision(&column).unwrap_or(6);
     let same_meaning = sql_value_type(target) == stored
         && new.kind == meta.kind(&column)
-        && !(new.single_precision && !meta.is_single_precision(&column))
-        && new.time_precision.unwrap_or(6) >= meta.time_precision(&column).unwrap_or(6);
+        && !rounds
+        && !coarser;
     if !same_meaning {
         return Err(refused(
             &column,
