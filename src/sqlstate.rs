@@ -71,6 +71,7 @@ sqlstates! {
     InsufficientPrivilege => "42501",
     InvalidName => "42602",
     DatatypeMismatch => "42804",
+    GroupingError => "42803",
     StringDataRightTruncation => "22001",
     CannotCoerce => "42846",
     GeneratedAlways => "428C9",

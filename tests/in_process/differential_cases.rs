@@ -1765,3 +1765,24 @@ async fn drop_column_takes_its_dependents_as_postgres_does() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// A table's other columns may be selected when its primary key is grouped by
+/// (functional dependency), as Django's `annotate(Count(...))` writes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grouping_by_the_key_selects_the_other_columns() {
+    let differences = compare(&[&[
+        "CREATE TABLE cu (id BIGINT PRIMARY KEY, email TEXT, active BOOLEAN)",
+        "CREATE TABLE od (id BIGINT PRIMARY KEY, customer_id BIGINT REFERENCES cu, \
+         total NUMERIC(10,2))",
+        "INSERT INTO cu VALUES (1, 'a', true), (2, 'b', false), (3, 'c', true)",
+        "INSERT INTO od VALUES (1, 1, 2.5), (2, 1, 3), (3, 2, 1)",
+        "SELECT cu.id, cu.email, cu.active, count(od.id) AS order__count FROM cu \
+         LEFT OUTER JOIN od ON (cu.id = od.customer_id) GROUP BY cu.id ORDER BY 1",
+        "SELECT cu.email, sum(od.total) FROM cu JOIN od ON cu.id = od.customer_id \
+         GROUP BY cu.id ORDER BY cu.email",
+        "SELECT email, count(*) FROM cu GROUP BY id ORDER BY email",
+        "SELECT od.total, count(*) FROM cu JOIN od ON cu.id = od.customer_id GROUP BY cu.id",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

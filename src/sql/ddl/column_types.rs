@@ -47,10 +47,8 @@ pub async fn alter_type(
     // A REAL's values would have to be rounded, a coarser timestamp's too.
     let rounds = new.single_precision && !meta.is_single_precision(&column);
     let coarser = new.time_precision.unwrap_or(6) < meta.time_precision(&column).unwrap_or(6);
-    let same_meaning = sql_value_type(target) == stored
-        && new.kind == meta.kind(&column)
-        && !rounds
-        && !coarser;
+    let same_meaning =
+        sql_value_type(target) == stored && new.kind == meta.kind(&column) && !rounds && !coarser;
     if !same_meaning {
         return Err(refused(
             &column,

@@ -101,6 +101,9 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
         if lower.contains("no field named") {
             return SqlError::new(SqlState::UndefinedColumn, message);
         }
+        if lower.contains("must appear in the group by clause") {
+            return SqlError::new(SqlState::GroupingError, message);
+        }
         if lower.contains("function") && (lower.contains("invalid") || lower.contains("not found"))
         {
             return SqlError::undefined_function(message);

@@ -15,6 +15,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::ScalarValue;
+use datafusion::common::{Constraint, Constraints};
 use datafusion::datasource::TableType;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::{
@@ -31,6 +32,10 @@ pub struct EngineTable {
     schema: SchemaRef,
     /// The relation column behind each schema field (the hidden `_rowid` has none).
     visible: Vec<usize>,
+    /// The primary key, by field: with it DataFusion takes the other columns as
+    /// functionally dependent, so `SELECT t.* ... GROUP BY t.id` plans, as in
+    /// PostgreSQL (Django's `annotate`).
+    constraints: Constraints,
 }
 
 impl EngineTable {
@@ -50,11 +55,22 @@ impl EngineTable {
             fields.push(Field::new(&column.name, arrow_type(column.ty), true));
             visible.push(index);
         }
+        let key: Option<Vec<usize>> = match kind == RelationKind::Table && !table.auto_rowid {
+            true => table
+                .pk
+                .iter()
+                .map(|c| fields.iter().position(|f| f.name() == &c.name))
+                .collect(),
+            false => None,
+        };
+        let constraints =
+            Constraints::new_unverified(key.into_iter().map(Constraint::PrimaryKey).collect());
         EngineTable {
             table,
             kind,
             schema: Arc::new(Schema::new(fields)),
             visible,
+            constraints,
         }
     }
 
@@ -71,6 +87,10 @@ impl TableProvider for EngineTable {
 
     fn table_type(&self) -> TableType {
         TableType::Base
+    }
+
+    fn constraints(&self) -> Option<&Constraints> {
+        Some(&self.constraints)
     }
 
     fn supports_filters_pushdown(
