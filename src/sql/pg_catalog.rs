@@ -14,6 +14,7 @@ mod pg_class;
 mod pg_collation;
 mod pg_constraint;
 mod pg_database;
+mod pg_depend;
 mod pg_get_keywords;
 mod pg_index;
 mod pg_indexes;
@@ -34,8 +35,8 @@ mod table_sizes;
 
 pub use empty_tables::EMPTY_TABLES;
 pub use oids::{
-    attnum, check_by_oid, foreign_key_by_oid, index_by_oid, index_oid, sequence_oid, table_by_oid,
-    table_oid, INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG,
+    attnum, catalog_relation_oid, check_by_oid, foreign_key_by_oid, index_by_oid, index_oid,
+    sequence_oid, table_by_oid, table_oid, INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG,
 };
 pub use pg_constraint::{check_definition, foreign_key_definition};
 pub use pg_indexes::definition as index_definition;
@@ -61,6 +62,7 @@ const PG_TABLES: &[&str] = &[
     "pg_indexes",
     "pg_constraint",
     "pg_database",
+    "pg_depend",
     "pg_roles",
     "pg_user",
     "pg_settings",
@@ -85,6 +87,7 @@ const INFO_TABLES: &[&str] = &[
     "table_constraints",
     "key_column_usage",
     "referential_constraints",
+    "constraint_column_usage",
 ];
 
 /// A relation's columns and rows.
@@ -184,6 +187,10 @@ impl CatalogSchema {
                 pg_class::COLUMNS,
                 pg_class::rows(&tables, &self.engine.sequences(&self.instance)),
             ),
+            "pg_depend" => (
+                pg_depend::COLUMNS,
+                pg_depend::rows(&tables, &self.engine.sequences(&self.instance)),
+            ),
             "pg_sequence" => (
                 pg_class::SEQUENCE_COLUMNS,
                 pg_class::sequence_rows(&self.engine.sequences(&self.instance)),
@@ -227,6 +234,10 @@ impl CatalogSchema {
             "key_column_usage" => (
                 info::KEY_COLUMN_USAGE,
                 info::key_column_usage_rows(db, &tables),
+            ),
+            "constraint_column_usage" => (
+                info::CONSTRAINT_COLUMN_USAGE,
+                info::constraint_column_usage_rows(db, &tables),
             ),
             "referential_constraints" => (
                 info::REFERENTIAL_CONSTRAINTS,

@@ -365,3 +365,28 @@ async fn set_config_changes_settings_like_set() {
     client.batch_execute("ROLLBACK").await.unwrap();
     assert_eq!(one("SELECT 1").await, [["1"]]);
 }
+
+/// A catalog query answered with no rows without planning still takes the parameters
+/// the client binds (Alembic's `pg_depend` lookup sent one and got 08P01).
+#[tokio::test]
+async fn an_always_empty_catalog_query_takes_its_parameters() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    let rows = client
+        .query(
+            "SELECT d.objoid FROM pg_catalog.pg_description d WHERE d.description = $1",
+            &[&"x"],
+        )
+        .await
+        .expect("bound");
+    assert!(rows.is_empty());
+    let rows = client
+        .query(
+            "SELECT r.rngtypid FROM pg_catalog.pg_range r JOIN pg_catalog.pg_type t \
+             ON t.oid = r.rngsubtype WHERE t.typname = $1",
+            &[&"int4"],
+        )
+        .await
+        .expect("pg_range");
+    assert!(rows.is_empty());
+}

@@ -1,5 +1,5 @@
-//! Catalog relations that always exist but are empty in pgwide: it has no views,
-//! triggers, policies, inheritance, publications or comments. Clients join
+//! Catalog relations that always exist but are empty in pgwide: it has no range
+//! types, views, triggers, policies, inheritance, publications or comments. Clients join
 //! them in their introspection queries, so each needs its columns, but never a row.
 
 use super::memory_table::Col;
@@ -29,6 +29,18 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
     (
         "pg_policy",
         &[("oid", 'i'), ("polname", 't'), ("polrelid", 'i')],
+    ),
+    (
+        "pg_range",
+        &[
+            ("rngtypid", 'i'),
+            ("rngsubtype", 'i'),
+            ("rngmultitypid", 'i'),
+            ("rngcollation", 'i'),
+            ("rngsubopc", 'i'),
+            ("rngcanonical", 'i'),
+            ("rngsubdiff", 'i'),
+        ],
     ),
     (
         "pg_trigger",
@@ -75,18 +87,6 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
     (
         "pg_shdescription",
         &[("objoid", 'i'), ("classoid", 'i'), ("description", 't')],
-    ),
-    (
-        "pg_depend",
-        &[
-            ("classid", 'i'),
-            ("objid", 'i'),
-            ("objsubid", 'i'),
-            ("refclassid", 'i'),
-            ("refobjid", 'i'),
-            ("refobjsubid", 'i'),
-            ("deptype", 't'),
-        ],
     ),
     ("pg_foreign_table", &[("ftrelid", 'i'), ("ftserver", 'i')]),
     (

@@ -258,6 +258,40 @@ fn referenced_position(tables: &[Arc<TableMeta>], fk: &ForeignKeyMeta, i: usize)
     }
 }
 
+pub const CONSTRAINT_COLUMN_USAGE: &[Col] = &[
+    ("table_catalog", 't'),
+    ("table_schema", 't'),
+    ("table_name", 't'),
+    ("column_name", 't'),
+    ("constraint_catalog", 't'),
+    ("constraint_schema", 't'),
+    ("constraint_name", 't'),
+];
+
+/// The columns each constraint uses: a key's own columns, a foreign key's referenced
+/// ones (in the parent table), as PostgreSQL lists them.
+pub fn constraint_column_usage_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
+    let mut rows = Vec::new();
+    for c in constraints(tables) {
+        let (table, columns) = match c.foreign_key {
+            Some(fk) => (fk.parent.clone(), fk.parent_columns.clone()),
+            None => (c.table.name.clone(), c.columns.clone()),
+        };
+        for column in columns {
+            rows.push(vec![
+                t(db),
+                t("public"),
+                V::T(table.clone()),
+                V::T(column),
+                t(db),
+                t("public"),
+                V::T(c.name.clone()),
+            ]);
+        }
+    }
+    rows
+}
+
 pub const REFERENTIAL_CONSTRAINTS: &[Col] = &[
     ("constraint_catalog", 't'),
     ("constraint_schema", 't'),

@@ -19,6 +19,23 @@ pub const PUBLIC_OID: i64 = 2200;
 pub const INFORMATION_SCHEMA_OID: i64 = 13_000;
 /// The one role pgwide reports as owner of everything (PostgreSQL's bootstrap superuser).
 pub const OWNER_OID: i64 = 10;
+/// `pg_class`'s own OID, as `pg_depend.classid` names it (`'pg_class'::regclass`).
+pub const PG_CLASS_OID: i64 = 1259;
+
+/// The OIDs PostgreSQL gives the catalog relations clients name as `regclass`.
+pub fn catalog_relation_oid(name: &str) -> Option<i64> {
+    let name = name.strip_prefix("pg_catalog.").unwrap_or(name);
+    Some(match name {
+        "pg_class" => PG_CLASS_OID,
+        "pg_type" => 1247,
+        "pg_attribute" => 1249,
+        "pg_proc" => 1255,
+        "pg_namespace" => 2615,
+        "pg_constraint" => 2606,
+        "pg_index" => 2610,
+        _ => return None,
+    })
+}
 pub const OWNER: &str = "postgres";
 
 /// A sequence's OID: from its catalog id, which tables and sequences draw from one

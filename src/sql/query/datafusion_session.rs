@@ -76,7 +76,29 @@ impl std::fmt::Debug for QueryEngine {
 }
 
 /// The plan of a catalog query that cannot return a row: its columns as text, no rows.
-fn empty_plan(query: &ast::Query) -> QueryPlan {
+fn empty_plan(query: &ast::Query, given: &[Option<SqlType>]) -> QueryPlan {
+    // Its parameters are still the statement's: the client binds them (a `$1` the
+    // answer does not depend on is typed as given, else as text).
+    let mut count = given.len();
+    let _ = ast::visit_expressions(query, |expr| {
+        if let ast::Expr::Value(v) = expr {
+            if let ast::Value::Placeholder(p) = &v.value {
+                if let Ok(index) = crate::sql::expr::placeholder_index(p) {
+                    count = count.max(index + 1);
+                }
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    let param_types: Vec<DataType> = (0..count)
+        .map(|i| {
+            given
+                .get(i)
+                .copied()
+                .flatten()
+                .map_or(DataType::Utf8, super::convert::arrow_type)
+        })
+        .collect();
     let names = pg_compat::output_names(query);
     // Positional field names: output names may repeat, which a schema does not allow.
     let fields: Vec<_> = (0..names.len())
@@ -101,8 +123,8 @@ fn empty_plan(query: &ast::Query) -> QueryPlan {
                 })
                 .collect(),
         ),
-        param_types: Vec::new(),
-        bind_types: Vec::new(),
+        bind_types: param_types.clone(),
+        param_types,
     }
 }
 
@@ -218,7 +240,7 @@ impl QueryEngine {
     /// Plans a query. `given` holds the parameter types the client declared.
     pub fn plan(&self, query: &ast::Query, given: &[Option<SqlType>]) -> SqlResult<QueryPlan> {
         if empty_catalog::always_empty(query) {
-            return Ok(empty_plan(query));
+            return Ok(empty_plan(query, given));
         }
         let mut query = query.clone();
         pg_syntax::rewrite(&mut query);

@@ -382,6 +382,9 @@ fn register_row_function(
 
 /// The OID of the table a `regclass` name (`t`, `public.t`, `"T"`) names, if it exists.
 fn table_oid_by_name(engine: &Engine, instance: &str, name: &str) -> Option<i64> {
+    if let Some(oid) = pg_catalog::catalog_relation_oid(name) {
+        return Some(oid);
+    }
     let name = name.strip_prefix("public.").unwrap_or(name);
     let name = match name.strip_prefix('"').and_then(|n| n.strip_suffix('"')) {
         Some(quoted) => quoted.replace("\"\"", "\""),
