@@ -8,6 +8,7 @@ mod copy_statement;
 mod cursor_statements;
 pub mod datetime;
 mod ddl;
+mod deferred_drops;
 mod dml;
 mod explain;
 mod expr;

@@ -3,6 +3,7 @@
 //! this module runs them. Only superusers may change the schema.
 
 use super::ddl;
+use super::deferred_drops;
 use super::dml;
 use super::expr::fold;
 use super::expr::Params;
@@ -128,6 +129,32 @@ impl StatementHandler for SchemaChanges {
             SchemaChange::AlterTable(alter) => {
                 alter_table(state, alter).await?;
                 "ALTER TABLE"
+            }
+            SchemaChange::Drop {
+                object_type,
+                if_exists,
+                names,
+                cascade,
+            } if state.transaction.is_some()
+                && matches!(object_type, ast::ObjectType::Table | ast::ObjectType::Index) =>
+            {
+                match object_type {
+                    ast::ObjectType::Table => {
+                        if *cascade {
+                            return Err(SqlError::unsupported(
+                                "DROP TABLE ... CASCADE inside a transaction block: pgwide \
+                                 could not undo the foreign keys it drops if the block rolled \
+                                 back (run it outside the block)",
+                            ));
+                        }
+                        deferred_drops::drop_tables(state, names, *if_exists).await?;
+                        "DROP TABLE"
+                    }
+                    _ => {
+                        deferred_drops::drop_indexes(state, names, *if_exists).await?;
+                        "DROP INDEX"
+                    }
+                }
             }
             SchemaChange::Drop {
                 object_type,
@@ -269,15 +296,11 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
             }
             refuse_unseen_rows(state, alter)
         }
+        // Deleted at COMMIT (`deferred_drops`).
         SchemaChange::Drop {
-            object_type: ast::ObjectType::Table,
-            names,
+            object_type: ast::ObjectType::Table | ast::ObjectType::Index,
             ..
-        } if names.iter().all(created) => Ok(()),
-        SchemaChange::Drop {
-            object_type: ast::ObjectType::Table,
-            ..
-        } => cannot_undo("DROP TABLE of a table the block did not create"),
+        } => Ok(()),
         SchemaChange::Drop {
             object_type: ast::ObjectType::Database,
             ..
@@ -295,15 +318,6 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
             ..
         } => cannot_undo("DROP SEQUENCE of a sequence the block did not create"),
         SchemaChange::CreateSequence(_) | SchemaChange::CreateIndex(_) => Ok(()),
-        SchemaChange::Drop {
-            object_type: ast::ObjectType::Index,
-            names,
-            ..
-        } if names.iter().all(created) => Ok(()),
-        SchemaChange::Drop {
-            object_type: ast::ObjectType::Index,
-            ..
-        } => cannot_undo("DROP INDEX of an index the block did not create"),
         SchemaChange::Drop { .. } => Ok(()),
         SchemaChange::CreateDatabase { .. } => Err(SqlError::new(
             SqlState::ActiveSqlTransaction,

@@ -34,6 +34,9 @@ pub(super) enum SchemaUndo {
         before: Arc<TableMeta>,
         added: Vec<String>,
     },
+    /// Nothing to undo: what the block dropped, to be deleted once it commits
+    /// (`deferred_drops`).
+    AtCommit(DeferredDrop),
 }
 
 impl SchemaUndo {
@@ -45,6 +48,7 @@ impl SchemaUndo {
             | SchemaUndo::DropIndex(name) => name,
             SchemaUndo::RenameTable { from, .. } => from,
             SchemaUndo::RestoreTable { before, .. } => &before.name,
+            SchemaUndo::AtCommit(DeferredDrop::Table(name) | DeferredDrop::Index(name)) => name,
         }
     }
 }
@@ -106,6 +110,17 @@ impl Transaction {
         self.savepoints.truncate(at + 1);
         self.failed = false;
         Ok(self.schema_changes.split_off(created))
+    }
+
+    /// The (renamed) tables the block dropped, to be deleted once it commits.
+    pub(super) fn tables_dropped_at_commit(&self) -> Vec<String> {
+        self.schema_changes
+            .iter()
+            .filter_map(|change| match change {
+                SchemaUndo::AtCommit(DeferredDrop::Table(name)) => Some(name.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Records columns the block dropped, whose cells go once it commits.
@@ -195,6 +210,15 @@ pub(super) async fn commit(
         }
     }
     delete_dropped_cells(engine, instance, &dropped).await;
+    let deferred: Vec<DeferredDrop> = block
+        .schema_changes
+        .into_iter()
+        .filter_map(|change| match change {
+            SchemaUndo::AtCommit(drop) => Some(drop),
+            _ => None,
+        })
+        .collect();
+    run_deferred_drops(engine, instance, &deferred).await;
     Ok("COMMIT")
 }
 
@@ -234,6 +258,7 @@ pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[Sche
             SchemaUndo::RestoreTable { before, added } => {
                 engine.restore_table(before, added).await.map(|_| ())
             }
+            SchemaUndo::AtCommit(_) => Ok(()),
         };
         match undone {
             Ok(()) | Err(EngineError::TableNotFound { .. }) => {}
@@ -242,6 +267,32 @@ pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[Sche
                 error = %e,
                 "could not undo a schema change of a rolled back transaction"
             ),
+        }
+    }
+}
+
+/// What a committed block still has to drop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeferredDrop {
+    /// The table, renamed to this name when the block dropped it.
+    Table(String),
+    Index(String),
+}
+
+/// Drops what a committed block deferred. A failure is logged: the block has
+/// committed, and a table left renamed is still out of the way.
+async fn run_deferred_drops(engine: &Engine, instance: &str, drops: &[DeferredDrop]) {
+    for drop in drops {
+        let done = match drop {
+            DeferredDrop::Table(hidden) => engine.drop_table(instance, hidden).await,
+            DeferredDrop::Index(name) => engine.drop_index(instance, name).await,
+        };
+        match done {
+            Ok(()) | Err(EngineError::TableNotFound { .. } | EngineError::IndexNotFound { .. }) => {
+            }
+            Err(e) => {
+                tracing::warn!(object = ?drop, error = %e, "could not drop what a committed block dropped")
+            }
         }
     }
 }

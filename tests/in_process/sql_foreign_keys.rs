@@ -179,3 +179,80 @@ async fn a_column_dropped_in_a_block_keeps_its_values_until_commit() {
         [["1", "NULL"], ["2", "NULL"], ["3", "NULL"]]
     );
 }
+
+/// DROP INDEX and DROP TABLE in a block of objects made before it (Alembic's
+/// `downgrade`, Knex's `migrate:rollback`): a ROLLBACK gives them back with their rows;
+/// a COMMIT drops them, a child table and then its parent.
+#[tokio::test]
+async fn tables_and_indexes_dropped_in_a_block_go_at_commit() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE users (id BIGINT PRIMARY KEY, email TEXT);
+             CREATE INDEX ix_users_email ON users (email);
+             CREATE TABLE posts (id BIGINT PRIMARY KEY, user_id BIGINT REFERENCES users);
+             INSERT INTO users VALUES (1, 'a@x');
+             INSERT INTO posts VALUES (1, 1);
+             BEGIN;
+             DROP INDEX ix_users_email;
+             DROP TABLE posts;
+             DROP TABLE users;
+             ROLLBACK;",
+        )
+        .await
+        .expect("drop and roll back");
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT count(*) FROM posts JOIN users ON users.id = posts.user_id"
+        )
+        .await,
+        [["1"]]
+    );
+    assert_eq!(
+        code(client.batch_execute("DELETE FROM users").await),
+        "23503",
+        "the foreign key came back with its table"
+    );
+    assert_eq!(
+        code(client.batch_execute("BEGIN; DROP TABLE users").await),
+        "2BP01",
+        "a table another references cannot go alone, in a block either"
+    );
+    client.batch_execute("ROLLBACK").await.expect("rollback");
+    client
+        .batch_execute(
+            "BEGIN;
+             DROP INDEX ix_users_email;
+             DROP TABLE posts;
+             DROP TABLE users;
+             SAVEPOINT s;",
+        )
+        .await
+        .expect("drops in a block");
+    // The failed read aborts the block up to the savepoint only.
+    assert_eq!(
+        code(client.simple_query("SELECT * FROM users").await),
+        "42P01"
+    );
+    client
+        .batch_execute("ROLLBACK TO SAVEPOINT s; COMMIT")
+        .await
+        .expect("commit");
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT count(*) FROM pg_class WHERE relname LIKE 'pgwide_dropped%' \
+             OR relname IN ('users', 'posts', 'ix_users_email')"
+        )
+        .await,
+        [["0"]]
+    );
+    client
+        .batch_execute(
+            "CREATE TABLE users (id BIGINT PRIMARY KEY); CREATE INDEX ix_users_email ON users (id)",
+        )
+        .await
+        .expect("the names are free");
+}

@@ -817,7 +817,7 @@ async fn ddl_in_a_block_rolls_back_with_it() {
     // What a rollback could not undo is refused, and aborts the block; so is a check of
     // the rows the block wrote, which pgwide would read from the stored rows only.
     for (sql, expected) in [
-        ("DROP TABLE b", "0A000"),
+        ("DROP TABLE b CASCADE", "0A000"),
         ("DROP SEQUENCE kept", "0A000"),
         (
             "INSERT INTO b VALUES (2, NULL); ALTER TABLE b ALTER COLUMN v SET NOT NULL",
