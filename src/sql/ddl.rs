@@ -411,6 +411,18 @@ async fn has_row_where(
     table: &crate::engine::TableMeta,
     read: crate::engine::ReadOptions,
 ) -> SqlResult<bool> {
+    any_row(engine, table, read, 1, |_| true).await
+}
+
+/// Whether `table` has a row that `read` returns and `test` holds for, read `page` rows
+/// at a time.
+pub(super) async fn any_row(
+    engine: &Engine,
+    table: &crate::engine::TableMeta,
+    read: crate::engine::ReadOptions,
+    page: usize,
+    test: impl Fn(&crate::engine::Row) -> bool,
+) -> SqlResult<bool> {
     let mut start = vec![PkBound::InfMin; table.pk.len()];
     loop {
         let page = engine
@@ -420,12 +432,12 @@ async fn has_row_where(
                     start,
                     end: vec![PkBound::InfMax; table.pk.len()],
                     direction: Direction::Forward,
-                    limit: Some(1),
+                    limit: Some(page),
                     read: read.clone(),
                 },
             )
             .await?;
-        if !page.rows.is_empty() {
+        if page.rows.iter().any(&test) {
             return Ok(true);
         }
         // A page of expired rows only says where the range goes on.
@@ -872,4 +884,27 @@ pub fn numbered_name(base: &str, suffix: &str, taken: impl Fn(&str) -> bool) -> 
         })
         .find(|name| !taken(name))
         .unwrap_or_else(|| format!("{base}_{suffix}"))
+}
+
+/// The constraints of one kind a CREATE TABLE declares, on its columns (`on_column`
+/// picks them from a column's options) and on the table (`on_table`), each read by
+/// `read` with the name written before it and, for one on a column, the column.
+pub fn declared_constraints<C, T>(
+    create: &CreateTable,
+    on_column: impl Fn(&ColumnOption) -> Option<&C>,
+    on_table: impl Fn(&TableConstraint) -> Option<&C>,
+    read: impl Fn(&C, Option<&ast::Ident>, Option<&ast::Ident>) -> SqlResult<T>,
+) -> SqlResult<Vec<T>> {
+    let mut found = Vec::new();
+    for column in &create.columns {
+        for option in &column.options {
+            if let Some(constraint) = on_column(&option.option) {
+                found.push(read(constraint, option.name.as_ref(), Some(&column.name))?);
+            }
+        }
+    }
+    for constraint in create.constraints.iter().filter_map(&on_table) {
+        found.push(read(constraint, None, None)?);
+    }
+    Ok(found)
 }

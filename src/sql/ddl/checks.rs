@@ -39,24 +39,18 @@ pub fn declared(
 
 /// The CHECK constraints a CREATE TABLE declares, on its columns and on the table.
 pub fn declared_in(create: &CreateTable) -> SqlResult<Vec<DeclaredCheck>> {
-    let mut found = Vec::new();
-    for column in &create.columns {
-        for option in &column.options {
-            if let ColumnOption::Check(constraint) = &option.option {
-                found.push(declared(
-                    constraint,
-                    option.name.as_ref(),
-                    Some(&column.name),
-                )?);
-            }
-        }
-    }
-    for constraint in &create.constraints {
-        if let TableConstraint::Check(constraint) = constraint {
-            found.push(declared(constraint, None, None)?);
-        }
-    }
-    Ok(found)
+    super::declared_constraints(
+        create,
+        |option| match option {
+            ColumnOption::Check(constraint) => Some(constraint),
+            _ => None,
+        },
+        |constraint| match constraint {
+            TableConstraint::Check(constraint) => Some(constraint),
+            _ => None,
+        },
+        declared,
+    )
 }
 
 /// Adds a declared CHECK constraint to table `table`, checking the rows already there;

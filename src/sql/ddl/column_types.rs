@@ -6,12 +6,11 @@
 //! Any other change would have to rewrite every value, and is refused (0A000).
 
 use super::{column_type, declared, table_name};
-use crate::engine::{Engine, PkBound, RangeRequest, ReadOptions, TableMeta, Value};
+use crate::engine::{Engine, PkValue, ReadOptions, TableMeta, Value};
 use crate::sql::expr::fold;
 use crate::sql::sql_types::{SqlError, SqlResult, SqlType};
 use crate::sql::values::{declared_type, sql_value_type};
 use crate::sqlstate::SqlState;
-use crate::storage::Direction;
 use sqlparser::ast::{self, DataType};
 
 /// Runs one `ALTER COLUMN ... TYPE` of table `table`.
@@ -112,44 +111,25 @@ async fn any_value(
     test: impl Fn(&Value) -> bool,
 ) -> SqlResult<bool> {
     let key = table.pk_index(column);
-    let mut start = vec![PkBound::InfMin; table.pk.len()];
-    loop {
-        let page = engine
-            .get_range(
-                table,
-                &RangeRequest {
-                    start,
-                    end: vec![PkBound::InfMax; table.pk.len()],
-                    direction: Direction::Forward,
-                    limit: Some(1000),
-                    read: ReadOptions {
-                        columns: Some(vec![column.to_string()]),
-                        max_versions: Some(1),
-                        ..Default::default()
-                    },
-                },
-            )
-            .await?;
-        for row in &page.rows {
-            let value = match key {
-                Some(k) => row.pk.get(k).map(|v| match v {
-                    crate::engine::PkValue::Integer(i) => Value::Integer(*i),
-                    crate::engine::PkValue::String(s) => Value::String(s.clone()),
-                    crate::engine::PkValue::Binary(b) => Value::Binary(b.clone()),
-                }),
-                None => row
-                    .cells
-                    .iter()
-                    .find(|c| c.column == column)
-                    .map(|c| c.value.clone()),
-            };
-            if value.as_ref().is_some_and(&test) {
-                return Ok(true);
-            }
-        }
-        match page.next_start {
-            Some(next) => start = next.into_iter().map(PkBound::Value).collect(),
-            None => return Ok(false),
-        }
-    }
+    let read = ReadOptions {
+        columns: Some(vec![column.to_string()]),
+        max_versions: Some(1),
+        ..Default::default()
+    };
+    super::any_row(engine, table, read, 1000, |row| {
+        let value = match key {
+            Some(k) => row.pk.get(k).map(|v| match v {
+                PkValue::Integer(i) => Value::Integer(*i),
+                PkValue::String(s) => Value::String(s.clone()),
+                PkValue::Binary(b) => Value::Binary(b.clone()),
+            }),
+            None => row
+                .cells
+                .iter()
+                .find(|c| c.column == column)
+                .map(|c| c.value.clone()),
+        };
+        value.as_ref().is_some_and(&test)
+    })
+    .await
 }

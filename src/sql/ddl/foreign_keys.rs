@@ -82,24 +82,18 @@ fn action(action: Option<ast::ReferentialAction>, clause: &str) -> SqlResult<Ref
 
 /// The foreign keys a CREATE TABLE declares, on its columns and on the table.
 pub fn declared_in(create: &CreateTable) -> SqlResult<Vec<DeclaredForeignKey>> {
-    let mut found = Vec::new();
-    for column in &create.columns {
-        for option in &column.options {
-            if let ColumnOption::ForeignKey(constraint) = &option.option {
-                found.push(declared(
-                    constraint,
-                    option.name.as_ref(),
-                    Some(&column.name),
-                )?);
-            }
-        }
-    }
-    for constraint in &create.constraints {
-        if let TableConstraint::ForeignKey(constraint) = constraint {
-            found.push(declared(constraint, None, None)?);
-        }
-    }
-    Ok(found)
+    super::declared_constraints(
+        create,
+        |option| match option {
+            ColumnOption::ForeignKey(constraint) => Some(constraint),
+            _ => None,
+        },
+        |constraint| match constraint {
+            TableConstraint::ForeignKey(constraint) => Some(constraint),
+            _ => None,
+        },
+        declared,
+    )
 }
 
 /// Adds a declared foreign key to table `table`, checking the rows already there;

@@ -298,22 +298,16 @@ pub fn unique_columns(
 
 /// The `UNIQUE` constraints of a CREATE TABLE, on its columns and on the table.
 pub fn unique_constraints(create: &CreateTable) -> SqlResult<Vec<UniqueColumns>> {
-    let mut uniques = Vec::new();
-    for column in &create.columns {
-        for option in &column.options {
-            if let ColumnOption::Unique(constraint) = &option.option {
-                uniques.push(unique_columns(
-                    constraint,
-                    option.name.as_ref(),
-                    Some(&column.name),
-                )?);
-            }
-        }
-    }
-    for constraint in &create.constraints {
-        if let TableConstraint::Unique(constraint) = constraint {
-            uniques.push(unique_columns(constraint, None, None)?);
-        }
-    }
-    Ok(uniques)
+    super::declared_constraints(
+        create,
+        |option| match option {
+            ColumnOption::Unique(constraint) => Some(constraint),
+            _ => None,
+        },
+        |constraint| match constraint {
+            TableConstraint::Unique(constraint) => Some(constraint),
+            _ => None,
+        },
+        unique_columns,
+    )
 }
