@@ -24,6 +24,7 @@ mod size;
 mod staging;
 mod stored;
 mod types;
+mod unique_holder;
 mod validate;
 mod view;
 mod write;
@@ -51,6 +52,7 @@ pub use types::{
     single_precision, Cell, Declared, IntegerWidth, PkBound, PkRef, PkType, PkValue, PrimaryKey,
     Row, SqlKind, Value, ValueRef, ValueType,
 };
+pub use unique_holder::{proposed_index_values, unique_claim};
 pub use validate::{check_instance_name, check_name};
 pub use view::{CellRef, RowView};
 pub use write::{BatchMode, ColumnOp, RowChange, RowWrite, WriteOutcome, WriteResult};

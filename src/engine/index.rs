@@ -123,7 +123,7 @@ pub(crate) fn lookup_prefix(index: &IndexMeta, values: &[Value]) -> Vec<u8> {
     key
 }
 
-fn pk_as_value(value: &PkValue) -> Value {
+pub(crate) fn pk_as_value(value: &PkValue) -> Value {
     match value {
         PkValue::Integer(i) => Value::Integer(*i),
         PkValue::String(s) => Value::String(s.clone()),

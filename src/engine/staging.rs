@@ -141,8 +141,20 @@ impl StagedView {
             .is_some_and(|(key, _)| key.starts_with(&prefix))
     }
 
-    fn row(&self, key: &[u8]) -> Option<&StoredRow> {
+    pub(crate) fn row(&self, key: &[u8]) -> Option<&StoredRow> {
         self.rows.get(key)
+    }
+
+    /// The rows of `table` the transaction wrote, as it sees them, in key order.
+    pub(crate) fn table_rows<'a>(
+        &'a self,
+        table: &TableMeta,
+    ) -> impl Iterator<Item = &'a StoredRow> + 'a {
+        let prefix = table_prefix(table.id);
+        self.rows
+            .range(prefix.clone()..)
+            .take_while(move |(key, _)| key.starts_with(&prefix))
+            .map(|(_, row)| row)
     }
 }
 

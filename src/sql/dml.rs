@@ -23,7 +23,10 @@ use futures::{stream, StreamExt};
 use sqlparser::ast::{self, Expr, SelectItem, SetExpr};
 use std::sync::Arc;
 
+mod arbiter;
 mod upsert;
+
+use arbiter::Arbiter;
 
 /// The pseudo-column that gives written cells an explicit version.
 pub const VERSION_COLUMN: &str = "_version";
@@ -40,7 +43,8 @@ enum Target {
 #[derive(Debug, Clone)]
 enum Conflict {
     Error,
-    DoNothing,
+    /// Rows that conflict under the arbiter are passed over.
+    DoNothing(Arbiter),
     /// Merge: these assignments when the row exists (see `upsert`).
     DoUpdate(Box<upsert::OnConflictUpdate>),
 }
@@ -313,18 +317,26 @@ pub fn plan_insert(
         }
         rows.push(scalars);
     }
-    if let Some(ast::OnInsert::OnConflict(on)) = &insert.on {
-        if let Some(target) = &on.conflict_target {
-            upsert::check_conflict_target(&table, target)?;
-        }
-    }
     let conflict = match &insert.on {
         None => Conflict::Error,
         Some(ast::OnInsert::OnConflict(on)) => match &on.action {
-            ast::OnConflictAction::DoNothing => Conflict::DoNothing,
+            ast::OnConflictAction::DoNothing => Conflict::DoNothing(upsert::conflict_arbiter(
+                &table,
+                on.conflict_target.as_ref(),
+            )?),
             ast::OnConflictAction::DoUpdate(update) => {
+                let arbiter = match upsert::conflict_arbiter(&table, on.conflict_target.as_ref())? {
+                    Arbiter::Any => {
+                        return Err(SqlError::syntax(
+                            "ON CONFLICT DO UPDATE requires inference specification or \
+                             constraint name",
+                        ))
+                    }
+                    arbiter => arbiter,
+                };
                 Conflict::DoUpdate(Box::new(upsert::OnConflictUpdate::plan(
                     &table,
+                    arbiter,
                     insert.table_alias.as_ref(),
                     &column_names,
                     &targets,
@@ -613,6 +625,21 @@ impl WriteTarget<'_> {
             None => self.engine.write_rows(writes, mode).await?,
         };
         Ok(result.outcomes)
+    }
+
+    /// `write`, with the engine's error given back as such (for the caller to judge)
+    /// rather than as the statement's.
+    pub(super) async fn attempt_write(
+        &mut self,
+        writes: Vec<(Arc<TableMeta>, RowWrite)>,
+        mode: BatchMode,
+    ) -> SqlResult<crate::engine::EngineResult<Vec<WriteOutcome>>> {
+        self.refuse_oversized_rows(&writes)?;
+        let result = match self.staged.as_deref_mut() {
+            Some(staged) => self.engine.stage_writes(staged, writes, mode).await,
+            None => self.engine.write_rows(writes, mode).await,
+        };
+        Ok(result.map(|result| result.outcomes))
     }
 
     /// Each row as this statement's writes will find it (`None` if not stored): with
@@ -970,62 +997,128 @@ async fn insert_values(
     let table = &plan.table;
     let rows = insert_rows(plan, target.engine, target.sequence_values, values).await?;
     let return_row = plan.returning.is_some();
-    let mut after_rows = Vec::new();
-    let mut inserted = 0usize;
-    match &plan.conflict {
-        Conflict::Error | Conflict::DoNothing => {
-            let mode = if matches!(plan.conflict, Conflict::Error) {
-                BatchMode::Atomic
-            } else {
-                BatchMode::Independent
+    let (inserted, after_rows) = match &plan.conflict {
+        Conflict::Error | Conflict::DoNothing(Arbiter::Key) => {
+            // DO NOTHING on the key: a key taken is passed over by the engine.
+            let mode = match plan.conflict {
+                Conflict::Error => BatchMode::Atomic,
+                _ => BatchMode::Independent,
             };
-            let writes: Vec<(Arc<TableMeta>, RowWrite)> = rows
-                .iter()
-                .map(|(pk, ops, _)| {
-                    (
-                        Arc::clone(table),
-                        RowWrite {
-                            pk: pk.clone(),
-                            change: RowChange::Put(ops.clone()),
-                            condition: Condition::row(RowExistence::ExpectNotExist),
-                            return_row,
-                        },
-                    )
-                })
-                .collect();
-            let outcomes = target.write(writes, mode).await?;
-            for (outcome, (pk, _, _)) in outcomes.iter().zip(&rows) {
-                match outcome {
-                    WriteOutcome::Applied(row) => {
-                        inserted += 1;
-                        after_rows.extend(row.clone());
-                    }
-                    WriteOutcome::ConditionFailed(ConditionFailure::RowExists)
-                        if mode == BatchMode::Atomic =>
-                    {
-                        return Err(SqlError::new(
-                            SqlState::UniqueViolation,
-                            format!(
-                                "duplicate key value violates unique constraint \"{}_pkey\": {}",
-                                table.name,
-                                key_text(pk, table)
-                            ),
-                        ));
-                    }
-                    _ => {}
-                }
-            }
+            let outcomes = target
+                .write(put_rows(table, rows.iter(), return_row), mode)
+                .await?;
+            inserted_rows(table, outcomes, &rows, mode)?
+        }
+        Conflict::DoNothing(arbiter) => {
+            insert_unless_conflicting(target, table, *arbiter, &rows, return_row).await?
         }
         Conflict::DoUpdate(update) => {
             let written = update
                 .write(target, table, &rows, params, return_row)
                 .await?;
-            inserted = written.count;
-            after_rows = written.rows;
+            (written.count, written.rows)
         }
-    }
+    };
     let out = returning_rows(plan.returning.as_ref(), &after_rows, params)?;
     Ok(finish(format!("INSERT 0 {inserted}"), &plan.returning, out))
+}
+
+/// How often a statement is decided again after another session won a race for a
+/// unique index's values it judged free.
+const MAX_ARBITER_ATTEMPTS: usize = 8;
+
+/// ON CONFLICT DO NOTHING judged by a unique index (or by every one): the rows that
+/// conflict with none are inserted, as one atomic batch. Under `Arbiter::Any` a key
+/// taken in the meantime is passed over too; under an index it is a duplicate key.
+async fn insert_unless_conflicting(
+    target: &mut WriteTarget<'_>,
+    table: &Arc<TableMeta>,
+    arbiter: Arbiter,
+    rows: &[arbiter::ProposedRow],
+    return_row: bool,
+) -> SqlResult<(usize, Vec<crate::engine::Row>)> {
+    let mode = match arbiter {
+        Arbiter::Any => BatchMode::Independent,
+        _ => BatchMode::Atomic,
+    };
+    let mut lost = None;
+    for _ in 0..MAX_ARBITER_ATTEMPTS {
+        let conflicts = arbiter.conflicts(target, table, rows).await?;
+        let free: Vec<arbiter::ProposedRow> = rows
+            .iter()
+            .zip(conflicts)
+            .filter(|(_, conflict)| conflict.is_none())
+            .map(|(row, _)| row.clone())
+            .collect();
+        let writes = put_rows(table, free.iter(), return_row);
+        match target.attempt_write(writes, mode).await? {
+            Ok(outcomes) => return inserted_rows(table, outcomes, &free, mode),
+            Err(e) if arbiter.judges_violation(table, &e) => lost = Some(e),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(lost
+        .unwrap_or(crate::engine::EngineError::WriteConflict)
+        .into())
+}
+
+/// PutRow EXPECT_NOT_EXIST for each row.
+fn put_rows<'a>(
+    table: &Arc<TableMeta>,
+    rows: impl Iterator<Item = &'a arbiter::ProposedRow>,
+    return_row: bool,
+) -> Vec<(Arc<TableMeta>, RowWrite)> {
+    rows.map(|(pk, ops, _)| {
+        (
+            Arc::clone(table),
+            RowWrite {
+                pk: pk.clone(),
+                change: RowChange::Put(ops.clone()),
+                condition: Condition::row(RowExistence::ExpectNotExist),
+                return_row,
+            },
+        )
+    })
+    .collect()
+}
+
+/// How many of `rows` the puts inserted, and the rows as written; in an atomic batch,
+/// a key already taken is a duplicate key (23505).
+fn inserted_rows(
+    table: &TableMeta,
+    outcomes: Vec<WriteOutcome>,
+    rows: &[arbiter::ProposedRow],
+    mode: BatchMode,
+) -> SqlResult<(usize, Vec<crate::engine::Row>)> {
+    let mut inserted = 0;
+    let mut written = Vec::new();
+    for (outcome, (pk, _, _)) in outcomes.into_iter().zip(rows) {
+        match outcome {
+            WriteOutcome::Applied(row) => {
+                inserted += 1;
+                written.extend(row);
+            }
+            WriteOutcome::ConditionFailed(ConditionFailure::RowExists)
+                if mode == BatchMode::Atomic =>
+            {
+                return Err(duplicate_key(table, pk));
+            }
+            _ => {}
+        }
+    }
+    Ok((inserted, written))
+}
+
+/// A row whose primary key another row has (23505).
+fn duplicate_key(table: &TableMeta, pk: &[PkValue]) -> SqlError {
+    SqlError::new(
+        SqlState::UniqueViolation,
+        format!(
+            "duplicate key value violates unique constraint \"{}_pkey\": {}",
+            table.name,
+            key_text(pk, table)
+        ),
+    )
 }
 
 /// The WHERE clause's attribute comparisons as the engine condition re-checked at write.

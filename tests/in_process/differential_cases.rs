@@ -1471,6 +1471,61 @@ async fn session_time_zones_read_and_show_timestamptz_as_postgresql_does() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// ON CONFLICT judged by a unique index (its columns, `ON CONSTRAINT` its name), or
+/// with DO NOTHING and no target by every one: the conflicting row is updated or the
+/// row passed over; a key taken is still a duplicate; a row proposed twice, or an
+/// update of a row the statement inserted, is 21000; NULLs never conflict; inside a
+/// block the block's own rows conflict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_conflict_on_a_unique_index() {
+    let differences = compare(&[&[
+        "CREATE TABLE u (id SERIAL PRIMARY KEY, email TEXT UNIQUE, name TEXT, \
+         team INTEGER, slot INTEGER, UNIQUE (team, slot))",
+        "INSERT INTO u (email, name) VALUES ('a', 'x') ON CONFLICT (email) \
+         DO UPDATE SET name = EXCLUDED.name RETURNING *",
+        "INSERT INTO u (email, name) VALUES ('a', 'y') ON CONFLICT (email) \
+         DO UPDATE SET name = EXCLUDED.name RETURNING *",
+        "INSERT INTO u (email, name) VALUES ('a', 'z') ON CONFLICT (email) DO NOTHING RETURNING *",
+        "INSERT INTO u (email, name) VALUES ('a', 'z'), ('b', 'w') ON CONFLICT DO NOTHING \
+         RETURNING *",
+        "INSERT INTO u (email, name) VALUES ('c', 'z'), ('c', 'w') ON CONFLICT DO NOTHING \
+         RETURNING *",
+        "INSERT INTO u (email, name) VALUES ('d', 'z'), ('d', 'w') ON CONFLICT (email) \
+         DO UPDATE SET name = EXCLUDED.name",
+        "INSERT INTO u (email, name) VALUES ('a', 'z') ON CONFLICT DO UPDATE SET name = 'q'",
+        "INSERT INTO u (id, email, name) VALUES (1, 'e', 'z') ON CONFLICT (email) \
+         DO UPDATE SET name = 'q'",
+        "INSERT INTO u (id, email, name) VALUES (1, 'e', 'z') ON CONFLICT (email) DO NOTHING",
+        "INSERT INTO u (id, email, name) VALUES (1, 'e', 'z') ON CONFLICT DO NOTHING RETURNING *",
+        "INSERT INTO u (email, name) VALUES ('a', 'z') ON CONFLICT ON CONSTRAINT u_email_key \
+         DO UPDATE SET name = EXCLUDED.name || u.name RETURNING id, name",
+        "INSERT INTO u (email, name) VALUES ('a', 'z') ON CONFLICT (email) \
+         DO UPDATE SET name = 'nope' WHERE u.name = 'none' RETURNING id, name",
+        "INSERT INTO u (email, name) VALUES (NULL, 'n1'), (NULL, 'n2') ON CONFLICT (email) \
+         DO UPDATE SET name = 'x' RETURNING email, name",
+        "INSERT INTO u (email, name) VALUES ('a', 'z') ON CONFLICT (name) DO NOTHING",
+        "INSERT INTO u (email, team, slot) VALUES ('f', 1, 1), ('g', 1, 2)",
+        "INSERT INTO u (email, team, slot) VALUES ('h', 1, 2) ON CONFLICT (slot, team) \
+         DO UPDATE SET email = u.email || EXCLUDED.email RETURNING email, team, slot",
+        "INSERT INTO u (email, team, slot) VALUES ('f', 1, 3) ON CONFLICT (team, slot) \
+         DO UPDATE SET slot = 9",
+        "INSERT INTO u (email, team, slot) VALUES ('i', 1, 3) ON CONFLICT (team, slot) \
+         DO UPDATE SET slot = 9 RETURNING email",
+        "BEGIN",
+        "INSERT INTO u (email, name) VALUES ('t', '1')",
+        "INSERT INTO u (email, name) VALUES ('t', '2') ON CONFLICT (email) \
+         DO UPDATE SET name = u.name || EXCLUDED.name RETURNING email, name",
+        "INSERT INTO u (email, name) VALUES ('t', '3') ON CONFLICT DO NOTHING RETURNING email",
+        "UPDATE u SET email = 't2' WHERE email = 't'",
+        "INSERT INTO u (email, name) VALUES ('t', '4') ON CONFLICT (email) \
+         DO UPDATE SET name = 'bad' RETURNING email, name",
+        "COMMIT",
+        "SELECT id, email, name, team, slot FROM u ORDER BY id",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// Secondary indexes answer as a scan would: lookups by indexed columns after inserts,
 /// updates (of indexed columns and of others), deletes and upserts; a unique index
 /// (`UNIQUE` on a column, on the table, `CREATE UNIQUE INDEX`, `ADD UNIQUE`) refuses a

@@ -143,22 +143,54 @@ async fn index_changes_in_a_block_are_undone_and_checked_at_commit() {
     );
 }
 
-/// ON CONFLICT finds conflicts by the key only: a target naming a unique index's
-/// columns is refused rather than taken as the key.
-#[tokio::test]
-async fn on_conflict_on_a_unique_index_is_refused() {
+/// Sessions upserting the same email at once through its unique index (Knex's
+/// `onConflict('email').merge()`, Sequelize's `upsert`): every statement succeeds,
+/// one row holds the email, and every increment landed; DO NOTHING racing the same
+/// way inserts the row once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_upserts_on_a_unique_index_meet_on_one_row() {
+    const SESSIONS: i64 = 4;
+    const UPSERTS: i64 = 25;
     let server = TestServer::start().await;
-    let client = server.connect().await;
-    users(&client).await;
-    for sql in [
-        "INSERT INTO users VALUES (9, 'a@x', 1) ON CONFLICT (email) DO NOTHING",
-        "INSERT INTO users VALUES (9, 'a@x', 1) ON CONFLICT ON CONSTRAINT users_email_key \
-         DO UPDATE SET team = 5",
-    ] {
-        assert_eq!(code(client.batch_execute(sql).await), "0A000", "{sql}");
+    let setup = server.connect().await;
+    setup
+        .batch_execute(
+            "CREATE TABLE hits (id BIGSERIAL PRIMARY KEY, email TEXT UNIQUE, n BIGINT, who TEXT)",
+        )
+        .await
+        .expect("setup");
+    let mut tasks = Vec::new();
+    for who in 0..SESSIONS {
+        let client = server.connect().await;
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..UPSERTS {
+                client
+                    .execute(
+                        "INSERT INTO hits (email, n, who) VALUES ('a@x', 1, $1) \
+                         ON CONFLICT (email) DO UPDATE SET n = hits.n + 1, who = EXCLUDED.who",
+                        &[&who.to_string()],
+                    )
+                    .await
+                    .expect("upsert");
+                client
+                    .execute(
+                        "INSERT INTO hits (email, n, who) VALUES ('b@x', 1, $1) \
+                         ON CONFLICT DO NOTHING",
+                        &[&who.to_string()],
+                    )
+                    .await
+                    .expect("insert or nothing");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("session");
     }
     assert_eq!(
-        simple_rows(&client, "SELECT count(*) FROM users").await,
-        [["3"]]
+        simple_rows(&setup, "SELECT email, n FROM hits ORDER BY email").await,
+        [
+            ["a@x".to_string(), (SESSIONS * UPSERTS).to_string()],
+            ["b@x".to_string(), "1".to_string()]
+        ]
     );
 }

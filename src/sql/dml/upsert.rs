@@ -1,6 +1,7 @@
-//! `INSERT ... ON CONFLICT (pk) DO UPDATE SET ... [WHERE ...]`: one atomic batch of
-//! PutRow EXPECT_NOT_EXIST for the keys not stored and UpdateRow EXPECT_EXIST for the
-//! others, so the statement applies all or nothing, as in PostgreSQL.
+//! `INSERT ... ON CONFLICT (pk | unique columns | ON CONSTRAINT name) DO UPDATE SET ...
+//! [WHERE ...]`: one atomic batch of PutRow EXPECT_NOT_EXIST for the rows that conflict
+//! with none and UpdateRow EXPECT_EXIST for the rows they conflict with (see
+//! `arbiter`), so the statement applies all or nothing, as in PostgreSQL.
 //!
 //! SET and WHERE read the proposed row as `EXCLUDED.x` and the stored row by its
 //! columns (`t.x` or `x`). The stored rows are read first; a row whose WHERE is not
@@ -9,12 +10,14 @@
 //! block) a stored value SET or WHERE read that changes, fails its condition, and the
 //! statement is decided again.
 
+use super::arbiter::{Arbiter, Conflicting};
 use super::{
     assignment_ops, plan_assignments, unchanged_since_read, Assignment, Target, WriteTarget,
 };
 use crate::engine::{
-    BatchMode, ColumnOp, Condition, PkValue, PrimaryKey, Row, RowChange, RowExistence, RowView,
-    RowWrite, TableMeta, WriteOutcome,
+    proposed_index_values, BatchMode, ColumnCondition, ColumnOp, CompareOp, Condition,
+    ConditionFailure, PkValue, Row, RowChange, RowExistence, RowView, RowWrite, TableMeta, Value,
+    WriteOutcome,
 };
 use crate::sql::expr::{compile, eval, fold, is_true, Params, Scalar, Scope};
 use crate::sql::relation::{Relation, RelationKind, Source};
@@ -35,6 +38,7 @@ pub(super) struct OnConflictUpdate {
     condition: Option<Scalar>,
     stored: Relation,
     width: usize,
+    arbiter: Arbiter,
 }
 
 /// The rows an upsert wrote, as written, and how many.
@@ -46,6 +50,7 @@ pub(super) struct Upserted {
 impl OnConflictUpdate {
     pub(super) fn plan(
         table: &Arc<TableMeta>,
+        arbiter: Arbiter,
         alias: Option<&ast::TableAliasWithoutColumns>,
         names: &[String],
         targets: &[Target],
@@ -69,6 +74,7 @@ impl OnConflictUpdate {
             condition,
             stored: scope.stored,
             width: names.len(),
+            arbiter,
         })
     }
 
@@ -82,26 +88,21 @@ impl OnConflictUpdate {
         params: &[Datum],
         return_row: bool,
     ) -> SqlResult<Upserted> {
-        let mut seen = std::collections::HashSet::with_capacity(rows.len());
-        if let Some((pk, _, _)) = rows.iter().find(|(pk, _, _)| !seen.insert(pk)) {
-            return Err(SqlError::new(
-                SqlState::CardinalityViolation,
-                format!(
-                    "ON CONFLICT DO UPDATE command cannot affect row a second time: {}",
-                    super::key_text(pk, table)
-                ),
-            ));
-        }
         let guard_values = target.staged.is_none();
         let guarded = self.stored_columns_read();
-        let pks: Vec<PrimaryKey> = rows.iter().map(|(pk, _, _)| pk.clone()).collect();
+        let mut lost = None;
         for _ in 0..MAX_UPSERT_ATTEMPTS {
-            let stored = target.stored(table, &pks).await?;
+            let conflicts = self.arbiter.conflicts(target, table, rows).await?;
+            let mut updated = std::collections::HashSet::new();
             let mut writes = Vec::with_capacity(rows.len());
-            for ((pk, ops, proposed), stored) in rows.iter().zip(stored) {
-                let (change, condition) = match stored {
+            for ((pk, ops, proposed), conflict) in rows.iter().zip(conflicts) {
+                let (pk, change, condition) = match conflict {
                     // SET and WHERE are evaluated only for a row that conflicts.
-                    Some(stored) => {
+                    Some(Conflicting::Stored(key, stored)) => {
+                        let arbiter_values = self.arbiter_values(table, pk, ops);
+                        if !updated.insert(key.clone()) {
+                            return Err(affected_twice());
+                        }
                         let values = self.values(proposed, &stored);
                         if let Some(condition) = &self.condition {
                             if !is_true(&eval(condition, &values, params)?) {
@@ -109,20 +110,24 @@ impl OnConflictUpdate {
                             }
                         }
                         let ops = assignment_ops(&self.assignments, &values, params)?;
-                        let exists = Condition::row(RowExistence::ExpectExist);
-                        let condition = match guard_values && !guarded.is_empty() {
-                            true => unchanged_since_read(&exists, &guarded, &values)?,
-                            false => exists,
-                        };
-                        (RowChange::Update(ops), condition)
+                        let mut condition = Condition::row(RowExistence::ExpectExist);
+                        if guard_values {
+                            if !guarded.is_empty() {
+                                condition = unchanged_since_read(&condition, &guarded, &values)?;
+                            }
+                            condition = still_showing(condition, arbiter_values);
+                        }
+                        (key, RowChange::Update(ops), condition)
                     }
+                    Some(Conflicting::Proposed) => return Err(affected_twice()),
                     None => (
+                        pk.clone(),
                         RowChange::Put(ops.clone()),
                         Condition::row(RowExistence::ExpectNotExist),
                     ),
                 };
                 let write = RowWrite {
-                    pk: pk.clone(),
+                    pk,
                     change,
                     condition,
                     return_row,
@@ -130,7 +135,26 @@ impl OnConflictUpdate {
                 writes.push((Arc::clone(table), write));
             }
             let count = writes.len();
-            let outcomes = target.write(writes, BatchMode::Atomic).await?;
+            let outcomes = match target.attempt_write(writes, BatchMode::Atomic).await? {
+                Ok(outcomes) => outcomes,
+                Err(e) if self.arbiter.judges_violation(table, &e) => {
+                    lost = Some(e);
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if self.arbiter != Arbiter::Key {
+                // A key taken is not what this arbiter judges: a duplicate key.
+                let taken = outcomes.iter().zip(rows).find(|(o, _)| {
+                    matches!(
+                        o,
+                        WriteOutcome::ConditionFailed(ConditionFailure::RowExists)
+                    )
+                });
+                if let Some((_, (pk, _, _))) = taken {
+                    return Err(super::duplicate_key(table, pk));
+                }
+            }
             if outcomes
                 .iter()
                 .all(|o| matches!(o, WriteOutcome::Applied(_)))
@@ -145,7 +169,33 @@ impl OnConflictUpdate {
                 return Ok(Upserted { rows, count });
             }
         }
-        Err(crate::engine::EngineError::WriteConflict.into())
+        Err(lost
+            .unwrap_or(crate::engine::EngineError::WriteConflict)
+            .into())
+    }
+
+    /// The arbiter index's attribute columns and the values a proposed row gives them
+    /// (its key columns are the conflicting row's key, which cannot change).
+    fn arbiter_values(
+        &self,
+        table: &TableMeta,
+        pk: &[PkValue],
+        ops: &[ColumnOp],
+    ) -> Vec<(String, Value)> {
+        let Arbiter::Index(i) = self.arbiter else {
+            return Vec::new();
+        };
+        let Some(index) = table.indexes.get(i) else {
+            return Vec::new();
+        };
+        let values = proposed_index_values(table, index, pk, ops).unwrap_or_default();
+        index
+            .columns
+            .iter()
+            .cloned()
+            .zip(values)
+            .filter(|(column, _)| table.pk_index(column).is_none())
+            .collect()
     }
 
     /// The proposed values, then the stored row's slots.
@@ -173,6 +223,40 @@ impl OnConflictUpdate {
             )
             .collect()
     }
+}
+
+/// `condition`, and the row still showing the values it conflicted by: a row that
+/// changed them since it was read is no longer the conflict, and the statement is
+/// decided again.
+fn still_showing(condition: Condition, values: Vec<(String, Value)>) -> Condition {
+    if values.is_empty() {
+        return condition;
+    }
+    let mut parts: Vec<ColumnCondition> = condition.column.into_iter().collect();
+    parts.extend(
+        values
+            .into_iter()
+            .map(|(column, value)| ColumnCondition::Compare {
+                column,
+                op: CompareOp::Eq,
+                value,
+                pass_if_missing: false,
+            }),
+    );
+    Condition {
+        row: condition.row,
+        column: Some(ColumnCondition::And(parts)),
+    }
+}
+
+/// A statement that would update one row twice, or update a row it inserted (21000).
+fn affected_twice() -> SqlError {
+    SqlError::new(
+        SqlState::CardinalityViolation,
+        "ON CONFLICT DO UPDATE command cannot affect row a second time: ensure that no \
+         rows proposed for insertion within the same command have duplicate constrained \
+         values",
+    )
 }
 
 /// `EXCLUDED.column` is the proposed row's value for an INSERT target; any other
@@ -217,21 +301,24 @@ impl Scope for ConflictScope<'_> {
     }
 }
 
-/// Refuses an ON CONFLICT target other than the primary key: a unique index's columns
-/// or name are 0A000 (pgwide finds conflicts by key only), and columns or a
-/// constraint no unique index has are PostgreSQL's errors (42P10, 42704).
-pub fn check_conflict_target(table: &TableMeta, target: &ast::ConflictTarget) -> SqlResult<()> {
+/// The arbiter of an ON CONFLICT target: the primary key (its columns in any order,
+/// or `<table>_pkey`) or a unique index (its columns, or its name); columns or a
+/// constraint no unique index has are PostgreSQL's errors (42P10, 42704). No target
+/// at all is `Arbiter::Any`, which only DO NOTHING may have (42601).
+pub fn conflict_arbiter(
+    table: &TableMeta,
+    target: Option<&ast::ConflictTarget>,
+) -> SqlResult<Arbiter> {
     let unique_index = |matches: &dyn Fn(&crate::engine::IndexMeta) -> bool| {
-        table.indexes.iter().any(|i| i.unique && matches(i))
-    };
-    let on_index = || {
-        SqlError::unsupported(
-            "ON CONFLICT on a unique index other than the primary key is not supported yet: \
-             pgwide finds conflicting rows by their key",
-        )
+        table
+            .indexes
+            .iter()
+            .position(|i| i.unique && matches(i))
+            .map(Arbiter::Index)
     };
     match target {
-        ast::ConflictTarget::Columns(columns) => {
+        None => Ok(Arbiter::Any),
+        Some(ast::ConflictTarget::Columns(columns)) => {
             let mut named: Vec<String> = columns.iter().map(fold).collect();
             named.sort();
             named.dedup();
@@ -242,18 +329,17 @@ pub fn check_conflict_target(table: &TableMeta, target: &ast::ConflictTarget) ->
             };
             let key: Vec<String> = table.pk.iter().map(|c| c.name.clone()).collect();
             if !table.auto_rowid && same(&key) {
-                Ok(())
-            } else if unique_index(&|i| same(&i.columns)) {
-                Err(on_index())
-            } else {
-                Err(SqlError::new(
+                return Ok(Arbiter::Key);
+            }
+            unique_index(&|i| same(&i.columns)).ok_or_else(|| {
+                SqlError::new(
                     SqlState::InvalidColumnReference,
                     "there is no unique or exclusion constraint matching the ON CONFLICT \
                      specification",
-                ))
-            }
+                )
+            })
         }
-        ast::ConflictTarget::OnConstraint(name) => {
+        Some(ast::ConflictTarget::OnConstraint(name)) => {
             let name = name
                 .0
                 .last()
@@ -261,18 +347,17 @@ pub fn check_conflict_target(table: &TableMeta, target: &ast::ConflictTarget) ->
                 .map(fold)
                 .unwrap_or_default();
             if !table.auto_rowid && name == crate::sql::pg_catalog::pkey_name(table) {
-                Ok(())
-            } else if unique_index(&|i| i.name == name) {
-                Err(on_index())
-            } else {
-                Err(SqlError::new(
+                return Ok(Arbiter::Key);
+            }
+            unique_index(&|i| i.name == name).ok_or_else(|| {
+                SqlError::new(
                     SqlState::UndefinedObject,
                     format!(
                         "constraint \"{name}\" for table \"{}\" does not exist",
                         table.name
                     ),
-                ))
-            }
+                )
+            })
         }
     }
 }
