@@ -18,6 +18,7 @@ mod index;
 mod limits;
 mod options;
 mod read;
+mod renamed_columns;
 mod row_format;
 mod scan;
 mod size;
@@ -216,9 +217,6 @@ impl Engine {
             .await
     }
 
-    /// Declares an attribute column `NOT NULL` (`true`) or not; a key column is always
-    /// NOT NULL, so it cannot drop it. The caller has checked the rows (`SET NOT NULL`
-    /// on a column some row lacks is 23502 in PostgreSQL).
     /// ALTER COLUMN ... TYPE within the column's value type: what the new declaration
     /// says (an integer width, a length limit, `VARCHAR` or `TEXT`) replaces the old;
     /// the caller has checked the stored values against it.
@@ -244,6 +242,9 @@ impl Engine {
             .await
     }
 
+    /// Declares an attribute column `NOT NULL` (`true`) or not; a key column is always
+    /// NOT NULL, so it cannot drop it. The caller has checked the rows (`SET NOT NULL`
+    /// on a column some row lacks is 23502 in PostgreSQL).
     pub async fn set_not_null(
         &self,
         instance: &str,

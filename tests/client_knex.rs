@@ -36,6 +36,9 @@ fn knex_migrates_and_queries() {
     assert_eq!(checks, 11, "a check was skipped:\n{stdout}");
     migrate(&["migrate:rollback", "--all"], "rolled back: 2 migrations");
     // The rollback dropped the tables: `users` can be made again.
-    server.setup(&["CREATE TABLE users (id BIGINT PRIMARY KEY)", "DROP TABLE users"]);
+    server.setup(&[
+        "CREATE TABLE users (id BIGINT PRIMARY KEY)",
+        "DROP TABLE users",
+    ]);
     migrate(&["migrate:latest"], "Batch 1 run: 2 migrations");
 }

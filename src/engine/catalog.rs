@@ -5,8 +5,10 @@
 mod checks;
 mod foreign_keys;
 mod indexes;
+mod renamed_columns;
 mod sequences;
 
+pub(crate) use renamed_columns::ensure_renamable;
 pub use sequences::{SequenceMeta, SequenceSpec};
 
 use super::check::CheckMeta;
@@ -138,6 +140,27 @@ impl ColumnDeclarations {
         self.kinds.remove(column);
         self.time_precision.remove(column);
         self.not_null.remove(column);
+    }
+
+    /// Moves what `old`'s declaration said to `new` (RENAME COLUMN).
+    pub(crate) fn rename(&mut self, old: &str, new: &str) {
+        fn moved<T>(map: &mut BTreeMap<String, T>, old: &str, new: &str) {
+            if let Some(value) = map.remove(old) {
+                map.insert(new.to_string(), value);
+            }
+        }
+        fn moved_in(set: &mut BTreeSet<String>, old: &str, new: &str) {
+            if set.remove(old) {
+                set.insert(new.to_string());
+            }
+        }
+        moved(&mut self.integer_widths, old, new);
+        moved_in(&mut self.single_precision, old, new);
+        moved(&mut self.max_chars, old, new);
+        moved_in(&mut self.varchar, old, new);
+        moved(&mut self.kinds, old, new);
+        moved(&mut self.time_precision, old, new);
+        moved_in(&mut self.not_null, old, new);
     }
 
     /// Declares `column` anew (ALTER COLUMN ... TYPE): what its old type said goes,
@@ -727,20 +750,36 @@ impl Catalog {
         }
         self.backend.write(batch).await?;
         let meta = Arc::new(meta);
+        self.cache_stored(instance, Some(name), &meta, children, owned);
+        Ok(meta)
+    }
+
+    /// Caches what a change stored: `meta` (in place of table `replaced`, when it
+    /// was renamed), the other tables it changed (the children of a renamed parent),
+    /// the sequences it changed.
+    fn cache_stored(
+        &self,
+        instance: &str,
+        replaced: Option<&str>,
+        meta: &Arc<TableMeta>,
+        others: Vec<TableMeta>,
+        sequences: Vec<SequenceMeta>,
+    ) {
         let mut state = self.write();
         if let Some(tables) = state.tables.get_mut(instance) {
-            tables.remove(name);
-            tables.insert(new_name.into(), Arc::clone(&meta));
-            for child in children {
-                tables.insert(child.name.clone(), Arc::new(child));
+            if let Some(replaced) = replaced {
+                tables.remove(replaced);
+            }
+            tables.insert(meta.name.clone(), Arc::clone(meta));
+            for other in others {
+                tables.insert(other.name.clone(), Arc::new(other));
             }
         }
         if let Some(cached) = state.sequences.get_mut(instance) {
-            for sequence in owned {
+            for sequence in sequences {
                 cached.insert(sequence.spec.name.clone(), Arc::new(sequence));
             }
         }
-        Ok(meta)
     }
 
     /// Records attribute columns first seen in a write, unless already known.

@@ -23,6 +23,7 @@ use super::error::{EngineError, EngineResult};
 use super::read::RangeRequest;
 use super::stored::{ReadOptions, StoredRow};
 use super::types::{PkBound, PrimaryKey, Row};
+use super::unique_holder::{duplicate, row_claims, RowClaim, StagedClaims};
 use super::write::Revisions;
 use super::write::{
     apply_write, BatchMode, ColumnOp, RowChange, RowWrite, WriteOutcome, WriteResult,
@@ -58,6 +59,16 @@ pub struct StagedWrites {
     /// the block wrote other than by increments. Kept through a ROLLBACK TO SAVEPOINT:
     /// the block's later decisions may rest on what it saw.
     revisions: Arc<Revisions>,
+    /// The unique values the rows of `rows` claimed as written (`unique_holder`).
+    claims: Arc<StagedClaims>,
+}
+
+/// A unique value a statement gave a row, to be checked once the statement's writes
+/// are all staged.
+struct NewClaim {
+    table: Arc<TableMeta>,
+    row_key: Vec<u8>,
+    claim: RowClaim,
 }
 
 /// A point a transaction's staged writes can be rolled back to (a savepoint).
@@ -71,6 +82,7 @@ pub struct StagedMark {
 #[derive(Clone)]
 pub struct StagedView {
     rows: Arc<ViewRows>,
+    claims: Arc<StagedClaims>,
 }
 
 impl StagedWrites {
@@ -82,6 +94,7 @@ impl StagedWrites {
     pub fn view(&self) -> StagedView {
         StagedView {
             rows: Arc::clone(&self.rows),
+            claims: Arc::clone(&self.claims),
         }
     }
 
@@ -145,16 +158,14 @@ impl StagedView {
         self.rows.get(key)
     }
 
-    /// The rows of `table` the transaction wrote, as it sees them, in key order.
-    pub(crate) fn table_rows<'a>(
-        &'a self,
-        table: &TableMeta,
-    ) -> impl Iterator<Item = &'a StoredRow> + 'a {
-        let prefix = table_prefix(table.id);
-        self.rows
-            .range(prefix.clone()..)
-            .take_while(move |(key, _)| key.starts_with(&prefix))
-            .map(|(_, row)| row)
+    /// The keys of the rows that claimed `claim` when written (they may have changed
+    /// since: check each).
+    pub(crate) fn claimed<'a>(&'a self, claim: &[u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+        self.claims
+            .get(claim)
+            .into_iter()
+            .flatten()
+            .map(Vec::as_slice)
     }
 }
 
@@ -175,7 +186,18 @@ impl Engine {
             self.check_write(table, write, now)?;
         }
         let undo_start = staged.undo.len();
-        let result = self.stage_each(staged, &writes, mode, now).await;
+        let mut new_claims = Vec::new();
+        let mut result = self
+            .stage_each(staged, &writes, mode, now, &mut new_claims)
+            .await;
+        if result.is_ok() {
+            // A duplicate is the statement's error, as PostgreSQL checks a unique
+            // index as each statement writes (COMMIT checks again, against the
+            // rows stored then).
+            if let Err(e) = self.check_new_claims(staged, &new_claims, now).await {
+                result = Err(e);
+            }
+        }
         let failed = match &result {
             Ok(result) => mode == BatchMode::Atomic && result.first_failure().is_some(),
             Err(_) => true,
@@ -204,11 +226,12 @@ impl Engine {
         writes: &[(Arc<TableMeta>, RowWrite)],
         mode: BatchMode,
         now: i64,
+        new_claims: &mut Vec<NewClaim>,
     ) -> EngineResult<WriteResult> {
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
         for (index, (table, write)) in writes.iter().enumerate() {
-            let key = row_prefix(table.id, &write.pk);
+            let mut key = row_prefix(table.id, &write.pk);
             let before = staged.rows.get(&key).cloned();
             let unread = match before {
                 Some(_) => None,
@@ -223,15 +246,38 @@ impl Engine {
             // is undone too.
             let undo_len = staged.undo.len();
             staged.undo.push((key.clone(), before));
+            let unique = table.indexes.iter().any(|i| i.unique);
             let rows = Arc::make_mut(&mut staged.rows);
             let row = match unread {
-                Some(row) => rows.entry(key).or_insert(row),
+                // The key is needed below only to note the row's unique values.
+                Some(row) if unique => rows.entry(key.clone()).or_insert(row),
+                Some(row) => rows.entry(std::mem::take(&mut key)).or_insert(row),
                 None => rows
                     .get_mut(&key)
                     .ok_or_else(|| EngineError::Corrupt("staged row vanished".into()))?,
             };
+            let claims_before = match unique {
+                true => row_claims(table, row, now),
+                false => Vec::new(),
+            };
             let applied = apply_write(row, table, write, now)?;
             capacity += applied.cost;
+            if unique && matches!(applied.outcome, WriteOutcome::Applied(_)) {
+                let claims = Arc::make_mut(&mut staged.claims);
+                for claim in row_claims(table, row, now) {
+                    let holders = claims.entry(claim.claim.clone()).or_default();
+                    if holders.last() != Some(&key) {
+                        holders.push(key.clone());
+                    }
+                    if !claims_before.iter().any(|c| c.claim == claim.claim) {
+                        new_claims.push(NewClaim {
+                            table: Arc::clone(table),
+                            row_key: key.clone(),
+                            claim,
+                        });
+                    }
+                }
+            }
             if let (Some(key), WriteOutcome::Applied(_)) = (guarded_key, &applied.outcome) {
                 if let Some(revision) = staged.loaded.get(&key).copied() {
                     Arc::make_mut(&mut staged.revisions)
@@ -252,6 +298,50 @@ impl Engine {
             outcomes.push(applied.outcome);
         }
         Ok(WriteResult { outcomes, capacity })
+    }
+
+    /// `UniqueViolation` if a row a statement gave new unique values shares them with
+    /// another row, stored or staged, once all the statement's writes are staged (so
+    /// `UPDATE t SET u = 3 - u` may swap two values). An index still being built is
+    /// left to COMMIT's check.
+    async fn check_new_claims(
+        &self,
+        staged: &StagedWrites,
+        new_claims: &[NewClaim],
+        now: i64,
+    ) -> EngineResult<()> {
+        if new_claims.is_empty() {
+            return Ok(());
+        }
+        let view = staged.view();
+        for new in new_claims {
+            let Some(row) = view.row(&new.row_key) else {
+                continue;
+            };
+            // A later write of the statement may have changed the values again.
+            let still = row_claims(&new.table, row, now)
+                .iter()
+                .any(|c| c.claim == new.claim.claim);
+            let index = &new.table.indexes[new.claim.index];
+            if !still || !index.ready {
+                continue;
+            }
+            let holder = self
+                .holder_other_than(
+                    Some(&view),
+                    &new.table,
+                    index,
+                    &new.claim.values,
+                    Some(&row.pk),
+                )
+                .await;
+            match holder {
+                Ok(None) | Err(EngineError::WriteConflict) => {}
+                Ok(Some(_)) => return Err(duplicate(index, &new.claim.values)),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     /// Commits a transaction's staged writes atomically, if no row the transaction

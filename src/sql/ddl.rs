@@ -7,6 +7,7 @@ pub mod defaults;
 pub mod drop_column;
 pub mod foreign_keys;
 pub mod indexes;
+pub mod rename_column;
 pub mod sequences;
 mod unenforced;
 
@@ -543,6 +544,13 @@ pub async fn alter_table(
     }
     for operation in &alter.operations {
         match operation {
+            AlterTableOperation::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => {
+                let (old, new) = (fold(old_column_name), fold(new_column_name));
+                rename_column::rename_column(engine, instance, &name, &old, &new).await?;
+            }
             AlterTableOperation::DropColumn {
                 column_names,
                 if_exists,

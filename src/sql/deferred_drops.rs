@@ -19,12 +19,16 @@ fn hidden_name(id: u32) -> String {
     format!("pgwide_dropped_{id}")
 }
 
-/// `DROP TABLE [IF EXISTS] names` in a block: the tables the block created are
-/// dropped at once, the others renamed out of the way until COMMIT.
+/// `DROP TABLE [IF EXISTS] names [CASCADE]` in a block: the tables the block created
+/// are dropped at once, the others renamed out of the way until COMMIT. CASCADE is
+/// taken when it has nothing to drop (Django drops each table with it, the
+/// referencing ones first); foreign keys of tables that stay are not dropped in a
+/// block (0A000): a ROLLBACK could not give them back.
 pub async fn drop_tables(
     state: &mut SessionState,
     names: &[ObjectName],
     if_exists: bool,
+    cascade: bool,
 ) -> SqlResult<()> {
     let (engine, instance) = (&state.engine, state.instance.clone());
     let mut tables = Vec::with_capacity(names.len());
@@ -41,7 +45,17 @@ pub async fn drop_tables(
     if let Some(block) = &state.transaction {
         going.extend(block.tables_dropped_at_commit());
     }
-    ddl::foreign_keys::refuse_referenced(engine, &instance, &going, false)?;
+    match ddl::foreign_keys::refuse_referenced(engine, &instance, &going, false) {
+        Err(_) if cascade => {
+            return Err(SqlError::unsupported(
+                "DROP TABLE ... CASCADE of a table other tables' foreign keys reference, \
+                 inside a transaction block: pgwide could not give the foreign keys back if \
+                 the block rolled back (drop the referencing tables first, or run it outside \
+                 the block)",
+            ))
+        }
+        result => result?,
+    }
     for name in tables {
         let Some(block) = state.transaction.as_mut() else {
             return Err(SqlError::internal("a deferred DROP TABLE outside a block"));

@@ -140,14 +140,7 @@ impl StatementHandler for SchemaChanges {
             {
                 match object_type {
                     ast::ObjectType::Table => {
-                        if *cascade {
-                            return Err(SqlError::unsupported(
-                                "DROP TABLE ... CASCADE inside a transaction block: pgwide \
-                                 could not undo the foreign keys it drops if the block rolled \
-                                 back (run it outside the block)",
-                            ));
-                        }
-                        deferred_drops::drop_tables(state, names, *if_exists).await?;
+                        deferred_drops::drop_tables(state, names, *if_exists, *cascade).await?;
                         "DROP TABLE"
                     }
                     _ => {
@@ -337,6 +330,9 @@ async fn alter_table(state: &mut SessionState, alter: &ast::AlterTable) -> SqlRe
         // A missing table is 42P01 (or nothing, with IF EXISTS) before anything changes.
         return ddl::alter_table(engine, instance, alter).await.map(|_| ());
     };
+    if let Some(renamed) = renamed_column(alter) {
+        return rename_column(state, alter, &before, renamed).await;
+    }
     let added: Vec<String> = alter
         .operations
         .iter()
@@ -401,6 +397,51 @@ async fn alter_table(state: &mut SessionState, alter: &ast::AlterTable) -> SqlRe
     // Undone before the table is restored: undo runs newest first.
     for index in made {
         block.changed_schema(SchemaUndo::DropIndex(index));
+    }
+    Ok(())
+}
+
+/// The column an `ALTER TABLE ... RENAME COLUMN old TO new` renames, as (old, new).
+fn renamed_column(alter: &ast::AlterTable) -> Option<(String, String)> {
+    alter.operations.iter().find_map(|op| match op {
+        ast::AlterTableOperation::RenameColumn {
+            old_column_name,
+            new_column_name,
+        } => Some((fold(old_column_name), fold(new_column_name))),
+        _ => None,
+    })
+}
+
+/// ALTER TABLE ... RENAME COLUMN, alone in its statement as PostgreSQL's grammar has
+/// it. In a block it is undone by renaming back; a block that has written to the
+/// table already is refused, as its staged writes name the old column.
+async fn rename_column(
+    state: &mut SessionState,
+    alter: &ast::AlterTable,
+    table: &crate::engine::TableMeta,
+    (old, new): (String, String),
+) -> SqlResult<()> {
+    if alter.operations.len() > 1 {
+        return Err(SqlError::syntax(
+            "RENAME COLUMN cannot be combined with other ALTER TABLE operations",
+        ));
+    }
+    if let Some(block) = &state.transaction {
+        if block.staged.view().touches(table) {
+            return Err(SqlError::unsupported(format!(
+                "RENAME COLUMN of table \"{}\" after this transaction block wrote to it is \
+                 not supported: rename the column before writing, or in its own transaction",
+                table.name
+            )));
+        }
+    }
+    ddl::alter_table(&state.engine, &state.instance, alter).await?;
+    if let Some(block) = state.transaction.as_mut() {
+        block.changed_schema(SchemaUndo::RenameColumn {
+            table: table.name.clone(),
+            from: new,
+            to: old,
+        });
     }
     Ok(())
 }

@@ -28,6 +28,12 @@ pub(super) enum SchemaUndo {
     DropSequence(String),
     /// The block renamed table `to` to `from`: rename it back.
     RenameTable { from: String, to: String },
+    /// The block renamed column `to` of `table` to `from`: rename it back.
+    RenameColumn {
+        table: String,
+        from: String,
+        to: String,
+    },
     /// The block altered the table: give it back its declarations as in `before`,
     /// forgetting the columns it `added`.
     RestoreTable {
@@ -47,6 +53,7 @@ impl SchemaUndo {
             | SchemaUndo::DropSequence(name)
             | SchemaUndo::DropIndex(name) => name,
             SchemaUndo::RenameTable { from, .. } => from,
+            SchemaUndo::RenameColumn { table, .. } => table,
             SchemaUndo::RestoreTable { before, .. } => &before.name,
             SchemaUndo::AtCommit(DeferredDrop::Table(name) | DeferredDrop::Index(name)) => name,
         }
@@ -243,7 +250,7 @@ async fn delete_dropped_cells(engine: &Engine, instance: &str, dropped: &[Droppe
 }
 
 /// Undoes the schema changes of a block that rolled back, newest first: drops the
-/// tables and sequences it created, renames tables back, gives the tables it altered
+/// tables and sequences it created, renames tables and columns back, gives the tables it altered
 /// their declarations back. A change
 /// that cannot be undone is logged: the rollback itself has happened.
 pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[SchemaUndo]) {
@@ -254,6 +261,17 @@ pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[Sche
             SchemaUndo::DropIndex(name) => engine.drop_index(instance, name).await,
             SchemaUndo::RenameTable { from, to } => {
                 engine.rename_table(instance, from, to).await.map(|_| ())
+            }
+            SchemaUndo::RenameColumn { table, from, to } => {
+                match super::ddl::rename_column::rename_column(engine, instance, table, from, to)
+                    .await
+                {
+                    Ok(()) => Ok(()),
+                    Err(e) => {
+                        tracing::warn!(table = %table, column = %from, error = %e.message(), "could not rename a column back");
+                        Ok(())
+                    }
+                }
             }
             SchemaUndo::RestoreTable { before, added } => {
                 engine.restore_table(before, added).await.map(|_| ())

@@ -1698,6 +1698,23 @@ async fn foreign_keys_hold_as_postgres_holds_them() {
         "DROP TABLE p CASCADE",
         "INSERT INTO c VALUES (9, 99, 'free')",
         "SELECT count(*) FROM pg_constraint WHERE contype = 'f'",
+        // Django's reverse migration: each table dropped with CASCADE in one block,
+        // the referencing one first.
+        "CREATE TABLE dp (id BIGINT PRIMARY KEY)",
+        "CREATE TABLE dk (id BIGINT PRIMARY KEY, dp_id BIGINT REFERENCES dp)",
+        "INSERT INTO dp VALUES (1)",
+        "INSERT INTO dk VALUES (1, 1)",
+        "BEGIN",
+        "DROP TABLE dk CASCADE",
+        "DROP TABLE dp CASCADE",
+        "ROLLBACK",
+        "SELECT dk.id, dp.id FROM dk JOIN dp ON dp.id = dk.dp_id",
+        "BEGIN",
+        "DROP TABLE dk CASCADE",
+        "DROP TABLE dp CASCADE",
+        "COMMIT",
+        "SELECT count(*) FROM pg_class WHERE relname IN ('dk', 'dp')",
+        "CREATE TABLE dp (id BIGINT PRIMARY KEY)",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
@@ -1816,6 +1833,62 @@ async fn drop_column_takes_its_dependents_as_postgres_does() {
         "SELECT count(*) FROM pg_constraint WHERE conrelid = 'dch'::regclass AND contype = 'f'",
         "ALTER TABLE dch DROP COLUMN code",
         "SELECT * FROM dch",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// RENAME COLUMN renames a key or attribute column everywhere it is named: its values
+/// (every row), NOT NULL, type and default, its CHECK, index and unique constraint, the
+/// sequence it owns, foreign keys from and to it; inside a block it is undone by
+/// ROLLBACK.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rename_column_renames_it_everywhere() {
+    let differences = compare(&[&[
+        "CREATE TABLE rp (id INTEGER PRIMARY KEY, code TEXT UNIQUE)",
+        "CREATE TABLE rc (id SERIAL PRIMARY KEY, name VARCHAR(10) NOT NULL, \
+         price NUMERIC(6,2) DEFAULT 1.5 CHECK (price > 0), pcode TEXT REFERENCES rp (code), \
+         tag TEXT, CONSTRAINT rc_tag_len CHECK (length(tag) < 5))",
+        "INSERT INTO rp VALUES (1, 'a'), (2, 'b')",
+        "INSERT INTO rc (name, price, pcode, tag) VALUES ('n1', 2, 'a', 'ok'), ('n2', 3, NULL, NULL)",
+        "CREATE INDEX rc_name_idx ON rc (name, tag)",
+        "ALTER TABLE rc RENAME COLUMN name TO title",
+        "ALTER TABLE rc RENAME COLUMN price TO amount",
+        "ALTER TABLE rc RENAME tag TO label",
+        "ALTER TABLE rp RENAME COLUMN code TO pc",
+        "ALTER TABLE rc RENAME COLUMN pcode TO parent_code",
+        "ALTER TABLE rc RENAME COLUMN id TO rid",
+        "SELECT rid, title::text, amount, parent_code, label FROM rc ORDER BY rid",
+        "SELECT rid, title::text FROM rc WHERE title = 'n2'",
+        "INSERT INTO rc (title, amount, label) VALUES ('n3', -1, 'y')",
+        "INSERT INTO rc (title, amount, label) VALUES ('n3', 1, 'xxxxxxx')",
+        "INSERT INTO rc (title, label) VALUES (NULL, 'y')",
+        "INSERT INTO rc (title, label, parent_code) VALUES ('n3', 'y', 'zz')",
+        "INSERT INTO rc (title, label, parent_code) VALUES ('n3', 'y', 'b') RETURNING rid, amount",
+        "DELETE FROM rp WHERE pc = 'a'",
+        "SELECT conname::text, contype::text FROM pg_constraint \
+         WHERE conrelid IN ('rc'::regclass, 'rp'::regclass) ORDER BY 1",
+        "SELECT pg_get_constraintdef(oid) FROM pg_constraint \
+         WHERE conrelid IN ('rc'::regclass, 'rp'::regclass) AND contype IN ('f', 'u', 'p') \
+         ORDER BY 1",
+        "SELECT indexname::text, indexdef FROM pg_indexes WHERE tablename IN ('rc', 'rp') \
+         ORDER BY 1",
+        "SELECT column_name::text, data_type::text, is_nullable::text, column_default::text \
+         FROM information_schema.columns WHERE table_name = 'rc' ORDER BY ordinal_position",
+        "SELECT pg_get_serial_sequence('rc', 'rid')",
+        "ALTER TABLE rc RENAME COLUMN nosuch TO x",
+        "ALTER TABLE rc RENAME COLUMN title TO amount",
+        "ALTER TABLE nosuch RENAME COLUMN a TO b",
+        "BEGIN",
+        "ALTER TABLE rc RENAME COLUMN title TO heading",
+        "SELECT heading::text FROM rc ORDER BY 1",
+        "ROLLBACK",
+        "SELECT title::text FROM rc ORDER BY 1",
+        "BEGIN",
+        "ALTER TABLE rc RENAME COLUMN title TO heading",
+        "INSERT INTO rc (heading, label) VALUES ('n5', 'y')",
+        "COMMIT",
+        "SELECT heading::text, label FROM rc ORDER BY 1",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));

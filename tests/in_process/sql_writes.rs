@@ -814,8 +814,13 @@ async fn ddl_in_a_block_rolls_back_with_it() {
         "42P01"
     );
 
-    // What a rollback could not undo is refused, and aborts the block; so is a check of
-    // the rows the block wrote, which pgwide would read from the stored rows only.
+    // What a rollback could not undo is refused, and aborts the block (a foreign key
+    // CASCADE drops from a table that stays); so is a check of the rows the block
+    // wrote, which pgwide would read from the stored rows only.
+    client
+        .batch_execute("CREATE TABLE bref (k BIGINT PRIMARY KEY, b BIGINT REFERENCES b)")
+        .await
+        .expect("a table referencing b");
     for (sql, expected) in [
         ("DROP TABLE b CASCADE", "0A000"),
         ("DROP SEQUENCE kept", "0A000"),
@@ -915,5 +920,50 @@ async fn truncate_is_atomic_against_other_sessions() {
     assert_eq!(
         simple_rows(&other, "SELECT count(*) FROM tc").await,
         vec![vec!["1"]]
+    );
+}
+
+/// RENAME COLUMN moves every version of the column's cells (Table Store keeps them),
+/// not only the newest; a block that wrote to the table cannot rename its columns
+/// (its staged writes name the old one), and nothing changes.
+#[tokio::test]
+async fn rename_column_keeps_every_version() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    setup(&client).await;
+    client
+        .batch_execute(
+            "INSERT INTO items (id, note) VALUES ('a', 'v1');
+             UPDATE items SET note = 'v2' WHERE id = 'a';
+             UPDATE items SET note = 'v3' WHERE id = 'a';
+             ALTER TABLE items RENAME COLUMN note TO remark;",
+        )
+        .await
+        .expect("rename");
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT column_name, value FROM versions.items WHERE id = 'a' \
+             ORDER BY version DESC"
+        )
+        .await,
+        [["remark", "v3"], ["remark", "v2"], ["remark", "v1"]]
+    );
+    client
+        .batch_execute("BEGIN; UPDATE items SET remark = 'v4' WHERE id = 'a'")
+        .await
+        .expect("write in a block");
+    assert_eq!(
+        code(
+            client
+                .batch_execute("ALTER TABLE items RENAME COLUMN remark TO note")
+                .await
+        ),
+        "0A000"
+    );
+    client.batch_execute("ROLLBACK").await.expect("rollback");
+    assert_eq!(
+        simple_rows(&client, "SELECT remark FROM items").await,
+        [["v3"]]
     );
 }

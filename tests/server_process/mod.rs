@@ -221,9 +221,21 @@ impl Pgwide {
 
     /// Runs a client program with PGHOST/PGPORT/PGUSER/PGDATABASE pointing at this server.
     pub fn run(&self, program: &str, args: &[&str], cwd: &Path) -> Output {
+        self.run_with_env(program, args, cwd, &[])
+    }
+
+    /// `run`, with `env` set besides.
+    pub fn run_with_env(
+        &self,
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        env: &[(&str, &str)],
+    ) -> Output {
         Command::new(program)
             .args(args)
             .current_dir(cwd)
+            .envs(env.iter().copied())
             .env("PGHOST", "127.0.0.1")
             .env("PGPORT", self.port.to_string())
             .env("PGUSER", "postgres")
