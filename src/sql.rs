@@ -29,6 +29,7 @@ mod query;
 mod read_statements;
 mod relation;
 mod role_statements;
+mod row_locks;
 mod row_reader;
 mod schema_statements;
 mod select;

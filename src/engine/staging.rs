@@ -61,6 +61,10 @@ pub struct StagedWrites {
     revisions: Arc<Revisions>,
     /// The unique values the rows of `rows` claimed as written (`unique_holder`).
     claims: Arc<StagedClaims>,
+    /// Rows a `SELECT ... FOR UPDATE` (or `FOR SHARE`) read: COMMIT requires them
+    /// unchanged too (their revisions are in `revisions`), though the block may not
+    /// write them. Kept through a ROLLBACK TO SAVEPOINT, as `revisions` is.
+    locked: Vec<(Arc<TableMeta>, PrimaryKey)>,
 }
 
 /// A unique value a statement gave a row, to be checked once the statement's writes
@@ -344,12 +348,45 @@ impl Engine {
         Ok(())
     }
 
+    /// Locks rows for the transaction, as `SELECT ... FOR UPDATE` asks, the optimistic
+    /// way the block's writes are guarded: nothing waits, but COMMIT fails with
+    /// `WriteConflict` if another session changed (or deleted, or made) one of them
+    /// after this read, so no other writer's change to them lands between the lock and
+    /// the commit. The revision kept is the one the block first saw the row at.
+    pub async fn lock_rows(
+        &self,
+        staged: &mut StagedWrites,
+        table: &Arc<TableMeta>,
+        pks: &[PrimaryKey],
+    ) -> EngineResult<()> {
+        for pk in pks {
+            self.check_pk(table, pk)?;
+            let key = row_prefix(table.id, pk);
+            let revision = match staged.loaded.get(&key) {
+                Some(revision) => *revision,
+                None => {
+                    let (row, _) = self.load_row(table, pk).await?;
+                    let revision = row.marker.map(|m| m.revision);
+                    Arc::make_mut(&mut staged.loaded).insert(key.clone(), revision);
+                    revision
+                }
+            };
+            if let std::collections::hash_map::Entry::Vacant(entry) =
+                Arc::make_mut(&mut staged.revisions).entry(key)
+            {
+                entry.insert(revision);
+                staged.locked.push((Arc::clone(table), pk.clone()));
+            }
+        }
+        Ok(())
+    }
+
     /// Commits a transaction's staged writes atomically, if no row the transaction
     /// touched was changed by another since (`WriteConflict` otherwise, and nothing is
     /// applied): the first committer wins.
     pub async fn commit_staged(&self, staged: StagedWrites) -> EngineResult<WriteResult> {
         let result = self
-            .write_rows_expecting(staged.writes, staged.revisions)
+            .write_rows_expecting(staged.writes, staged.revisions, &staged.locked)
             .await?;
         if result.first_failure().is_some() {
             return Err(EngineError::WriteConflict);

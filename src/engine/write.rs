@@ -161,6 +161,16 @@ enum Sync {
 /// it (`None`: there was no row). Its COMMIT requires them unchanged.
 pub(crate) type Revisions = HashMap<Vec<u8>, Option<u64>>;
 
+/// What a transaction's commit requires of rows beyond its writes' conditions.
+#[derive(Default)]
+struct Commitment<'a> {
+    /// The revisions its rows must still have.
+    expected: Option<Arc<Revisions>>,
+    /// Rows it locked (`Engine::lock_rows`): read into the batch, unchanged, so the
+    /// commit's checks cover them.
+    locked: &'a [(Arc<TableMeta>, PrimaryKey)],
+}
+
 /// The rows a batch touches, as read and as changed so far.
 struct WorkingSet {
     now: i64,
@@ -464,12 +474,18 @@ impl Engine {
 
     /// An atomic `write_rows` that applies only if every row in `expected` still has
     /// the revision given there (`WriteConflict` otherwise): a transaction's commit.
+    /// The `locked` rows, which it may not write, are held to it too.
     pub(crate) async fn write_rows_expecting(
         &self,
         writes: Vec<(Arc<TableMeta>, RowWrite)>,
         expected: Arc<Revisions>,
+        locked: &[(Arc<TableMeta>, PrimaryKey)],
     ) -> EngineResult<WriteResult> {
-        self.write_rows_checked(writes, BatchMode::Atomic, Sync::Wait, Some(expected))
+        let commitment = Commitment {
+            expected: Some(expected),
+            locked,
+        };
+        self.write_rows_checked(writes, BatchMode::Atomic, Sync::Wait, commitment)
             .await
             .map(|(result, _)| result)
     }
@@ -480,7 +496,8 @@ impl Engine {
         mode: BatchMode,
         sync: Sync,
     ) -> EngineResult<(WriteResult, SyncTicket)> {
-        self.write_rows_checked(writes, mode, sync, None).await
+        self.write_rows_checked(writes, mode, sync, Commitment::default())
+            .await
     }
 
     async fn write_rows_checked(
@@ -488,7 +505,7 @@ impl Engine {
         writes: Vec<(Arc<TableMeta>, RowWrite)>,
         mode: BatchMode,
         sync: Sync,
-        expected: Option<Arc<Revisions>>,
+        commitment: Commitment<'_>,
     ) -> EngineResult<(WriteResult, SyncTicket)> {
         let now = self.now_ms();
         for (table, write) in &writes {
@@ -499,7 +516,7 @@ impl Engine {
                 back_off(attempt).await;
             }
             if let Some((result, ticket)) = self
-                .try_write(&writes, mode, sync, attempt == 0, expected.clone())
+                .try_write(&writes, mode, sync, attempt == 0, &commitment)
                 .await?
             {
                 self.learn_written_columns(&writes, &result).await?;
@@ -516,7 +533,7 @@ impl Engine {
         mode: BatchMode,
         sync: Sync,
         first_attempt: bool,
-        expected: Option<Arc<Revisions>>,
+        commitment: &Commitment<'_>,
     ) -> EngineResult<Option<(WriteResult, SyncTicket)>> {
         // Held to the commit: a TRUNCATE cannot give a table a new id in between.
         let _ids = self.table_ids.read().await;
@@ -544,7 +561,7 @@ impl Engine {
         }
         let mut set = WorkingSet::new(self.now_ms())
             .assuming_new_rows(first_attempt)
-            .expecting(expected);
+            .expecting(commitment.expected.clone());
         set.indexed = indexed;
         set.foreign_keys = foreign_keys;
         set.checked = with_checks;
@@ -575,6 +592,10 @@ impl Engine {
                 return Ok(Some((result, SyncTicket::default())));
             }
             outcomes.push(outcome);
+        }
+        for (table, pk) in commitment.locked {
+            // Read with its revision checked; the commit checks it is still as read.
+            set.working_row(self, table, pk, false).await?;
         }
         let unconfirmed = set.unconfirmed;
         let ticket = match set.commit(self, sync).await {

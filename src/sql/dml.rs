@@ -1135,7 +1135,7 @@ fn write_condition(read: &ReadPlan, params: &[Datum]) -> SqlResult<Condition> {
 }
 
 /// The rows an UPDATE or DELETE matches, as relation slot values with their PKs.
-async fn matched_rows(
+pub(super) async fn matched_rows(
     target: &WriteTarget<'_>,
     read: &ReadPlan,
     params: &[Datum],

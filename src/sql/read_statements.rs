@@ -6,6 +6,7 @@ use super::explain::{self, explain_fast_path};
 use super::expr::Params;
 use super::query::{self, QueryEngine, QueryPlan};
 use super::relation::VERSIONS_SCHEMA;
+use super::row_locks;
 use super::select::{execute_select, plan_select, FastPath, SelectPlan};
 use super::session_state::SessionState;
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, StatementResult};
@@ -22,6 +23,8 @@ pub(super) struct Reads;
 /// A planned read.
 pub(super) enum ReadStatement {
     Select(SelectStatement),
+    /// A SELECT with FOR UPDATE / FOR SHARE (`row_locks`), on the fast path.
+    Locking(Arc<SelectPlan>),
     /// EXPLAIN [ANALYZE] of a SELECT.
     Explain {
         select: SelectStatement,
@@ -46,6 +49,9 @@ impl StatementHandler for Reads {
         params: &mut Params,
     ) -> Claim<ReadStatement> {
         match *statement {
+            Statement::Query(query) if !query.locks.is_empty() => Claim::Planned(
+                row_locks::plan_locking(state, &query, params).map(ReadStatement::Locking),
+            ),
             Statement::Query(query) => {
                 Claim::Planned(plan_query(state, &query, params).map(ReadStatement::Select))
             }
@@ -63,6 +69,7 @@ impl StatementHandler for Reads {
     fn columns(plan: &ReadStatement) -> Arc<Vec<OutputColumn>> {
         match plan {
             ReadStatement::Select(select) => select.columns(),
+            ReadStatement::Locking(plan) => Arc::clone(&plan.columns),
             ReadStatement::Explain { .. } => explain::columns(),
         }
     }
@@ -72,6 +79,15 @@ impl StatementHandler for Reads {
             ReadStatement::Select(select) | ReadStatement::Explain { select, .. } => {
                 select.authorize(state)
             }
+            // A lock needs UPDATE besides SELECT, as in PostgreSQL.
+            ReadStatement::Locking(plan) => match &plan.read {
+                Some(read) if !state.access.unrestricted() => {
+                    let table = &read.relation.table;
+                    state.access.check_table(table, Privilege::Select)?;
+                    Ok(state.access.check_table(table, Privilege::Update)?)
+                }
+                _ => Ok(()),
+            },
         }
     }
 
@@ -88,6 +104,11 @@ impl StatementHandler for Reads {
     ) -> SqlResult<StatementResult> {
         match plan {
             ReadStatement::Select(select) => select.run(state, params).await,
+            ReadStatement::Locking(plan) => {
+                row_locks::lock_rows(state, plan, &params).await?;
+                let ctx = state.read_context()?;
+                execute_select(&ctx, Arc::clone(plan), params).await
+            }
             ReadStatement::Explain { select, analyze } => {
                 let ctx = state.read_context()?;
                 match select {
@@ -190,9 +211,8 @@ pub(super) fn plan_query(
 ) -> SqlResult<SelectStatement> {
     if !query.locks.is_empty() {
         return Err(SqlError::unsupported(
-            "SELECT ... FOR UPDATE / FOR SHARE is not supported: pgwide takes no row locks \
-             (a block whose rows another session changed fails at COMMIT with 40001), and \
-             refuses a lock it would not take",
+            "FOR UPDATE / FOR SHARE is supported on a SELECT statement of its own, not \
+             inside another statement, EXPLAIN or a cursor",
         ));
     }
     let given = params.types.clone();

@@ -2,6 +2,7 @@
 //! sqlparser reads another way rewritten first.
 
 mod fetch_spelling;
+mod lock_strength;
 mod sequence_options;
 pub(super) mod set_constraints;
 
@@ -33,7 +34,16 @@ pub(super) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
     if let Some(respelled) = set_constraints::respell(sql) {
         return parse_sql(&respelled);
     }
-    parse_sql(sql)
+    match parse_sql(sql) {
+        // Tokenized again only when sqlparser refused a lock strength.
+        Err(e) if e.message().contains("one of UPDATE or SHARE") => {
+            match lock_strength::respell(sql) {
+                Some(respelled) => parse_sql(&respelled),
+                None => Err(e),
+            }
+        }
+        parsed => parsed,
+    }
 }
 
 /// How deeply expressions and queries may nest, in sqlparser's count (one per

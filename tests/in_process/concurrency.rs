@@ -236,3 +236,49 @@ async fn concurrent_inserts_get_distinct_generated_keys() {
     assert_eq!(all.len(), 400);
     assert_eq!(value(&setup, "SELECT count(*) FROM g").await, "400");
 }
+
+/// SELECT ... FOR UPDATE in a block holds the rows it read to the block's COMMIT: a
+/// change another session makes to one of them first fails that COMMIT with 40001
+/// and nothing of the block lands (the block's decision rested on the value it
+/// locked); rows nobody changed commit; increments, otherwise exempt, are held too
+/// once their row is locked.
+#[tokio::test]
+async fn rows_locked_for_update_are_held_to_commit() {
+    let server = TestServer::start().await;
+    let a = server.connect().await;
+    let b = server.connect().await;
+    counter_table(&a).await;
+
+    a.batch_execute("BEGIN").await.expect("begin");
+    assert_eq!(
+        value(&a, "SELECT n FROM c WHERE k = 1 FOR UPDATE").await,
+        "0"
+    );
+    b.batch_execute("UPDATE c SET note = 'b' WHERE k = 1")
+        .await
+        .expect("no session waits on a lock");
+    a.batch_execute("UPDATE c SET n = 1, note = 'a' WHERE k = 2")
+        .await
+        .expect("a writes another row");
+    assert_eq!(code(a.batch_execute("COMMIT").await), "40001");
+    assert_eq!(value(&a, "SELECT note FROM c WHERE k = 2").await, "start");
+
+    a.batch_execute(
+        "BEGIN; SELECT * FROM c WHERE k = 1 FOR SHARE; UPDATE c SET note = 'a' WHERE k = 2; \
+         COMMIT",
+    )
+    .await
+    .expect("nobody changed the locked row");
+    assert_eq!(value(&a, "SELECT note FROM c WHERE k = 2").await, "a");
+
+    a.batch_execute(
+        "BEGIN; SELECT n FROM c WHERE k = 1 FOR NO KEY UPDATE; UPDATE c SET n = n + 1 WHERE k = 1",
+    )
+    .await
+    .expect("lock, then increment");
+    b.batch_execute("UPDATE c SET n = n + 10 WHERE k = 1")
+        .await
+        .expect("b increments");
+    assert_eq!(code(a.batch_execute("COMMIT").await), "40001");
+    assert_eq!(value(&a, "SELECT n FROM c WHERE k = 1").await, "10");
+}

@@ -1894,6 +1894,28 @@ async fn rename_column_renames_it_everywhere() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// SELECT ... FOR UPDATE and its kin read what the SELECT reads, in and out of a
+/// block; `OF` a table not read is 42P01, a lock with an aggregate 0A000.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locking_selects_read_as_postgres_reads() {
+    let differences = compare(&[&[
+        "CREATE TABLE fl (id INTEGER PRIMARY KEY, v TEXT)",
+        "INSERT INTO fl VALUES (1, 'a'), (2, 'b'), (3, 'b')",
+        "SELECT * FROM fl WHERE id = 1 FOR UPDATE",
+        "BEGIN",
+        "SELECT id FROM fl WHERE v = 'b' ORDER BY id FOR NO KEY UPDATE",
+        "SELECT * FROM fl f ORDER BY id DESC LIMIT 2 FOR SHARE OF f NOWAIT",
+        "SELECT id FROM fl WHERE id = 2 FOR KEY SHARE",
+        "UPDATE fl SET v = 'c' WHERE id = 2",
+        "COMMIT",
+        "SELECT * FROM fl ORDER BY id",
+        "SELECT * FROM fl FOR UPDATE OF nosuch",
+        "SELECT count(*) FROM fl FOR UPDATE",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// A table's other columns may be selected when its primary key is grouped by
 /// (functional dependency), as Django's `annotate(Count(...))` writes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

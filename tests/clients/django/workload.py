@@ -84,6 +84,14 @@ dave, created = Customer.objects.get_or_create(email="dave@example.com")
 again, created_again = Customer.objects.get_or_create(email="dave@example.com")
 ok("get_or_create", created and not created_again and again.pk == dave.pk)
 
+eve, created = Customer.objects.update_or_create(email="eve@example.com", defaults={"active": False})
+eve_again, created_again = Customer.objects.update_or_create(
+    email="eve@example.com", defaults={"active": True})
+with transaction.atomic():
+    locked = list(Customer.objects.select_for_update().filter(email="eve@example.com"))
+ok("update_or_create and select_for_update", created and not created_again
+   and eve_again.pk == eve.pk and Customer.objects.get(pk=eve.pk).active and len(locked) == 1)
+
 bob_id = bob.id
 bob.delete()
 ok("delete cascades", not Order.objects.filter(customer_id=bob_id).exists())
