@@ -83,6 +83,8 @@ impl Settings {
             ("server_version", super::SERVER_VERSION),
             ("server_version_num", super::SERVER_VERSION_NUM),
             ("max_identifier_length", "63"),
+            // pgjdbc's getImportedKeys and getExportedKeys read it to unnest keys.
+            ("max_index_keys", "32"),
             ("bytea_output", "hex"),
             ("client_min_messages", "notice"),
             ("lc_messages", "C"),
@@ -363,6 +365,7 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
             | "integer_datetimes"
             | "is_superuser"
             | "max_identifier_length"
+            | "max_index_keys"
     ) {
         return Err(SqlError::new(
             SqlState::LockNotAvailable,

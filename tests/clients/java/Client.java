@@ -37,6 +37,7 @@ public class Client {
             try (Connection conn = DriverManager.getConnection(url, p)) {
                 System.out.println("mode " + mode[0]);
                 if (base == 0) metadata(conn);
+                if (base == 0) foreignKeys(conn);
                 if (base == 0) sessionZone(conn);
                 types(conn, base, mode[0]);
                 batch(conn, base, mode[0]);
@@ -286,6 +287,52 @@ public class Client {
     }
 
     // COLUMN_NAME:KEY_SEQ:PK_NAME of each primary-key column, in the driver's order.
+    /** The DDL Hibernate's schema update emits for a @ManyToOne, and the foreign keys
+     *  the driver reads back as Hibernate does (getImportedKeys, getExportedKeys). */
+    static void foreignKeys(Connection conn) throws SQLException {
+        try (Statement st = conn.createStatement()) {
+            st.execute("create table fk_parent (id bigint not null, code varchar(20), primary key (id))");
+            st.execute("alter table if exists fk_parent drop constraint if exists UK_fk_parent_code");
+            st.execute("alter table if exists fk_parent add constraint UK_fk_parent_code unique (code)");
+            st.execute("create table fk_child (id bigint not null, parent_id bigint, parent_code varchar(20), primary key (id))");
+            st.execute("alter table if exists fk_child add constraint FK_child_parent foreign key (parent_id) references fk_parent");
+            st.execute("alter table if exists fk_child add constraint FK_child_code foreign key (parent_code) references fk_parent (code)");
+        }
+        DatabaseMetaData md = conn.getMetaData();
+        List<String> imported = new ArrayList<>();
+        try (ResultSet rs = md.getImportedKeys(null, "public", "fk_child")) {
+            while (rs.next()) {
+                imported.add(rs.getString("FKCOLUMN_NAME") + "->" + rs.getString("PKTABLE_NAME") + "."
+                        + rs.getString("PKCOLUMN_NAME") + ":" + rs.getString("FK_NAME") + ":"
+                        + rs.getString("PK_NAME") + ":" + rs.getShort("KEY_SEQ"));
+            }
+        }
+        check(imported.equals(List.of(
+                "parent_code->fk_parent.code:fk_child_code:uk_fk_parent_code:1",
+                "parent_id->fk_parent.id:fk_child_parent:fk_parent_pkey:1")),
+                "getImportedKeys " + imported);
+        List<String> exported = new ArrayList<>();
+        try (ResultSet rs = md.getExportedKeys(null, "public", "fk_parent")) {
+            while (rs.next()) {
+                exported.add(rs.getString("FKTABLE_NAME") + "." + rs.getString("FKCOLUMN_NAME"));
+            }
+        }
+        Collections.sort(exported);
+        check(exported.equals(List.of("fk_child.parent_code", "fk_child.parent_id")), "getExportedKeys " + exported);
+        try (Statement st = conn.createStatement()) {
+            st.execute("insert into fk_parent values (1, 'a')");
+            st.execute("insert into fk_child values (1, 1, 'a')");
+            try {
+                st.execute("insert into fk_child values (2, 9, null)");
+                check(false, "a child of no parent is refused");
+            } catch (SQLException e) {
+                check("23503".equals(e.getSQLState()), "a child of no parent is 23503: " + e.getSQLState());
+            }
+            st.execute("drop table fk_child");
+            st.execute("drop table fk_parent");
+        }
+    }
+
     static List<String> primaryKeys(DatabaseMetaData md, String table) throws SQLException {
         List<String> keys = new ArrayList<>();
         try (ResultSet rs = md.getPrimaryKeys(null, "public", table)) {
