@@ -1916,6 +1916,26 @@ async fn locking_selects_read_as_postgres_reads() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// A bare name in ORDER BY is an output column's before an input column's, as
+/// PostgreSQL reads it, on the catalog and through joins alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn order_by_names_the_output_column_first() {
+    let differences = compare(&[&[
+        "CREATE TABLE ob_b (id INTEGER PRIMARY KEY, name VARCHAR(10))",
+        "CREATE TABLE ob_a (id INTEGER PRIMARY KEY, name TEXT)",
+        "INSERT INTO ob_b VALUES (1, 'b'), (2, 'a'), (3, 'C')",
+        "INSERT INTO ob_a VALUES (1, 'x'), (2, 'y'), (3, 'z')",
+        "SELECT relname::text FROM pg_class WHERE relname IN ('ob_b', 'ob_a') ORDER BY relname",
+        "SELECT b.name::text FROM ob_b b JOIN ob_a a ON a.id = b.id ORDER BY name",
+        "SELECT upper(b.name) AS name FROM ob_b b JOIN ob_a a USING (id) ORDER BY name DESC",
+        "SELECT a.name AS name, count(*) FROM ob_b b JOIN ob_a a USING (id) GROUP BY a.name \
+         ORDER BY name",
+        "SELECT b.id, a.name FROM ob_b b JOIN ob_a a USING (id) ORDER BY name, id",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// A table's other columns may be selected when its primary key is grouped by
 /// (functional dependency), as Django's `annotate(Count(...))` writes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -479,9 +479,6 @@ impl QueryEngine {
     }
 }
 
-/// PostgreSQL's output names for the top-level select list, when it has no wildcard
-/// (DataFusion names expressions by their text, `count(*)`, where PostgreSQL says
-/// `count`).
 /// `function f(integer, unknown) does not exist`, as PostgreSQL words it, when every
 /// argument's type can be read off the call (literals and casts); otherwise the name
 /// alone, as the arguments' types would take planning the call to know.
@@ -537,6 +534,9 @@ fn literal_type(expr: &ast::Expr) -> Option<String> {
     }
 }
 
+/// PostgreSQL's output names for the top-level select list, when it has no wildcard
+/// (DataFusion names expressions by their text, `count(*)`, where PostgreSQL says
+/// `count`).
 fn column_names(query: &ast::Query) -> Option<Vec<String>> {
     let mut body = &*query.body;
     loop {

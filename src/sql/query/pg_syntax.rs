@@ -17,6 +17,7 @@ const TABLE_FUNCTIONS: &[&str] = &["generate_series", "range"];
 /// g` has column `g`), and a scalar function there is a one-row table (Grafana's
 /// `string_to_array(current_setting('search_path'), ',') s`).
 pub fn rewrite(query: &mut Query) {
+    let _ = ast::VisitMut::visit(query, &mut SortByOutputNames);
     from_functions(query);
     sort_by_subquery(query);
     let _ = ast::visit_expressions_mut(query, |expr| {
@@ -222,6 +223,55 @@ fn has_subquery(expr: &Expr) -> bool {
         ControlFlow::<()>::Continue(())
     });
     found
+}
+
+/// PostgreSQL reads a bare name in ORDER BY as an output column's name first, then as
+/// an input column's: `SELECT relname::text FROM pg_class ORDER BY relname` sorts by
+/// the output column. DataFusion took the input column, added it to the projection
+/// beside the cast of the same name, and failed; such a key is rewritten to the output
+/// column's position. Left alone: a name no output column or several have, select
+/// lists with a wildcard (whose output names are known only once planned), and
+/// DISTINCT ON.
+struct SortByOutputNames;
+
+impl ast::VisitorMut for SortByOutputNames {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        let (
+            Some(ast::OrderBy {
+                kind: ast::OrderByKind::Expressions(order),
+                ..
+            }),
+            SetExpr::Select(select),
+        ) = (&mut query.order_by, &*query.body)
+        else {
+            return ControlFlow::Continue(());
+        };
+        // DISTINCT ON wants its ORDER BY to begin with its own expressions.
+        if matches!(select.distinct, Some(ast::Distinct::On(_))) {
+            return ControlFlow::Continue(());
+        }
+        let mut names = Vec::with_capacity(select.projection.len());
+        for item in &select.projection {
+            names.push(match item {
+                ast::SelectItem::UnnamedExpr(e) => crate::sql::expr::output_name(e),
+                ast::SelectItem::ExprWithAlias { alias, .. } => crate::sql::expr::fold(alias),
+                _ => return ControlFlow::Continue(()),
+            });
+        }
+        for key in order.iter_mut() {
+            let Expr::Identifier(ident) = &key.expr else {
+                continue;
+            };
+            let name = crate::sql::expr::fold(ident);
+            let mut positions = names.iter().enumerate().filter(|(_, n)| **n == name);
+            if let (Some((position, _)), None) = (positions.next(), positions.next()) {
+                key.expr = Expr::value(Value::Number((position + 1).to_string(), false));
+            }
+        }
+        ControlFlow::Continue(())
+    }
 }
 
 /// DataFusion cannot sort by an expression holding a subquery (Grafana orders its table
