@@ -107,7 +107,7 @@ async fn one_of_many_concurrent_writers_gets_a_unique_value() {
 }
 
 #[tokio::test]
-async fn index_changes_in_a_block_are_undone_and_checked_at_commit() {
+async fn index_changes_in_a_block_are_undone_and_checked_at_each_statement() {
     let server = TestServer::start().await;
     let client = server.connect().await;
     users(&client).await;
@@ -123,12 +123,10 @@ async fn index_changes_in_a_block_are_undone_and_checked_at_commit() {
         .await,
         [["0"]]
     );
-    // A block's writes meet the unique index when it commits: a duplicate fails the
-    // COMMIT, and none of the block's writes land.
+    // A block's statement that duplicates a stored row, or one the block wrote, fails
+    // there (23505), as in PostgreSQL: a savepoint before it recovers the block.
     client
-        .batch_execute(
-            "BEGIN; INSERT INTO users VALUES (4, 'd@x', 1); INSERT INTO users VALUES (5, 'a@x', 1)",
-        )
+        .batch_execute("BEGIN; INSERT INTO users VALUES (4, 'd@x', 1); SAVEPOINT s")
         .await
         .expect("staged");
     // Reads in the block see its own rows, through a scan.
@@ -136,10 +134,36 @@ async fn index_changes_in_a_block_are_undone_and_checked_at_commit() {
         simple_rows(&client, "SELECT id FROM users WHERE email = 'd@x'").await,
         [["4"]]
     );
+    for duplicate in [
+        "INSERT INTO users VALUES (5, 'a@x', 1)",
+        "INSERT INTO users VALUES (5, 'd@x', 1)",
+        "UPDATE users SET email = 'b@x' WHERE id = 4",
+    ] {
+        assert_eq!(
+            code(client.batch_execute(duplicate).await),
+            "23505",
+            "{duplicate}"
+        );
+        client
+            .batch_execute("ROLLBACK TO SAVEPOINT s")
+            .await
+            .expect("back to the savepoint");
+    }
+    // A row another session commits meanwhile with the same values is found at COMMIT:
+    // it fails, and none of the block's writes land.
+    client
+        .batch_execute("INSERT INTO users VALUES (5, 'e@x', 2)")
+        .await
+        .expect("not a duplicate yet");
+    let other = server.connect().await;
+    other
+        .batch_execute("INSERT INTO users VALUES (6, 'e@x', 3)")
+        .await
+        .expect("the other session's row");
     assert_eq!(code(client.batch_execute("COMMIT").await), "23505");
     assert_eq!(
-        simple_rows(&client, "SELECT count(*) FROM users").await,
-        [["3"]]
+        simple_rows(&client, "SELECT id FROM users ORDER BY id").await,
+        [["1"], ["2"], ["3"], ["6"]]
     );
 }
 
