@@ -87,20 +87,22 @@ fn renamed_in(expression: &str, old: &str, new: &str) -> SqlResult<String> {
 #[cfg(test)]
 mod tests {
     use super::renamed_in;
+    use crate::sql::sql_types::SqlResult;
 
     #[test]
-    fn conditions_name_the_new_column() {
+    fn conditions_name_the_new_column() -> SqlResult<()> {
         assert_eq!(
-            renamed_in("price > 0 AND t.price < cost", "price", "amount").unwrap(),
+            renamed_in("price > 0 AND t.price < cost", "price", "amount")?,
             "amount > 0 AND t.amount < cost"
         );
         assert_eq!(
-            renamed_in("\"Price\" > 0", "Price", "New Price").unwrap(),
+            renamed_in("\"Price\" > 0", "Price", "New Price")?,
             "\"New Price\" > 0"
         );
         assert_eq!(
-            renamed_in("length(name) > 2", "price", "amount").unwrap(),
+            renamed_in("length(name) > 2", "price", "amount")?,
             "length(name) > 2"
         );
+        Ok(())
     }
 }

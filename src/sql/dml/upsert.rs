@@ -99,7 +99,6 @@ impl OnConflictUpdate {
                 let (pk, change, condition) = match conflict {
                     // SET and WHERE are evaluated only for a row that conflicts.
                     Some(Conflicting::Stored(key, stored)) => {
-                        let arbiter_values = self.arbiter_values(table, pk, ops);
                         if !updated.insert(key.clone()) {
                             return Err(affected_twice());
                         }
@@ -109,15 +108,16 @@ impl OnConflictUpdate {
                                 continue;
                             }
                         }
-                        let ops = assignment_ops(&self.assignments, &values, params)?;
+                        let assigned = assignment_ops(&self.assignments, &values, params)?;
                         let mut condition = Condition::row(RowExistence::ExpectExist);
                         if guard_values {
                             if !guarded.is_empty() {
                                 condition = unchanged_since_read(&condition, &guarded, &values)?;
                             }
-                            condition = still_showing(condition, arbiter_values);
+                            condition =
+                                still_showing(condition, self.arbiter_values(table, pk, ops));
                         }
-                        (key, RowChange::Update(ops), condition)
+                        (key, RowChange::Update(assigned), condition)
                     }
                     Some(Conflicting::Proposed) => return Err(affected_twice()),
                     None => (
