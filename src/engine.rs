@@ -302,6 +302,36 @@ impl Engine {
             .await
     }
 
+    /// Sets (`Some`) or removes (`None`) the comment on a table (`column` `None`) or on
+    /// one of its columns.
+    pub async fn set_comment(
+        &self,
+        instance: &str,
+        name: &str,
+        column: Option<&str>,
+        comment: Option<String>,
+    ) -> EngineResult<Arc<TableMeta>> {
+        self.catalog
+            .alter_table(instance, name, |meta| {
+                let Some(column) = column else {
+                    meta.comment = comment;
+                    return Ok(());
+                };
+                if meta.column(column).is_none() && meta.pk_index(column).is_none() {
+                    return Err(EngineError::NoSuchColumn {
+                        table: meta.name.clone(),
+                        column: column.into(),
+                    });
+                }
+                match comment {
+                    Some(comment) => meta.declared.comments.insert(column.into(), comment),
+                    None => meta.declared.comments.remove(column),
+                };
+                Ok(())
+            })
+            .await
+    }
+
     /// Gives a table back the declarations and options it had in `before` (a snapshot
     /// taken before an ALTER TABLE that failed part way or whose transaction block
     /// rolled back). `added` are the columns the ALTER added: they are forgotten again;
@@ -350,6 +380,7 @@ impl Engine {
                 meta.generated = before.generated.clone();
                 meta.foreign_keys = before.foreign_keys.clone();
                 meta.checks = before.checks.clone();
+                meta.comment = before.comment.clone();
                 Ok(())
             })
             .await?;

@@ -40,6 +40,7 @@ mod session_state;
 mod session_zone;
 mod settings;
 mod sql_error;
+mod sql_prepared;
 pub mod sql_types;
 mod statement_aftermath;
 mod statement_handler;

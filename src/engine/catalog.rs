@@ -92,6 +92,9 @@ pub struct TableMeta {
     /// CHECK constraints (`check`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckMeta>,
+    /// The table's `COMMENT ON TABLE` text (its columns' are in `declared.comments`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
 }
 
 /// What a table's column declarations say beyond the columns' value types: types
@@ -128,6 +131,9 @@ pub struct ColumnDeclarations {
     /// (`TIMESTAMP(3)`): written values are rounded to them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub time_precision: BTreeMap<String, u8>,
+    /// Columns' `COMMENT ON COLUMN` texts.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub comments: BTreeMap<String, String>,
 }
 
 impl ColumnDeclarations {
@@ -140,6 +146,7 @@ impl ColumnDeclarations {
         self.kinds.remove(column);
         self.time_precision.remove(column);
         self.not_null.remove(column);
+        self.comments.remove(column);
     }
 
     /// Moves what `old`'s declaration said to `new` (RENAME COLUMN).
@@ -161,13 +168,18 @@ impl ColumnDeclarations {
         moved(&mut self.kinds, old, new);
         moved(&mut self.time_precision, old, new);
         moved_in(&mut self.not_null, old, new);
+        moved(&mut self.comments, old, new);
     }
 
     /// Declares `column` anew (ALTER COLUMN ... TYPE): what its old type said goes,
-    /// its `NOT NULL` stays as it was.
+    /// its `NOT NULL` and its comment stay as they were.
     pub(crate) fn redeclare(&mut self, column: &str, declared: Declared, key: bool) {
         let not_null = self.not_null.contains(column);
+        let comment = self.comments.get(column).cloned();
         self.forget(column);
+        if let Some(comment) = comment {
+            self.comments.insert(column.to_string(), comment);
+        }
         self.declare(
             column,
             Declared {
@@ -659,6 +671,7 @@ impl Catalog {
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            comment: None,
         };
         self.store_table(meta, batch).await
     }

@@ -1151,6 +1151,7 @@ mod tests {
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
             checks: Vec::new(),
+            comment: None,
         }
     }
 

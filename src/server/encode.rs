@@ -78,6 +78,8 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
         SqlType::Date => 4,
         SqlType::Uuid | SqlType::Interval => 16,
         SqlType::Time => 8,
+        // NAMEDATALEN.
+        SqlType::Name => 64,
         SqlType::Text
         | SqlType::Bytea
         | SqlType::Numeric(_)
@@ -173,7 +175,9 @@ pub(crate) fn put_text(
         SqlType::Float4 | SqlType::Float8 => {
             put_float_text(out, as_float(datum, ty)?, ty == SqlType::Float4)
         }
-        SqlType::Text | SqlType::Json | SqlType::Jsonb => put_natural_text(out, datum, ty)?,
+        SqlType::Text | SqlType::Name | SqlType::Json | SqlType::Jsonb => {
+            put_natural_text(out, datum, ty)?
+        }
         SqlType::Timestamp | SqlType::TimestampTz => {
             let zone = (ty == SqlType::TimestampTz).then_some(zone);
             out.put_slice(datetime::format_timestamp(as_timestamp(datum, ty)?, zone)?.as_bytes())
@@ -214,7 +218,7 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
         SqlType::Int8 => out.put_i64(as_int(datum, ty)?),
         SqlType::Float4 => out.put_f32(as_float(datum, ty)? as f32),
         SqlType::Float8 => out.put_f64(as_float(datum, ty)?),
-        SqlType::Text | SqlType::Json => put_natural_text(out, datum, ty)?,
+        SqlType::Text | SqlType::Name | SqlType::Json => put_natural_text(out, datum, ty)?,
         // `jsonb_send`: a format version, 1, then the text.
         SqlType::Jsonb => {
             out.put_u8(1);

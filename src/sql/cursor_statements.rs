@@ -1,6 +1,7 @@
 //! SQL cursors, as psycopg's named cursors and Django's `.iterator()` use them:
 //! `DECLARE name [NO SCROLL] CURSOR [WITH HOLD | WITHOUT HOLD] FOR query`, `FETCH
-//! [FORWARD] [n | ALL | NEXT] [FROM | IN] name` and `CLOSE name | ALL`.
+//! [FORWARD] [n | ALL | NEXT] [FROM | IN] name`, `MOVE` (the same, passing the rows
+//! over: its tag counts them) and `CLOSE name | ALL`.
 //!
 //! A cursor's query is planned and started when it is declared; FETCH reads its next
 //! rows (`open_cursors`), so a cursor over a table sees rows written after DECLARE
@@ -16,6 +17,7 @@ use super::read_statements::{plan_query, SelectStatement};
 use super::session_state::SessionState;
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
+use super::statement_parser::MOVE_MARKER;
 use crate::sqlstate::SqlState;
 use futures::StreamExt;
 use sqlparser::ast::{self, CloseCursor, FetchDirection, Statement};
@@ -34,6 +36,8 @@ pub(super) enum CursorPlan {
         /// How many rows; `None`: all that are left.
         count: Option<usize>,
         columns: Arc<Vec<OutputColumn>>,
+        /// A MOVE: the rows are passed over, not returned.
+        move_only: bool,
     },
     Close {
         /// `None`: CLOSE ALL.
@@ -135,7 +139,11 @@ impl StatementHandler for Cursors {
                 ..
             } => {
                 let name = fold(&name);
-                if into.is_some() {
+                let move_only = into.as_ref().is_some_and(|into| {
+                    matches!(into.0.as_slice(), [ast::ObjectNamePart::Identifier(marker)]
+                        if marker.value == MOVE_MARKER)
+                });
+                if into.is_some() && !move_only {
                     return Claim::Planned(Err(SqlError::unsupported("FETCH ... INTO")));
                 }
                 fetch_count(&direction).and_then(|count| {
@@ -145,8 +153,12 @@ impl StatementHandler for Cursors {
                         .ok_or_else(|| no_such_cursor(&name))?;
                     Ok(CursorPlan::Fetch {
                         count,
-                        columns: cursor.columns(),
+                        columns: match move_only {
+                            true => Arc::new(Vec::new()),
+                            false => cursor.columns(),
+                        },
                         name,
+                        move_only,
                     })
                 })
             }
@@ -208,12 +220,16 @@ impl StatementHandler for Cursors {
                 name,
                 count,
                 columns,
+                move_only,
             } => {
                 let cursor = state
                     .cursors
                     .get(name)
                     .ok_or_else(|| no_such_cursor(name))?;
                 let rows = cursor.take(*count).await?;
+                if *move_only {
+                    return Ok(StatementResult::command(format!("MOVE {}", rows.len())));
+                }
                 let tag = format!("FETCH {}", rows.len());
                 Ok(StatementResult::Returning {
                     columns: Arc::clone(columns),

@@ -3,6 +3,7 @@
 
 pub mod checks;
 mod column_types;
+pub mod comments;
 pub mod defaults;
 pub mod drop_column;
 pub mod foreign_keys;

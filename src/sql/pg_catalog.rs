@@ -15,6 +15,7 @@ mod pg_collation;
 mod pg_constraint;
 mod pg_database;
 mod pg_depend;
+mod pg_description;
 mod pg_get_keywords;
 mod pg_index;
 mod pg_indexes;
@@ -39,6 +40,7 @@ pub use oids::{
     sequence_oid, table_by_oid, table_oid, INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG,
 };
 pub use pg_constraint::{check_definition, foreign_key_definition};
+pub use pg_description::comment;
 pub use pg_indexes::definition as index_definition;
 pub use pg_type::{format_type, format_type_with_typmod, type_oid_by_name};
 pub use table_columns::{pk_columns, pkey_name};
@@ -63,6 +65,7 @@ const PG_TABLES: &[&str] = &[
     "pg_constraint",
     "pg_database",
     "pg_depend",
+    "pg_description",
     "pg_roles",
     "pg_user",
     "pg_settings",
@@ -191,6 +194,7 @@ impl CatalogSchema {
                 pg_depend::COLUMNS,
                 pg_depend::rows(&tables, &self.engine.sequences(&self.instance)),
             ),
+            "pg_description" => (pg_description::COLUMNS, pg_description::rows(&tables)),
             "pg_sequence" => (
                 pg_class::SEQUENCE_COLUMNS,
                 pg_class::sequence_rows(&self.engine.sequences(&self.instance)),

@@ -29,6 +29,7 @@ mod pg_integer_overflow;
 mod pg_interval_plan;
 mod pg_json_functions;
 mod pg_json_plan;
+mod pg_name_results;
 mod pg_numeric_results;
 mod pg_parameter_types;
 mod pg_sequences;

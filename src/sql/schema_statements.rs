@@ -1,5 +1,5 @@
-//! Statements that change the schema: CREATE TABLE [AS], ALTER TABLE, DROP TABLE and
-//! CREATE / DROP DATABASE. `ddl` turns their clauses into Table Store table specs;
+//! Statements that change the schema: CREATE TABLE [AS], ALTER TABLE, DROP TABLE,
+//! COMMENT ON and CREATE / DROP DATABASE. `ddl` turns their clauses into Table Store table specs;
 //! this module runs them. Only superusers may change the schema.
 
 use super::ddl;
@@ -35,6 +35,10 @@ pub(super) enum SchemaChange {
     },
     CreateSequence(Box<Statement>),
     CreateIndex(Box<ast::CreateIndex>),
+    Comment {
+        target: ddl::comments::Commented,
+        comment: Option<String>,
+    },
 }
 
 impl StatementHandler for SchemaChanges {
@@ -68,6 +72,15 @@ impl StatementHandler for SchemaChanges {
                 SchemaChange::CreateSequence(Box::new(create))
             }
             Statement::CreateIndex(create) => SchemaChange::CreateIndex(Box::new(create)),
+            Statement::Comment {
+                object_type,
+                object_name,
+                comment,
+                ..
+            } => match ddl::comments::commented(&object_type, &object_name) {
+                Ok(target) => SchemaChange::Comment { target, comment },
+                Err(e) => return Claim::Planned(Err(e)),
+            },
             _ => return Claim::NotMine(statement),
         }))
     }
@@ -97,6 +110,7 @@ impl StatementHandler for SchemaChanges {
             // Refused as unsupported when it runs.
             SchemaChange::Drop { .. } => return Ok(()),
             SchemaChange::CreateDatabase { .. } => "create database",
+            SchemaChange::Comment { .. } => "comment on",
         };
         Ok(state.access.require_superuser(action)?)
     }
@@ -208,6 +222,17 @@ impl StatementHandler for SchemaChanges {
                 }
                 "CREATE INDEX"
             }
+            SchemaChange::Comment { target, comment } => {
+                let before = engine.table(instance, &target.table)?;
+                ddl::comments::set(engine, instance, target, comment.as_deref()).await?;
+                if let Some(block) = state.transaction.as_mut() {
+                    block.changed_schema(SchemaUndo::RestoreTable {
+                        before,
+                        added: Vec::new(),
+                    });
+                }
+                "COMMENT"
+            }
             SchemaChange::CreateDatabase {
                 name,
                 if_not_exists,
@@ -310,7 +335,9 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
             object_type: ast::ObjectType::Sequence,
             ..
         } => cannot_undo("DROP SEQUENCE of a sequence the block did not create"),
-        SchemaChange::CreateSequence(_) | SchemaChange::CreateIndex(_) => Ok(()),
+        SchemaChange::CreateSequence(_)
+        | SchemaChange::CreateIndex(_)
+        | SchemaChange::Comment { .. } => Ok(()),
         SchemaChange::Drop { .. } => Ok(()),
         SchemaChange::CreateDatabase { .. } => Err(SqlError::new(
             SqlState::ActiveSqlTransaction,

@@ -16,6 +16,7 @@ use super::session_commands::{SessionCommand, SessionCommands};
 use super::session_state::SessionState;
 use super::session_zone;
 use super::settings::Settings;
+use super::sql_prepared::{self, PreparedCommand};
 use super::sql_types::{
     Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult, TransactionStatus,
 };
@@ -30,6 +31,7 @@ use crate::engine::Engine;
 use crate::sqlstate::SqlState;
 use async_trait::async_trait;
 use sqlparser::ast::Statement;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A planned statement: the plan of the handler its kind belongs to.
@@ -45,6 +47,8 @@ enum Plan {
     Copy(CopyCommand),
     Cursor(CursorPlan),
     Role(Box<Statement>),
+    /// SQL `PREPARE` / `EXECUTE`, which the session itself runs (`sql_prepared`).
+    Prepared(PreparedCommand),
     /// Only comments or semicolons.
     Empty,
 }
@@ -86,7 +90,7 @@ macro_rules! with_handler {
                 type $handler = Cursors;
                 $body
             }
-            Plan::Empty => $empty,
+            Plan::Prepared(_) | Plan::Empty => $empty,
         }
     };
 }
@@ -118,6 +122,9 @@ fn route(state: &SessionState, statement: Box<Statement>, params: &mut Params) -
 }
 
 fn columns(plan: &Plan) -> Arc<Vec<OutputColumn>> {
+    if let Plan::Prepared(PreparedCommand::Execute { columns, .. }) = plan {
+        return Arc::clone(columns);
+    }
     with_handler!(plan, H, p => H::columns(p), empty => Arc::new(Vec::new()))
 }
 
@@ -188,6 +195,8 @@ pub struct Session {
     /// The template of the statement `parse_simple` just parsed, for `run_simple` to
     /// cache its plan; only set when the query string held that one statement.
     pending_template: Option<Template>,
+    /// Statements SQL `PREPARE` prepared, by name.
+    sql_prepared: HashMap<String, Arc<PreparedStatement<StatementPlan>>>,
 }
 
 impl Session {
@@ -206,6 +215,7 @@ impl Session {
             plan_cache: PlanCache::default(),
             plan_cache_zone: TimeZone::default(),
             pending_template: None,
+            sql_prepared: HashMap::new(),
         })
     }
 
@@ -235,6 +245,10 @@ impl Session {
 
     /// Plans a statement in the session's zone (`session_zone`).
     fn plan(&self, statement: Box<Statement>, params: &mut Params) -> SqlResult<Plan> {
+        let columns_of = |name: &str| self.sql_prepared.get(name).map(|p| Arc::clone(&p.columns));
+        if let Some(command) = sql_prepared::plan(&statement, columns_of) {
+            return command.map(Plan::Prepared);
+        }
         session_zone::sync_scope(self.state.settings.time_zone(), || {
             route(&self.state, statement, params)
         })
@@ -259,6 +273,13 @@ impl Session {
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
+        if let Plan::Prepared(command) = plan {
+            let result = self.run_prepared(command).await;
+            if result.is_err() {
+                self.state.fail_transaction();
+            }
+            return result;
+        }
         let zone = self.state.settings.time_zone();
         let state = &mut self.state;
         let result = session_zone::scope(zone, async {
@@ -275,6 +296,31 @@ impl Session {
             self.state.fail_transaction();
         }
         result
+    }
+
+    /// Runs SQL `PREPARE` or `EXECUTE`. An EXECUTE's statement runs as a protocol
+    /// Execute would, so its plan is current and its result and tag are its own.
+    async fn run_prepared(&mut self, command: &PreparedCommand) -> SqlResult<StatementResult> {
+        match command {
+            PreparedCommand::Prepare { name, sql, types } => {
+                if self.sql_prepared.contains_key(name) {
+                    return Err(sql_prepared::taken(name));
+                }
+                let prepared = SqlSession::prepare(self, sql, types).await?;
+                self.sql_prepared.insert(name.clone(), prepared);
+                Ok(StatementResult::command("PREPARE"))
+            }
+            PreparedCommand::Execute { name, args, .. } => {
+                let prepared = self
+                    .sql_prepared
+                    .get(name)
+                    .cloned()
+                    .ok_or_else(|| sql_prepared::missing(name))?;
+                let params = sql_prepared::arguments(name, args, &prepared.param_types)?;
+                // Boxed: the statement runs through `run`, which got here.
+                Box::pin(SqlSession::execute(self, &prepared, params)).await
+            }
+        }
     }
 
     /// A prepared statement's plan for the catalog and zone as they are now: planned
@@ -386,7 +432,8 @@ impl SqlSession for Session {
                 }
             }
         }
-        let statements = parse(sql)?;
+        // Any error aborts a transaction block, a syntax error too, as in PostgreSQL.
+        let statements = parse(sql).inspect_err(|_| self.state.fail_transaction())?;
         if let (Some(template), [_]) = (template, statements.as_slice()) {
             self.pending_template = Some(template);
         }
@@ -430,8 +477,11 @@ impl SqlSession for Session {
         self.state.finish_query();
         // Read before planning: a change made while planning makes the plan stale.
         let planned_for = self.planned_for();
-        let mut statements = parse(sql)?;
+        // A statement that does not parse or plan aborts a transaction block, as in
+        // PostgreSQL.
+        let mut statements = parse(sql).inspect_err(|_| self.state.fail_transaction())?;
         if statements.len() > 1 {
+            self.state.fail_transaction();
             return Err(SqlError::syntax(
                 "cannot insert multiple commands into a prepared statement",
             ));
@@ -440,7 +490,9 @@ impl SqlSession for Session {
         let (plan, columns) = match statements.pop() {
             None => (Plan::Empty, Arc::new(Vec::new())),
             Some(statement) => {
-                let plan = self.plan(Box::new(statement), &mut params)?;
+                let plan = self
+                    .plan(Box::new(statement), &mut params)
+                    .inspect_err(|_| self.state.fail_transaction())?;
                 let columns = columns(&plan);
                 (plan, columns)
             }
@@ -474,8 +526,21 @@ impl SqlSession for Session {
         self.state.notices.take()
     }
 
+    /// SQL `PREPARE`'s statements are the session's own: their names are dropped
+    /// here, and only the others left for the server's protocol-level statements.
     fn take_deallocations(&mut self) -> Vec<Option<String>> {
-        std::mem::take(&mut self.state.deallocations)
+        let mut left = Vec::new();
+        for name in std::mem::take(&mut self.state.deallocations) {
+            match name {
+                None => {
+                    self.sql_prepared.clear();
+                    left.push(None);
+                }
+                Some(name) if self.sql_prepared.remove(&name).is_some() => {}
+                Some(name) => left.push(Some(name)),
+            }
+        }
+        left
     }
 
     fn take_parameter_changes(&mut self) -> Vec<(String, String)> {

@@ -1,4 +1,6 @@
-//! Statements about the session itself: SET, RESET, SHOW, DISCARD ALL and DEALLOCATE.
+//! Statements about the session itself: SET, RESET, SHOW, DISCARD ALL and DEALLOCATE
+//! (of protocol-level and SQL `PREPARE`d statements alike: the session drops the
+//! latter, the server the former).
 
 use super::datetime;
 use super::expr::{fold, Params};
@@ -115,6 +117,8 @@ impl StatementHandler for SessionCommands {
                 }
                 state.settings.reset_all();
                 state.sync_query_settings();
+                // DISCARD ALL includes DEALLOCATE ALL.
+                state.deallocations.push(None);
                 "DISCARD ALL"
             }
             SessionCommand::Deallocate(name) => {

@@ -9,6 +9,7 @@ pub(super) mod set_constraints;
 use super::role_statements;
 use super::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
+pub(super) use fetch_spelling::MOVE_MARKER;
 use sqlparser::ast::{BinaryOperator, Expr, Query, Statement, Visit, Visitor};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -27,6 +28,11 @@ pub(super) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
     }
     if let Some(reordered) = sequence_options::reorder(sql) {
         return parse_sql(&reordered);
+    }
+    if let Some(fetch) = fetch_spelling::move_as_fetch(sql) {
+        let mut statements = parse(&fetch)?;
+        statements.iter_mut().for_each(fetch_spelling::mark_move);
+        return Ok(statements);
     }
     if let Some(respelled) = fetch_spelling::respell(sql) {
         return parse_sql(&respelled);

@@ -27,7 +27,7 @@ pub fn pk_sql_type(ty: PkType) -> SqlType {
 /// for the others (floats, booleans, arrays).
 pub fn sql_pk_type(ty: SqlType) -> Option<PkType> {
     match ty {
-        SqlType::Text => Some(PkType::String),
+        SqlType::Text | SqlType::Name => Some(PkType::String),
         SqlType::Bytea | SqlType::Uuid => Some(PkType::Binary),
         SqlType::Int2
         | SqlType::Int4
@@ -106,6 +106,7 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
         SqlType::Bool => ValueType::Boolean,
         // A numeric is its text (`1.50`), exact and with its scale.
         SqlType::Text
+        | SqlType::Name
         | SqlType::Numeric(_)
         | SqlType::Array(_)
         | SqlType::Json

@@ -1350,6 +1350,25 @@ async fn cursors_fetch_forward() {
         "DECLARE h2 CURSOR WITH HOLD FOR SELECT 2",
         "CLOSE ALL",
         "FETCH 1 FROM h2",
+        // MOVE passes rows over and counts them; a statement that does not parse
+        // aborts the block like any other error.
+        "BEGIN",
+        "DECLARE m CURSOR FOR SELECT id FROM t ORDER BY id",
+        "MOVE 2 IN m",
+        "FETCH NEXT FROM m",
+        "MOVE m",
+        "MOVE FORWARD FROM m",
+        "MOVE ALL IN m",
+        "FETCH m",
+        "MOVE 1 IN nosuch",
+        "FETCH m",
+        "ROLLBACK",
+        "BEGIN",
+        "INSERT INTO t VALUES (6, 'f')",
+        "SELEC 1",
+        "SELECT 1",
+        "COMMIT",
+        "SELECT count(*) FROM t",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
@@ -1977,6 +1996,91 @@ async fn the_catalog_answers_migration_tools_as_postgres_does() {
          FROM information_schema.constraint_column_usage \
          WHERE constraint_name IN ('page_book_id_fkey', 'book_title_key', 'page_pkey') \
          ORDER BY 3",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// Catalog identifiers are PostgreSQL's `name` type (and their arrays `name[]`, which
+/// node-postgres leaves a string for Sequelize to split), and comments set with
+/// `COMMENT ON` come back through `pg_description`, `obj_description` and
+/// `col_description`, in a block and after one rolls back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn catalog_names_and_comments_read_as_postgres_reads_them() {
+    let differences = compare(&[&[
+        "CREATE TABLE cm (id INTEGER PRIMARY KEY, email TEXT UNIQUE, note TEXT)",
+        "SELECT relname, relkind::text FROM pg_class WHERE relname LIKE 'cm%' ORDER BY 1",
+        "SELECT i.relname AS name, ix.indisunique AS unique, array_agg(a.attname ORDER BY a.attnum) AS cols \
+         FROM pg_class t, pg_class i, pg_index ix, pg_attribute a \
+         WHERE t.oid = ix.indrelid AND i.oid = ix.indexrelid AND a.attrelid = t.oid \
+         AND a.attnum > 0 AND t.relname = 'cm' \
+         GROUP BY i.relname, ix.indisunique ORDER BY i.relname",
+        "SELECT table_name, column_name, upper(column_name) AS up, column_name || '!' AS bang \
+         FROM information_schema.columns WHERE table_name = 'cm' ORDER BY ordinal_position",
+        "SELECT attname FROM pg_attribute WHERE attrelid = 'cm'::regclass AND attnum > 0 \
+         ORDER BY attnum",
+        "COMMENT ON TABLE cm IS 'customer mail'",
+        "COMMENT ON COLUMN cm.email IS 'where we write'",
+        "COMMENT ON COLUMN public.cm.note IS 'it''s free text'",
+        "SELECT obj_description('cm'::regclass, 'pg_class'), obj_description('cm'::regclass)",
+        "SELECT a.attname, col_description(a.attrelid, a.attnum) FROM pg_attribute a \
+         WHERE a.attrelid = 'cm'::regclass AND a.attnum > 0 ORDER BY a.attnum",
+        "SELECT d.objsubid::int, d.description FROM pg_description d \
+         WHERE d.objoid = 'cm'::regclass AND d.classoid = 'pg_class'::regclass ORDER BY 1",
+        "COMMENT ON COLUMN cm.note IS NULL",
+        "COMMENT ON TABLE cm IS ''",
+        "SELECT obj_description('cm'::regclass, 'pg_class'), col_description('cm'::regclass, 3)",
+        "BEGIN",
+        "COMMENT ON TABLE cm IS 'in the block'",
+        "SELECT obj_description('cm'::regclass, 'pg_class')",
+        "ROLLBACK",
+        "SELECT obj_description('cm'::regclass, 'pg_class')",
+        "ALTER TABLE cm RENAME COLUMN email TO mail",
+        "SELECT col_description('cm'::regclass, 2)",
+        "COMMENT ON COLUMN cm.nosuch IS 'x'",
+        "COMMENT ON TABLE nosuch IS 'x'",
+        "COMMENT ON COLUMN nosuch.a IS 'x'",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// SQL-level prepared statements: PREPARE with and without declared types, EXECUTE
+/// with literal and computed arguments (each cast to its parameter's type), replanning
+/// after DDL, and the errors PostgreSQL gives (42P05, 26000, 42601, 22P02).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sql_prepared_statements_run_as_postgres_runs_them() {
+    let differences = compare(&[&[
+        "CREATE TABLE pq (id INTEGER PRIMARY KEY, name TEXT, score NUMERIC(6,2))",
+        "PREPARE ins (integer, text, numeric) AS INSERT INTO pq VALUES ($1, $2, $3)",
+        "EXECUTE ins(1, 'one', 1.5)",
+        "EXECUTE ins (2, 'two', '2.25')",
+        "EXECUTE ins(1 + 2, 'thr' || 'ee', 3)",
+        "PREPARE get AS SELECT id, name, score FROM pq WHERE id = $1",
+        "EXECUTE get(2)",
+        "EXECUTE get('3')",
+        "PREPARE all_rows AS SELECT id, name FROM pq ORDER BY id",
+        "EXECUTE all_rows",
+        "PREPARE upd (integer) AS UPDATE pq SET score = score + 1 WHERE id = $1 RETURNING score",
+        "EXECUTE upd(1)",
+        "ALTER TABLE pq ADD COLUMN note TEXT",
+        "EXECUTE get(1)",
+        "PREPARE get AS SELECT 1",
+        "EXECUTE nosuch(1)",
+        "EXECUTE get(1, 2)",
+        "EXECUTE get",
+        "EXECUTE get('x')",
+        "DEALLOCATE get",
+        "EXECUTE get(1)",
+        "DEALLOCATE get",
+        "PREPARE get AS SELECT name FROM pq WHERE id = $1",
+        "EXECUTE get(3)",
+        "BEGIN",
+        "EXECUTE ins(4, 'four', 4)",
+        "ROLLBACK",
+        "EXECUTE all_rows",
+        "DEALLOCATE ALL",
+        "EXECUTE all_rows",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));

@@ -38,3 +38,12 @@ DROP TABLE players, teams;
 CREATE TABLE stock (id BIGINT PRIMARY KEY, qty INTEGER CHECK (qty >= 0), lo INTEGER, hi INTEGER, CONSTRAINT stock_range CHECK (lo <= hi AND lo > 0));
 \d stock
 DROP TABLE stock;
+-- Comments on a table and its columns, as psql 15 shows them for PostgreSQL.
+CREATE TABLE notes (id BIGINT PRIMARY KEY, body TEXT, tag TEXT);
+COMMENT ON TABLE notes IS 'free-form notes';
+COMMENT ON COLUMN notes.body IS 'the text';
+\d+ notes
+\dt+ notes
+COMMENT ON COLUMN notes.body IS NULL;
+\d+ notes
+DROP TABLE notes;

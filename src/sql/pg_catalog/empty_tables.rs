@@ -1,22 +1,13 @@
 //! Catalog relations that always exist but are empty in pgwide: it has no range
-//! types, views, triggers, policies, inheritance, publications or comments. Clients join
+//! types, views, triggers, policies, inheritance or publications. Clients join
 //! them in their introspection queries, so each needs its columns, but never a row.
 
 use super::memory_table::Col;
 
 /// Catalog tables that always exist but are empty in pgwide (no views, triggers,
-/// policies, inheritance, publications, comments). Queries that inner-join
+/// policies, inheritance, publications). Queries that inner-join
 /// one are answered with no rows without planning (see `pg_compat`).
 pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
-    (
-        "pg_description",
-        &[
-            ("objoid", 'i'),
-            ("classoid", 'i'),
-            ("objsubid", 'i'),
-            ("description", 't'),
-        ],
-    ),
     (
         "pg_inherits",
         &[
@@ -72,9 +63,9 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
     ),
     (
         "pg_views",
-        &[("schemaname", 't'), ("viewname", 't'), ("definition", 't')],
+        &[("schemaname", 'n'), ("viewname", 'n'), ("definition", 't')],
     ),
-    ("pg_matviews", &[("schemaname", 't'), ("matviewname", 't')]),
+    ("pg_matviews", &[("schemaname", 'n'), ("matviewname", 't')]),
     (
         "pg_auth_members",
         &[

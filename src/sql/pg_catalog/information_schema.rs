@@ -12,9 +12,9 @@ use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
 
 pub const SCHEMATA: &[Col] = &[
-    ("catalog_name", 't'),
-    ("schema_name", 't'),
-    ("schema_owner", 't'),
+    ("catalog_name", 'n'),
+    ("schema_name", 'n'),
+    ("schema_owner", 'n'),
 ];
 
 /// `public`, `pg_catalog` and `information_schema`.
@@ -26,9 +26,9 @@ pub fn schemata_rows(db: &str) -> Vec<Vec<V>> {
 }
 
 pub const TABLES: &[Col] = &[
-    ("table_catalog", 't'),
-    ("table_schema", 't'),
-    ("table_name", 't'),
+    ("table_catalog", 'n'),
+    ("table_schema", 'n'),
+    ("table_name", 'n'),
     ("table_type", 't'),
     ("is_insertable_into", 't'),
 ];
@@ -50,20 +50,20 @@ pub fn tables_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
 }
 
 pub const COLUMNS: &[Col] = &[
-    ("table_catalog", 't'),
-    ("table_schema", 't'),
-    ("table_name", 't'),
-    ("column_name", 't'),
+    ("table_catalog", 'n'),
+    ("table_schema", 'n'),
+    ("table_name", 'n'),
+    ("column_name", 'n'),
     ("ordinal_position", 'i'),
     ("column_default", 't'),
     ("is_nullable", 't'),
     ("data_type", 't'),
-    ("udt_name", 't'),
+    ("udt_name", 'n'),
     ("character_maximum_length", 'i'),
     ("numeric_precision", 'i'),
     ("numeric_scale", 'i'),
-    ("udt_catalog", 't'),
-    ("udt_schema", 't'),
+    ("udt_catalog", 'n'),
+    ("udt_schema", 'n'),
     ("is_identity", 't'),
     ("identity_generation", 't'),
     ("is_generated", 't'),
@@ -114,12 +114,12 @@ pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
 }
 
 pub const TABLE_CONSTRAINTS: &[Col] = &[
-    ("constraint_catalog", 't'),
-    ("constraint_schema", 't'),
-    ("constraint_name", 't'),
-    ("table_catalog", 't'),
-    ("table_schema", 't'),
-    ("table_name", 't'),
+    ("constraint_catalog", 'n'),
+    ("constraint_schema", 'n'),
+    ("constraint_name", 'n'),
+    ("table_catalog", 'n'),
+    ("table_schema", 'n'),
+    ("table_name", 'n'),
     ("constraint_type", 't'),
     ("is_deferrable", 't'),
     ("initially_deferred", 't'),
@@ -204,13 +204,13 @@ fn constraints(tables: &[Arc<TableMeta>]) -> impl Iterator<Item = Constraint<'_>
 }
 
 pub const KEY_COLUMN_USAGE: &[Col] = &[
-    ("constraint_catalog", 't'),
-    ("constraint_schema", 't'),
-    ("constraint_name", 't'),
-    ("table_catalog", 't'),
-    ("table_schema", 't'),
-    ("table_name", 't'),
-    ("column_name", 't'),
+    ("constraint_catalog", 'n'),
+    ("constraint_schema", 'n'),
+    ("constraint_name", 'n'),
+    ("table_catalog", 'n'),
+    ("table_schema", 'n'),
+    ("table_name", 'n'),
+    ("column_name", 'n'),
     ("ordinal_position", 'i'),
     ("position_in_unique_constraint", 'i'),
 ];
@@ -259,13 +259,13 @@ fn referenced_position(tables: &[Arc<TableMeta>], fk: &ForeignKeyMeta, i: usize)
 }
 
 pub const CONSTRAINT_COLUMN_USAGE: &[Col] = &[
-    ("table_catalog", 't'),
-    ("table_schema", 't'),
-    ("table_name", 't'),
-    ("column_name", 't'),
-    ("constraint_catalog", 't'),
-    ("constraint_schema", 't'),
-    ("constraint_name", 't'),
+    ("table_catalog", 'n'),
+    ("table_schema", 'n'),
+    ("table_name", 'n'),
+    ("column_name", 'n'),
+    ("constraint_catalog", 'n'),
+    ("constraint_schema", 'n'),
+    ("constraint_name", 'n'),
 ];
 
 /// The columns each constraint uses: a key's own columns, a foreign key's referenced
@@ -293,12 +293,12 @@ pub fn constraint_column_usage_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<
 }
 
 pub const REFERENTIAL_CONSTRAINTS: &[Col] = &[
-    ("constraint_catalog", 't'),
-    ("constraint_schema", 't'),
-    ("constraint_name", 't'),
-    ("unique_constraint_catalog", 't'),
-    ("unique_constraint_schema", 't'),
-    ("unique_constraint_name", 't'),
+    ("constraint_catalog", 'n'),
+    ("constraint_schema", 'n'),
+    ("constraint_name", 'n'),
+    ("unique_constraint_catalog", 'n'),
+    ("unique_constraint_schema", 'n'),
+    ("unique_constraint_name", 'n'),
     ("match_option", 't'),
     ("update_rule", 't'),
     ("delete_rule", 't'),

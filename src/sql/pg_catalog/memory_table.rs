@@ -4,6 +4,7 @@
 
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Int64Builder, ListBuilder, RecordBatch, StringBuilder,
+    StringViewBuilder,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
@@ -30,7 +31,8 @@ pub fn count(n: u64) -> V {
     V::I(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-/// A column's kind: `i` bigint, `t` text, `b` boolean, `a` text[].
+/// A column's kind: `i` bigint, `t` text, `n` name (an identifier, as PostgreSQL types
+/// `relname`), `b` boolean, `a` text[].
 pub type Col = (&'static str, char);
 
 /// A table with these columns and rows; a missing or mistyped cell is NULL.
@@ -43,6 +45,7 @@ pub fn mem_table(cols: &[Col], rows: Vec<Vec<V>>) -> Result<Arc<dyn TableProvide
                 'i' => DataType::Int64,
                 'b' => DataType::Boolean,
                 'a' => DataType::List(Arc::clone(&item)),
+                'n' => DataType::Utf8View,
                 _ => DataType::Utf8,
             };
             Field::new(*name, ty, true)
@@ -74,6 +77,11 @@ pub fn mem_table(cols: &[Col], rows: Vec<Vec<V>>) -> Result<Arc<dyn TableProvide
                         _ => b.append(false),
                     }
                 }
+                Arc::new(b.finish())
+            }
+            'n' => {
+                let mut b = StringViewBuilder::new();
+                cells.for_each(|c| b.append_option(if let V::T(v) = c { Some(v) } else { None }));
                 Arc::new(b.finish())
             }
             _ => {

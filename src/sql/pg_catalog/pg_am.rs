@@ -5,7 +5,7 @@ use super::memory_table::{t, Col, V};
 
 pub const COLUMNS: &[Col] = &[
     ("oid", 'i'),
-    ("amname", 't'),
+    ("amname", 'n'),
     ("amhandler", 't'),
     ("amtype", 't'),
 ];

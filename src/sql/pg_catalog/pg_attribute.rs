@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
     ("attrelid", 'i'),
-    ("attname", 't'),
+    ("attname", 'n'),
     ("atttypid", 'i'),
     ("attnum", 'i'),
     ("attlen", 'i'),

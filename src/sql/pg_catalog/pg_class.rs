@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
     ("oid", 'i'),
-    ("relname", 't'),
+    ("relname", 'n'),
     ("relnamespace", 'i'),
     ("reltype", 'i'),
     ("reloftype", 'i'),

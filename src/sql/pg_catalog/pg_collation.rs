@@ -6,7 +6,7 @@ use super::oids::{OWNER_OID, PG_CATALOG_OID};
 
 pub const COLUMNS: &[Col] = &[
     ("oid", 'i'),
-    ("collname", 't'),
+    ("collname", 'n'),
     ("collnamespace", 'i'),
     ("collowner", 'i'),
     ("collprovider", 't'),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
     ("oid", 'i'),
-    ("conname", 't'),
+    ("conname", 'n'),
     ("connamespace", 'i'),
     ("contype", 't'),
     ("condeferrable", 'b'),

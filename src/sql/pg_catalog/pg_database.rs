@@ -7,7 +7,7 @@ use crate::engine::Engine;
 
 pub const COLUMNS: &[Col] = &[
     ("oid", 'i'),
-    ("datname", 't'),
+    ("datname", 'n'),
     ("datdba", 'i'),
     ("encoding", 'i'),
     ("datlocprovider", 't'),
@@ -15,8 +15,8 @@ pub const COLUMNS: &[Col] = &[
     ("datallowconn", 'b'),
     ("datconnlimit", 'i'),
     ("dattablespace", 'i'),
-    ("datcollate", 't'),
-    ("datctype", 't'),
+    ("datcollate", 'n'),
+    ("datctype", 'n'),
     ("daticulocale", 't'),
     ("datacl", 'a'),
 ];

@@ -9,10 +9,10 @@ use crate::sql::expr::quote_ident;
 use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
-    ("schemaname", 't'),
-    ("tablename", 't'),
-    ("indexname", 't'),
-    ("tablespace", 't'),
+    ("schemaname", 'n'),
+    ("tablename", 'n'),
+    ("indexname", 'n'),
+    ("tablespace", 'n'),
     ("indexdef", 't'),
 ];
 

@@ -8,7 +8,7 @@ use super::oids::{
 
 pub const COLUMNS: &[Col] = &[
     ("oid", 'i'),
-    ("nspname", 't'),
+    ("nspname", 'n'),
     ("nspowner", 'i'),
     ("nspacl", 'a'),
 ];

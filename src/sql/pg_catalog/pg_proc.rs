@@ -5,7 +5,7 @@ use super::memory_table::{Col, V};
 
 pub const COLUMNS: &[Col] = &[
     ("oid", 'i'),
-    ("proname", 't'),
+    ("proname", 'n'),
     ("pronamespace", 'i'),
     ("proowner", 'i'),
     ("prorettype", 'i'),

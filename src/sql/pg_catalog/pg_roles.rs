@@ -8,7 +8,7 @@ use crate::auth::Roles;
 
 pub const COLUMNS: &[Col] = &[
     ("oid", 'i'),
-    ("rolname", 't'),
+    ("rolname", 'n'),
     ("rolsuper", 'b'),
     ("rolinherit", 'b'),
     ("rolcreaterole", 'b'),

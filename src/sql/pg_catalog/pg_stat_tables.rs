@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
     ("relid", 'i'),
-    ("schemaname", 't'),
-    ("relname", 't'),
+    ("schemaname", 'n'),
+    ("relname", 'n'),
     ("seq_scan", 'i'),
     ("seq_tup_read", 'i'),
     ("idx_scan", 'i'),

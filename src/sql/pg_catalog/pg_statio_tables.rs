@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
     ("relid", 'i'),
-    ("schemaname", 't'),
-    ("relname", 't'),
+    ("schemaname", 'n'),
+    ("relname", 'n'),
     ("heap_blks_read", 'i'),
     ("heap_blks_hit", 'i'),
     ("idx_blks_read", 'i'),

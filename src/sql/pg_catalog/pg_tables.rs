@@ -9,10 +9,10 @@ use crate::engine::TableMeta;
 use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
-    ("schemaname", 't'),
-    ("tablename", 't'),
-    ("tableowner", 't'),
-    ("tablespace", 't'),
+    ("schemaname", 'n'),
+    ("tablename", 'n'),
+    ("tableowner", 'n'),
+    ("tablespace", 'n'),
     ("hasindexes", 'b'),
     ("hasrules", 'b'),
     ("hastriggers", 'b'),

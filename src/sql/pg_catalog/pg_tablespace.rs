@@ -3,7 +3,7 @@
 use super::memory_table::{t, Col, V};
 use super::oids::OWNER_OID;
 
-pub const COLUMNS: &[Col] = &[("oid", 'i'), ("spcname", 't'), ("spcowner", 'i')];
+pub const COLUMNS: &[Col] = &[("oid", 'i'), ("spcname", 'n'), ("spcowner", 'i')];
 
 /// `pg_default` with PostgreSQL's OID.
 pub fn rows() -> Vec<Vec<V>> {

@@ -106,7 +106,7 @@ pub fn format_type(oid: i64) -> Option<&'static str> {
 
 pub const COLUMNS: &[Col] = &[
     ("oid", 'i'),
-    ("typname", 't'),
+    ("typname", 'n'),
     ("typnamespace", 'i'),
     ("typowner", 'i'),
     ("typlen", 'i'),

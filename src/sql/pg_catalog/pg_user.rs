@@ -5,7 +5,7 @@ use super::pg_roles::role_rows;
 use crate::auth::Roles;
 
 pub const COLUMNS: &[Col] = &[
-    ("usename", 't'),
+    ("usename", 'n'),
     ("usesysid", 'i'),
     ("usecreatedb", 'b'),
     ("usesuper", 'b'),

@@ -40,6 +40,9 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Float4 => DataType::Float32,
         SqlType::Float8 => DataType::Float64,
         SqlType::Text => DataType::Utf8,
+        // The catalogs' `name` columns are string views, a string type nothing else is
+        // planned as, so `array_agg(attname)` stays `name[]` as in PostgreSQL.
+        SqlType::Name => DataType::Utf8View,
         SqlType::Bytea => DataType::Binary,
         SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
         SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
@@ -90,6 +93,7 @@ pub fn sql_type(ty: &DataType) -> SqlType {
         ),
         DataType::Decimal256(..) => SqlType::Numeric(None),
         DataType::LargeUtf8 => SqlType::Jsonb,
+        DataType::Utf8View => SqlType::Name,
         DataType::Time32(_) | DataType::Time64(_) => SqlType::Time,
         // `timestamp - timestamp` is Arrow's duration; PostgreSQL's, an interval.
         DataType::Interval(_) | DataType::Duration(_) => SqlType::Interval,
@@ -627,7 +631,7 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                 })
             });
         }
-        SqlType::Text => match array.data_type() {
+        SqlType::Text | SqlType::Name => match array.data_type() {
             DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
                 let text = cast(array, &DataType::Utf8).map_err(arrow_error)?;
                 let text = text.as_string::<i32>();

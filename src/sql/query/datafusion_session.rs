@@ -9,9 +9,9 @@ use super::{
     branch_order, catalog_list, convert, empty_catalog, origin, pg_any_parameters,
     pg_array_literals, pg_array_subqueries, pg_compat, pg_datetime_functions, pg_functions,
     pg_in_select_list, pg_in_values, pg_integer_overflow, pg_interval_plan, pg_json_functions,
-    pg_json_plan, pg_numeric_results, pg_parameter_types, pg_sequences, pg_set_functions,
-    pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text, pg_time_zone,
-    subplan_exec, zone_setting,
+    pg_json_plan, pg_name_results, pg_numeric_results, pg_parameter_types, pg_sequences,
+    pg_set_functions, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text,
+    pg_time_zone, subplan_exec, zone_setting,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -183,6 +183,9 @@ impl QueryEngine {
             .extensions
             .insert(zone_setting::SessionZone::default());
         config.options_mut().sql_parser.parse_float_as_decimal = true;
+        // `text` and `varchar` are plain strings; string views are the catalogs' `name`
+        // (`pg_name_results`).
+        config.options_mut().sql_parser.map_string_types_to_utf8view = false;
         let catalogs = catalog_list::catalog_list(Arc::clone(&engine), instance, roles);
         let mut state = SessionStateBuilder::new()
             .with_config(config)
@@ -292,6 +295,7 @@ impl QueryEngine {
         let logical = pg_time_text::rewrite(logical).map_err(|e| from_datafusion(&e))?;
         let logical =
             pg_interval_plan::date_differences(logical).map_err(|e| from_datafusion(&e))?;
+        let logical = pg_name_results::rewrite(logical).map_err(|e| from_datafusion(&e))?;
         let mut inferred = logical
             .get_parameter_types()
             .map_err(|e| from_datafusion(&e))?;

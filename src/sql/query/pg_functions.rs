@@ -89,8 +89,6 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
         }),
     )?;
     for name in [
-        "obj_description",
-        "col_description",
         "shobj_description",
         "pg_get_viewdef",
         "pg_get_triggerdef",
@@ -237,6 +235,41 @@ fn register_definitions(
                 return text(at.and_then(|at| columns.get(at)).map(|c| quote_ident(c)));
             }
             text(Some(definition))
+        }),
+    )?;
+    // Comments: only tables and their columns take one (`COMMENT ON`), so an OID of
+    // anything else, or a catalog other than `pg_class`, has none.
+    let (e, i) = (Arc::clone(engine), instance.to_string());
+    add(
+        "obj_description",
+        DataType::Utf8,
+        Arc::new(move |a| {
+            let of_pg_class = match a.get(1) {
+                None => true,
+                Some(ScalarValue::Utf8(Some(c)) | ScalarValue::Utf8View(Some(c))) => {
+                    c == "pg_class" || c == "pg_catalog.pg_class"
+                }
+                Some(_) => false,
+            };
+            let table = int(a.first()).and_then(|oid| pg_catalog::table_by_oid(&e, &i, oid));
+            match table {
+                Some((table, false)) if of_pg_class => text(pg_catalog::comment(&table, 0)),
+                _ => text(None),
+            }
+        }),
+    )?;
+    let (e, i) = (Arc::clone(engine), instance.to_string());
+    add(
+        "col_description",
+        DataType::Utf8,
+        Arc::new(move |a| {
+            let table = int(a.first()).and_then(|oid| pg_catalog::table_by_oid(&e, &i, oid));
+            match (table, int(a.get(1))) {
+                (Some((table, false)), Some(attnum)) if attnum > 0 => {
+                    text(pg_catalog::comment(&table, attnum))
+                }
+                _ => text(None),
+            }
         }),
     )?;
     let (e, i) = (Arc::clone(engine), instance.to_string());
