@@ -183,7 +183,7 @@ pub(super) fn plan_returning(
                     columns.push(OutputColumn {
                         name: relation.columns[index].name.clone(),
                         ty: relation.columns[index].ty,
-                        origin: None,
+                        origin: relation.origin(index),
                     });
                     scalars.push(Scalar::Column(relation.slot(index)));
                 }
@@ -199,11 +199,13 @@ pub(super) fn plan_returning(
                     }
                     _ => super::expr::output_name(expr),
                 };
-                columns.push(OutputColumn {
-                    name,
-                    ty,
-                    origin: None,
-                });
+                // A column returned as it is keeps its origin (a VARCHAR column is
+                // described as one), as PostgreSQL marks RETURNING's columns.
+                let origin = match scalar {
+                    Scalar::Column(slot) => relation.slot_origin(slot),
+                    _ => None,
+                };
+                columns.push(OutputColumn { name, ty, origin });
                 scalars.push(scalar);
             }
             other => {

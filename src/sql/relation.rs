@@ -129,10 +129,12 @@ impl Relation {
         }
         // attnum: the column's 1-based place among the visible ones (`attnum`).
         let attnum = self.columns[..index].iter().filter(|c| !c.hidden).count() + 1;
-        Some(super::sql_types::ColumnOrigin {
-            table_oid: u32::try_from(table_oid(&self.table)).ok()?,
-            attnum: i16::try_from(attnum).ok()?,
-        })
+        super::sql_types::ColumnOrigin::of(
+            &self.table,
+            table_oid(&self.table),
+            &column.name,
+            i64::try_from(attnum).ok()?,
+        )
     }
 
     /// The table column behind the column in `slot` (see [`Relation::origin`]).

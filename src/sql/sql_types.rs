@@ -411,6 +411,30 @@ pub struct OutputColumn {
 pub struct ColumnOrigin {
     pub table_oid: u32,
     pub attnum: i16,
+    /// The column is declared `VARCHAR`: its `atttypmod` (the limit plus 4, or -1), as
+    /// RowDescription reports it with the type `character varying`.
+    pub varchar_typmod: Option<i32>,
+}
+
+impl ColumnOrigin {
+    /// The origin of `table`'s column `column`, the `attnum`th visible one.
+    pub fn of(
+        table: &crate::engine::TableMeta,
+        table_oid: i64,
+        column: &str,
+        attnum: i64,
+    ) -> Option<Self> {
+        let varchar_typmod = table.is_varchar(column).then(|| {
+            table.max_chars(column).map_or(-1, |limit| {
+                i32::try_from(limit).map_or(-1, |l| l.saturating_add(4))
+            })
+        });
+        Some(ColumnOrigin {
+            table_oid: u32::try_from(table_oid).ok()?,
+            attnum: i16::try_from(attnum).ok()?,
+            varchar_typmod,
+        })
+    }
 }
 
 /// Rows of a result, produced lazily page by page.

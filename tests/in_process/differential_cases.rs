@@ -2085,3 +2085,24 @@ async fn sql_prepared_statements_run_as_postgres_runs_them() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// A column declared VARCHAR comes back as `character varying` (1043), as PostgreSQL
+/// describes it, wherever a result column is the table column itself; computed from
+/// it, it is text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn varchar_columns_are_described_as_varchar() {
+    let differences = compare(&[&[
+        "CREATE TABLE vc (id VARCHAR(8) PRIMARY KEY, name VARCHAR(20), free VARCHAR, t TEXT)",
+        "INSERT INTO vc VALUES ('a', 'Ann', 'x', 'y'), ('b', 'Bob', NULL, 'z')",
+        "SELECT * FROM vc ORDER BY id",
+        "SELECT name FROM vc WHERE id = 'a'",
+        "SELECT v.name, v.free, v.t FROM vc v JOIN vc w ON v.id = w.id ORDER BY 1",
+        "SELECT name::text, upper(name), name || '!' FROM vc ORDER BY 1",
+        "SELECT DISTINCT name FROM vc ORDER BY 1",
+        "INSERT INTO vc VALUES ('c', 'Cy', 'q', 'r') RETURNING id, name, t",
+        "UPDATE vc SET name = 'Bo' WHERE id = 'b' RETURNING name",
+        "SELECT name, count(*) FROM vc GROUP BY name ORDER BY 1",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -15,10 +15,12 @@ use std::sync::Arc;
 
 /// The origin of table column `column` (by name), if the table shows it.
 fn column_origin(table: &Arc<TableMeta>, column: &str) -> Option<ColumnOrigin> {
-    Some(ColumnOrigin {
-        table_oid: u32::try_from(pg_catalog::table_oid(table)).ok()?,
-        attnum: i16::try_from(pg_catalog::attnum(table, column)?).ok()?,
-    })
+    ColumnOrigin::of(
+        table,
+        pg_catalog::table_oid(table),
+        column,
+        pg_catalog::attnum(table, column)?,
+    )
 }
 
 /// The origin of each output column of `plan`.
