@@ -188,7 +188,7 @@ impl CatalogSchema {
             "pg_namespace" => (pg_namespace::COLUMNS, pg_namespace::rows()),
             "pg_class" => (
                 pg_class::COLUMNS,
-                pg_class::rows(&tables, &self.engine.sequences(&self.instance)),
+                pg_class::rows(&tables, &self.engine.sequences(&self.instance), roles),
             ),
             "pg_depend" => (
                 pg_depend::COLUMNS,

@@ -47,3 +47,24 @@ COMMENT ON COLUMN notes.body IS 'the text';
 COMMENT ON COLUMN notes.body IS NULL;
 \d+ notes
 DROP TABLE notes;
+-- psql's other listings: functions, privileges (after GRANT), tablespaces, and the
+-- kinds of object pgwide has none of.
+CREATE TABLE shared (id BIGINT PRIMARY KEY, note TEXT);
+CREATE ROLE reader LOGIN PASSWORD 'secret';
+\dp shared
+GRANT SELECT, UPDATE ON shared TO reader;
+\dp shared
+REVOKE UPDATE ON shared FROM reader;
+\dp shared
+\df
+\db
+\dy
+\des
+\dew
+\dL
+\dc
+\dC
+\do
+\drds
+DROP TABLE shared;
+DROP ROLE reader;

@@ -1,5 +1,6 @@
 //! Catalog relations that always exist but are empty in pgwide: it has no range
-//! types, views, triggers, policies, inheritance or publications. Clients join
+//! types, views, triggers, policies, inheritance, publications, conversions, casts,
+//! operators, languages or foreign data as catalog entries. Clients join
 //! them in their introspection queries, so each needs its columns, but never a row.
 
 use super::memory_table::Col;
@@ -19,7 +20,16 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
     ),
     (
         "pg_policy",
-        &[("oid", 'i'), ("polname", 't'), ("polrelid", 'i')],
+        &[
+            ("oid", 'i'),
+            ("polname", 'n'),
+            ("polrelid", 'i'),
+            ("polcmd", 't'),
+            ("polpermissive", 'b'),
+            ("polroles", 'a'),
+            ("polqual", 't'),
+            ("polwithcheck", 't'),
+        ],
     ),
     (
         "pg_range",
@@ -92,5 +102,107 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
             ("enumsortorder", 'i'),
             ("enumlabel", 't'),
         ],
+    ),
+    // psql's `\dc`, `\dC`, `\do`, `\dL`, `\dy`, `\dew`, `\des` and `\drds` list
+    // these; pgwide has no conversions, casts, operators, languages, event triggers,
+    // foreign data or per-role settings as catalog entries.
+    (
+        "pg_conversion",
+        &[
+            ("oid", 'i'),
+            ("conname", 'n'),
+            ("connamespace", 'i'),
+            ("conowner", 'i'),
+            ("conforencoding", 'i'),
+            ("contoencoding", 'i'),
+            ("conproc", 'i'),
+            ("condefault", 'b'),
+        ],
+    ),
+    (
+        "pg_cast",
+        &[
+            ("oid", 'i'),
+            ("castsource", 'i'),
+            ("casttarget", 'i'),
+            ("castfunc", 'i'),
+            ("castcontext", 't'),
+            ("castmethod", 't'),
+        ],
+    ),
+    (
+        "pg_operator",
+        &[
+            ("oid", 'i'),
+            ("oprname", 'n'),
+            ("oprnamespace", 'i'),
+            ("oprowner", 'i'),
+            ("oprkind", 't'),
+            ("oprcanmerge", 'b'),
+            ("oprcanhash", 'b'),
+            ("oprleft", 'i'),
+            ("oprright", 'i'),
+            ("oprresult", 'i'),
+            ("oprcom", 'i'),
+            ("oprnegate", 'i'),
+            ("oprcode", 'i'),
+            ("oprrest", 'i'),
+            ("oprjoin", 'i'),
+        ],
+    ),
+    (
+        "pg_language",
+        &[
+            ("oid", 'i'),
+            ("lanname", 'n'),
+            ("lanowner", 'i'),
+            ("lanispl", 'b'),
+            ("lanpltrusted", 'b'),
+            ("lanplcallfoid", 'i'),
+            ("laninline", 'i'),
+            ("lanvalidator", 'i'),
+            ("lanacl", 'a'),
+        ],
+    ),
+    (
+        "pg_event_trigger",
+        &[
+            ("oid", 'i'),
+            ("evtname", 'n'),
+            ("evtevent", 'n'),
+            ("evtowner", 'i'),
+            ("evtfoid", 'i'),
+            ("evtenabled", 't'),
+            ("evttags", 'a'),
+        ],
+    ),
+    (
+        "pg_foreign_data_wrapper",
+        &[
+            ("oid", 'i'),
+            ("fdwname", 'n'),
+            ("fdwowner", 'i'),
+            ("fdwhandler", 'i'),
+            ("fdwvalidator", 'i'),
+            ("fdwacl", 'a'),
+            ("fdwoptions", 'a'),
+        ],
+    ),
+    (
+        "pg_foreign_server",
+        &[
+            ("oid", 'i'),
+            ("srvname", 'n'),
+            ("srvowner", 'i'),
+            ("srvfdw", 'i'),
+            ("srvtype", 't'),
+            ("srvversion", 't'),
+            ("srvacl", 'a'),
+            ("srvoptions", 'a'),
+        ],
+    ),
+    (
+        "pg_db_role_setting",
+        &[("setdatabase", 'i'), ("setrole", 'i'), ("setconfig", 'a')],
     ),
 ];

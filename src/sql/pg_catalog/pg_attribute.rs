@@ -27,6 +27,7 @@ pub const COLUMNS: &[Col] = &[
     ("atthasmissing", 'b'),
     ("attislocal", 'b'),
     ("attcompression", 't'),
+    ("attacl", 'a'),
 ];
 
 /// One row per visible column of each table.

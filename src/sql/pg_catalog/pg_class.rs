@@ -4,8 +4,9 @@
 //! `pg_catalog.pg_sequence`: each sequence's definition.
 
 use super::memory_table::{t, Col, V};
-use super::oids::{index_oid, sequence_oid, table_oid, OWNER_OID, PUBLIC_OID};
+use super::oids::{index_oid, sequence_oid, table_oid, OWNER, OWNER_OID, PUBLIC_OID};
 use super::table_columns::{columns, pk_columns, pkey_name};
+use crate::auth::{Privilege, Roles};
 use crate::engine::{SequenceMeta, TableMeta};
 use std::sync::Arc;
 
@@ -41,16 +42,27 @@ pub const COLUMNS: &[Col] = &[
     ("relpartbound", 't'),
 ];
 
-/// The rows of every table and its primary-key index, and of every sequence.
 /// Where `relchecks` is among the columns.
 const RELCHECKS: usize = 17;
 /// Where `relhastriggers` is among the columns.
 const RELHASTRIGGERS: usize = 19;
+/// Where `relacl` is among the columns.
+const RELACL: usize = 26;
 
-pub fn rows(tables: &[Arc<TableMeta>], sequences: &[Arc<SequenceMeta>]) -> Vec<Vec<V>> {
+/// The rows of every table and its primary-key index, and of every sequence; a
+/// table's `relacl` lists the privileges `roles` were granted on it.
+pub fn rows(
+    tables: &[Arc<TableMeta>],
+    sequences: &[Arc<SequenceMeta>],
+    roles: Option<&Roles>,
+) -> Vec<Vec<V>> {
     let mut rows: Vec<Vec<V>> = Vec::new();
     for table in tables {
         let mut table_rows = table_rows(table);
+        if let (Some(row), Some(acl)) = (table_rows.first_mut(), roles.and_then(|r| acl(r, table)))
+        {
+            row[RELACL] = V::A(acl);
+        }
         // PostgreSQL keeps foreign keys with triggers on both tables, and psql's `\d`
         // lists a table's keys and the keys referencing it only when this is set.
         let has_triggers = !table.foreign_keys.is_empty()
@@ -69,6 +81,39 @@ pub fn rows(tables: &[Arc<TableMeta>], sequences: &[Arc<SequenceMeta>]) -> Vec<V
             .map(|s| relation_row(sequence_oid(s), s.spec.name.clone(), "S", 0, 3, false, V::N)),
     );
     rows
+}
+
+/// A table's access privileges as PostgreSQL's `aclitem[]` shows them
+/// (`grantee=privileges/grantor`), once any role was granted one: the owner's own
+/// first, then each grantee's, `arwd` being INSERT, SELECT, UPDATE, DELETE. `None`
+/// while nobody was (PostgreSQL's NULL, the owner's default privileges).
+fn acl(roles: &Roles, table: &TableMeta) -> Option<Vec<String>> {
+    let grants: Vec<String> = roles
+        .list()
+        .into_iter()
+        .filter_map(|role| {
+            let grant = role
+                .tables
+                .iter()
+                .find(|g| g.table_id == table.id && g.instance == table.instance)?;
+            let letters: String = [
+                (Privilege::Insert, 'a'),
+                (Privilege::Select, 'r'),
+                (Privilege::Update, 'w'),
+                (Privilege::Delete, 'd'),
+            ]
+            .iter()
+            .filter(|(p, _)| grant.privileges.contains(*p))
+            .map(|(_, letter)| *letter)
+            .collect();
+            Some(format!("{}={letters}/{OWNER}", role.name))
+        })
+        .collect();
+    if grants.is_empty() {
+        return None;
+    }
+    let owner = format!("{OWNER}=arwdDxt/{OWNER}");
+    Some(std::iter::once(owner).chain(grants).collect())
 }
 
 pub const SEQUENCE_COLUMNS: &[Col] = &[

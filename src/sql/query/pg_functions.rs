@@ -89,6 +89,10 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
         }),
     )?;
     for name in [
+        // Of a function: pgwide lists none in pg_proc.
+        "pg_get_function_result",
+        "pg_get_function_arguments",
+        "pg_get_function_identity_arguments",
         "shobj_description",
         "pg_get_viewdef",
         "pg_get_triggerdef",
@@ -96,6 +100,12 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
     ] {
         add(name, DataType::Utf8, Arc::clone(&null))?;
     }
+    // The default tablespaces (the only ones) have no directory of their own.
+    add(
+        "pg_tablespace_location",
+        DataType::Utf8,
+        Arc::new(|_| text(Some(String::new()))),
+    )?;
     // Per-object statistics pgwide does not keep (index scans, dead tuples).
     for name in ["pg_stat_get_numscans", "pg_stat_get_dead_tuples"] {
         add(
