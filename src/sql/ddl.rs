@@ -9,6 +9,7 @@ pub mod drop_column;
 pub mod foreign_keys;
 pub mod indexes;
 pub mod rename_column;
+pub mod schemas;
 pub mod sequences;
 mod unenforced;
 
@@ -869,6 +870,10 @@ pub async fn drop(
         ast::ObjectType::Index => {
             indexes::drop(engine, instance, if_exists, names).await?;
             Ok("DROP INDEX")
+        }
+        ast::ObjectType::Schema => {
+            schemas::drop(names, if_exists)?;
+            Ok("DROP SCHEMA")
         }
         other => Err(SqlError::unsupported(format!(
             "DROP {other} is not supported"

@@ -1,5 +1,5 @@
 //! Statements that change the schema: CREATE TABLE [AS], ALTER TABLE, DROP TABLE,
-//! COMMENT ON and CREATE / DROP DATABASE. `ddl` turns their clauses into Table Store table specs;
+//! COMMENT ON, CREATE / DROP SCHEMA and CREATE / DROP DATABASE. `ddl` turns their clauses into Table Store table specs;
 //! this module runs them. Only superusers may change the schema.
 
 use super::ddl;
@@ -38,6 +38,10 @@ pub(super) enum SchemaChange {
     Comment {
         target: ddl::comments::Commented,
         comment: Option<String>,
+    },
+    CreateSchema {
+        name: ast::SchemaName,
+        if_not_exists: bool,
     },
 }
 
@@ -81,6 +85,14 @@ impl StatementHandler for SchemaChanges {
                 Ok(target) => SchemaChange::Comment { target, comment },
                 Err(e) => return Claim::Planned(Err(e)),
             },
+            Statement::CreateSchema {
+                schema_name,
+                if_not_exists,
+                ..
+            } => SchemaChange::CreateSchema {
+                name: schema_name,
+                if_not_exists,
+            },
             _ => return Claim::NotMine(statement),
         }))
     }
@@ -111,6 +123,7 @@ impl StatementHandler for SchemaChanges {
             SchemaChange::Drop { .. } => return Ok(()),
             SchemaChange::CreateDatabase { .. } => "create database",
             SchemaChange::Comment { .. } => "comment on",
+            SchemaChange::CreateSchema { .. } => "create schema",
         };
         Ok(state.access.require_superuser(action)?)
     }
@@ -221,6 +234,13 @@ impl StatementHandler for SchemaChanges {
                     block.changed_schema(SchemaUndo::DropIndex(made));
                 }
                 "CREATE INDEX"
+            }
+            SchemaChange::CreateSchema {
+                name,
+                if_not_exists,
+            } => {
+                ddl::schemas::create(name, *if_not_exists)?;
+                "CREATE SCHEMA"
             }
             SchemaChange::Comment { target, comment } => {
                 let before = engine.table(instance, &target.table)?;
@@ -337,7 +357,8 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
         } => cannot_undo("DROP SEQUENCE of a sequence the block did not create"),
         SchemaChange::CreateSequence(_)
         | SchemaChange::CreateIndex(_)
-        | SchemaChange::Comment { .. } => Ok(()),
+        | SchemaChange::Comment { .. }
+        | SchemaChange::CreateSchema { .. } => Ok(()),
         SchemaChange::Drop { .. } => Ok(()),
         SchemaChange::CreateDatabase { .. } => Err(SqlError::new(
             SqlState::ActiveSqlTransaction,

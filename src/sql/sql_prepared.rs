@@ -41,6 +41,14 @@ pub(super) fn plan(
             name,
             data_types,
             statement,
+        } if !preparable(statement) => Err(SqlError::syntax(format!(
+            "PREPARE {name} AS takes a SELECT, VALUES, INSERT, UPDATE or DELETE, not {}",
+            first_word(statement)
+        ))),
+        Statement::Prepare {
+            name,
+            data_types,
+            statement,
         } => data_types
             .iter()
             .map(|t| sql_types::sql_type(t).map(Some))
@@ -75,6 +83,22 @@ pub(super) fn plan(
         }
         _ => return None,
     })
+}
+
+/// Whether PostgreSQL's grammar lets `statement` be prepared (its PreparableStmt).
+fn preparable(statement: &Statement) -> bool {
+    matches!(
+        statement,
+        Statement::Query(_) | Statement::Insert(_) | Statement::Update(_) | Statement::Delete(_)
+    )
+}
+
+fn first_word(statement: &Statement) -> String {
+    let text = statement.to_string();
+    text.split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// 26000, as PostgreSQL reports a prepared statement that does not exist.
@@ -160,5 +184,12 @@ mod tests {
             planned.map(|p| p.map(|_| ()))
         );
         assert!(plan(&statement("SELECT 1"), |_| None).is_none());
+        // Only what PostgreSQL's grammar prepares: an EXECUTE inside one could recurse.
+        let nested = plan(&statement("PREPARE a AS EXECUTE b"), |_| None);
+        assert!(
+            matches!(&nested, Some(Err(SqlError::Syntax(_)))),
+            "{:?}",
+            nested.map(|p| p.map(|_| ()))
+        );
     }
 }

@@ -2040,6 +2040,13 @@ async fn catalog_names_and_comments_read_as_postgres_reads_them() {
         "COMMENT ON COLUMN cm.nosuch IS 'x'",
         "COMMENT ON TABLE nosuch IS 'x'",
         "COMMENT ON COLUMN nosuch.a IS 'x'",
+        // The schemas there are, as migration tools ask about them.
+        "CREATE SCHEMA IF NOT EXISTS public",
+        "CREATE SCHEMA public",
+        "CREATE SCHEMA pg_catalog",
+        "DROP SCHEMA IF EXISTS nosuch",
+        "DROP SCHEMA IF EXISTS nosuch, other CASCADE",
+        "DROP SCHEMA nosuch",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
