@@ -76,6 +76,10 @@ impl StatementHandler for SchemaChanges {
                 SchemaChange::CreateSequence(Box::new(create))
             }
             Statement::CreateIndex(create) => SchemaChange::CreateIndex(Box::new(create)),
+            // `COMMENT IF EXISTS` is another dialect's: refused, not ignored.
+            Statement::Comment {
+                if_exists: true, ..
+            } => return Claim::Planned(Err(SqlError::syntax("COMMENT IF EXISTS is not SQL"))),
             Statement::Comment {
                 object_type,
                 object_name,
@@ -85,6 +89,22 @@ impl StatementHandler for SchemaChanges {
                 Ok(target) => SchemaChange::Comment { target, comment },
                 Err(e) => return Claim::Planned(Err(e)),
             },
+            // Other dialects' schema options are refused rather than ignored.
+            Statement::CreateSchema {
+                with,
+                options,
+                default_collate_spec,
+                clone,
+                ..
+            } if with.is_some()
+                || options.is_some()
+                || default_collate_spec.is_some()
+                || clone.is_some() =>
+            {
+                return Claim::Planned(Err(SqlError::unsupported(
+                    "CREATE SCHEMA with options, a collation or CLONE",
+                )))
+            }
             Statement::CreateSchema {
                 schema_name,
                 if_not_exists,
