@@ -1,7 +1,8 @@
 //! Authentication and privileges over the wire against the real binary: SCRAM with
 //! tokio-postgres and psql, wrong password and missing user (28P01, one message),
 //! MD5 off by default and on when enabled, role statements and their errors, table
-//! privileges on the fast paths, DataFusion and COPY (42501), CONNECT per database,
+//! privileges on the fast paths, DataFusion and COPY (42501) and as the privilege
+//! inquiry functions report them, CONNECT per database,
 //! roles surviving a restart, and the start-up refusal on a non-loopback address.
 
 mod server_process;
@@ -428,6 +429,133 @@ async fn table_privileges_cover_every_path() {
         .simple_query("INSERT INTO t VALUES (4, 'four')")
         .await
         .unwrap();
+}
+
+/// Asks `sql`, one boolean per column, and returns them.
+async fn answers(client: &tokio_postgres::Client, sql: &str) -> Vec<Option<bool>> {
+    let row = client
+        .query_one(sql, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    (0..row.len()).map(|i| row.get(i)).collect()
+}
+
+/// `has_table_privilege` and its kin answer what the statements themselves would meet:
+/// a reader's SELECT is granted and its INSERT refused, a writer's DELETE granted, a
+/// role without grants holds nothing on the table, and only a superuser may create in
+/// a schema or hold a grant option.
+#[tokio::test]
+async fn privilege_inquiries_answer_what_is_enforced() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Pgwide::start(dir.path(), &[], &superuser_env());
+    let su = superuser(&server).await;
+    su.batch_execute(
+        "CREATE DATABASE other;
+         CREATE TABLE t (k bigint PRIMARY KEY, v text);
+         CREATE TABLE u (k bigint PRIMARY KEY, w text);
+         CREATE ROLE reader LOGIN PASSWORD 'reader-pw';
+         CREATE ROLE writer LOGIN PASSWORD 'writer-pw';
+         GRANT CONNECT ON DATABASE postgres TO reader, writer;
+         GRANT SELECT ON t TO reader;
+         GRANT SELECT, INSERT, UPDATE, DELETE ON t TO writer;",
+    )
+    .await
+    .unwrap();
+    let reader = connect(server.port, "reader", Some("reader-pw"), "postgres")
+        .await
+        .unwrap();
+    assert_eq!(
+        answers(
+            &reader,
+            "SELECT has_table_privilege('t', 'SELECT'), has_table_privilege('t', 'INSERT'), \
+             has_table_privilege('t', 'insert, select'), has_table_privilege('u', 'SELECT'), \
+             has_table_privilege('t', 'SELECT WITH GRANT OPTION'), \
+             has_table_privilege('pg_class', 'SELECT'), has_table_privilege('pg_class', 'INSERT')"
+        )
+        .await,
+        [true, false, true, false, false, true, false].map(Some)
+    );
+    // What the answers promise.
+    reader.simple_query("SELECT * FROM t").await.unwrap();
+    expect_code(&reader, "INSERT INTO t VALUES (1, 'x')", "42501").await;
+    expect_code(&reader, "SELECT * FROM u", "42501").await;
+
+    assert_eq!(
+        answers(
+            &reader,
+            "SELECT has_table_privilege('writer', 't', 'DELETE'), \
+             has_table_privilege('writer', 't', 'TRUNCATE'), \
+             has_table_privilege('writer', 'u', 'SELECT'), \
+             has_table_privilege('writer', 't', 'REFERENCES'), \
+             has_table_privilege('postgres', 'u', 'REFERENCES'), \
+             has_table_privilege('public', 't', 'SELECT')"
+        )
+        .await,
+        [true, true, false, false, true, false].map(Some)
+    );
+    assert_eq!(
+        answers(
+            &reader,
+            "SELECT has_column_privilege('t', 'v', 'SELECT'), \
+             has_column_privilege('t', 'v', 'UPDATE'), has_any_column_privilege('u', 'SELECT'), \
+             has_column_privilege('t', 99::smallint, 'SELECT')"
+        )
+        .await,
+        [Some(true), Some(false), Some(false), None]
+    );
+    assert_eq!(
+        answers(
+            &reader,
+            "SELECT has_schema_privilege('public', 'USAGE'), \
+             has_schema_privilege('public', 'CREATE'), \
+             has_database_privilege('postgres', 'CONNECT'), \
+             has_database_privilege('other', 'CONNECT'), \
+             has_database_privilege('postgres', 'CREATE'), \
+             pg_has_role('reader', 'MEMBER'), pg_has_role('writer', 'MEMBER'), \
+             pg_has_role('postgres', 'reader', 'MEMBER')"
+        )
+        .await,
+        [true, false, true, false, false, true, false, true].map(Some)
+    );
+    for (sql, code) in [
+        ("CREATE TABLE mine (k bigint PRIMARY KEY)", "42501"),
+        (
+            "SELECT has_table_privilege('ghost', 't', 'SELECT')",
+            "42704",
+        ),
+        ("SELECT has_table_privilege('nosuch', 'SELECT')", "42P01"),
+        ("SELECT has_table_privilege('t', 'USAGE')", "22023"),
+        (
+            "SELECT has_column_privilege('t', 'nosuch', 'SELECT')",
+            "42703",
+        ),
+        ("SELECT has_sequence_privilege('t', 'USAGE')", "42809"),
+    ] {
+        expect_code(&reader, sql, code).await;
+    }
+
+    // A grant changes the answer at once, as it changes what the statement meets.
+    su.simple_query("GRANT INSERT ON t TO reader")
+        .await
+        .unwrap();
+    assert_eq!(
+        answers(&reader, "SELECT has_table_privilege('t', 'INSERT')").await,
+        [Some(true)]
+    );
+    reader
+        .simple_query("INSERT INTO t VALUES (1, 'x')")
+        .await
+        .unwrap();
+    // The superuser holds everything, grant options included.
+    assert_eq!(
+        answers(
+            &su,
+            "SELECT has_table_privilege('u', 'SELECT WITH GRANT OPTION'), \
+             has_schema_privilege('public', 'CREATE'), has_table_privilege('reader', 'u', 'SELECT')"
+        )
+        .await,
+        [true, true, false].map(Some)
+    );
 }
 
 #[tokio::test]

@@ -36,12 +36,14 @@ mod table_sizes;
 
 pub use empty_tables::EMPTY_TABLES;
 pub use oids::{
-    attnum, catalog_relation_oid, check_by_oid, foreign_key_by_oid, index_by_oid, index_oid,
-    sequence_oid, table_by_oid, table_oid, INFORMATION_SCHEMA, OWNER, PGWIDE, PG_CATALOG,
+    attnum, attribute_count, catalog_relation_oid, check_by_oid, database_oid, foreign_key_by_oid,
+    index_by_oid, index_oid, sequence_oid, table_by_oid, table_oid, INFORMATION_SCHEMA,
+    INFORMATION_SCHEMA_OID, OWNER, PGWIDE, PG_CATALOG, PG_CATALOG_OID, PUBLIC_OID,
 };
 pub use pg_constraint::{check_definition, foreign_key_definition};
 pub use pg_description::comment;
 pub use pg_indexes::definition as index_definition;
+pub use pg_roles::role_rows;
 pub use pg_type::{format_type, format_type_with_typmod, type_oid_by_name};
 pub use table_columns::{pk_columns, pkey_name};
 
@@ -93,6 +95,35 @@ const INFO_TABLES: &[&str] = &[
     "constraint_column_usage",
 ];
 
+/// The relations a catalog schema serves.
+fn relation_names(kind: Kind) -> Box<dyn Iterator<Item = &'static str>> {
+    match kind {
+        Kind::PgCatalog => Box::new(
+            PG_TABLES
+                .iter()
+                .copied()
+                .chain(PG_SIZED_VIEWS.iter().copied())
+                .chain(EMPTY_TABLES.iter().map(|e| e.0)),
+        ),
+        Kind::InformationSchema => Box::new(INFO_TABLES.iter().copied()),
+        Kind::Pgwide => Box::new(["tables", "table_stats"].into_iter()),
+    }
+}
+
+/// Whether `name` (bare, or qualified by `pg_catalog.`, `information_schema.` or
+/// `pgwide.`) is one of the catalog relations pgwide serves. A bare name is looked up
+/// in `pg_catalog`, which is on every search path.
+pub fn is_catalog_relation(name: &str) -> bool {
+    let (kind, bare) = match name.split_once('.') {
+        Some((PG_CATALOG, bare)) => (Kind::PgCatalog, bare),
+        Some((INFORMATION_SCHEMA, bare)) => (Kind::InformationSchema, bare),
+        Some((PGWIDE, bare)) => (Kind::Pgwide, bare),
+        Some(_) => return false,
+        None => (Kind::PgCatalog, name),
+    };
+    relation_names(kind).any(|n| n == bare)
+}
+
 /// A relation's columns and rows.
 type Rows = (&'static [Col], Vec<Vec<V>>);
 
@@ -122,17 +153,7 @@ impl std::fmt::Debug for CatalogSchema {
 #[async_trait]
 impl SchemaProvider for CatalogSchema {
     fn table_names(&self) -> Vec<String> {
-        let names: Vec<&str> = match self.kind {
-            Kind::PgCatalog => PG_TABLES
-                .iter()
-                .copied()
-                .chain(PG_SIZED_VIEWS.iter().copied())
-                .chain(EMPTY_TABLES.iter().map(|e| e.0))
-                .collect(),
-            Kind::InformationSchema => INFO_TABLES.to_vec(),
-            Kind::Pgwide => vec!["tables", "table_stats"],
-        };
-        names.into_iter().map(String::from).collect()
+        relation_names(self.kind).map(String::from).collect()
     }
 
     async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {

@@ -331,6 +331,15 @@ pub fn attnum(table: &Arc<TableMeta>, column: &str) -> Option<i64> {
         .map(|i| i as i64 + 1)
 }
 
+/// How many columns a table shows (the highest `attnum`).
+pub fn attribute_count(table: &Arc<TableMeta>) -> i64 {
+    Relation::new(Arc::clone(table), RelationKind::Table, None)
+        .columns
+        .iter()
+        .filter(|c| !c.hidden)
+        .count() as i64
+}
+
 /// Resolves the FROM clause to one relation.
 pub fn resolve_relation(
     engine: &Engine,

@@ -83,7 +83,7 @@ impl SessionState {
             &self.instance,
             &self.user,
             runtime,
-            self.access.roles().cloned(),
+            &self.access,
             &self.sequence_values,
         );
         engine.sync_settings(&self.settings);

@@ -2052,6 +2052,41 @@ async fn catalog_names_and_comments_read_as_postgres_reads_them() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// The privilege inquiry functions as a superuser asks them (every privilege held),
+/// with PostgreSQL's errors for an unknown relation, column, role, schema, database or
+/// privilege; and `pg_size_pretty`'s units and rounding for bigint and numeric.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn privilege_inquiries_and_pretty_sizes_answer_as_postgres_does() {
+    let differences = compare(&[&[
+        "CREATE TABLE pv (id BIGINT PRIMARY KEY, note TEXT)",
+        "SELECT has_table_privilege('pv', 'SELECT'), has_table_privilege('public.pv', 'insert'), \
+         has_table_privilege('pv', 'SELECT, DELETE WITH GRANT OPTION'), \
+         has_table_privilege('postgres', 'pv', 'TRUNCATE'), \
+         has_table_privilege('pv'::regclass, 'UPDATE'), \
+         has_table_privilege('pg_catalog.pg_class', 'SELECT')",
+        "SELECT has_table_privilege('nosuch', 'SELECT')",
+        "SELECT has_table_privilege('pv', 'SELEC')",
+        "SELECT has_table_privilege('nobody_at_all', 'pv', 'SELECT')",
+        "SELECT has_table_privilege('pv', NULL)",
+        "SELECT has_column_privilege('pv', 'note', 'UPDATE'), has_any_column_privilege('pv', 'SELECT')",
+        "SELECT has_column_privilege('pv', 'nosuch', 'SELECT')",
+        "SELECT has_column_privilege('pv', 'note', 'DELETE')",
+        "SELECT has_schema_privilege('public', 'CREATE'), has_schema_privilege('pg_catalog', 'USAGE')",
+        "SELECT has_schema_privilege('nosuch', 'USAGE')",
+        "SELECT has_database_privilege(current_database(), 'CONNECT, CREATE')",
+        "SELECT has_database_privilege('nosuch', 'CONNECT')",
+        "SELECT pg_has_role('postgres', 'MEMBER'), pg_has_role(current_user, 'USAGE')",
+        "SELECT c.relname, has_table_privilege(c.oid, 'SELECT') FROM pg_class c \
+         WHERE c.relname = 'pv'",
+        "SELECT pg_size_pretty(x) FROM (VALUES (0::bigint), (10239), (10240), (-10240), (10752), \
+         (20971519), (20971520), (1000000000000), (1000000000000000), (9223372036854775807)) v(x)",
+        "SELECT pg_size_pretty(10.5::numeric), pg_size_pretty(-10.5::numeric), \
+         pg_size_pretty(123456789.75::numeric), pg_size_pretty(NULL::bigint)",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// SQL-level prepared statements: PREPARE with and without declared types, EXECUTE
 /// with literal and computed arguments (each cast to its parameter's type), replanning
 /// after DDL, and the errors PostgreSQL gives (42P05, 26000, 42601, 22P02).

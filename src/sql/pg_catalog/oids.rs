@@ -4,10 +4,12 @@
 //! derives from the engine's table id, which is never reused, so it is stable across
 //! restarts; its PK index and constraint take the next OID.
 
-use crate::engine::{CheckMeta, Engine, ForeignKeyMeta, IndexMeta, SequenceMeta, TableMeta};
+use crate::engine::{
+    CheckMeta, Engine, ForeignKeyMeta, IndexMeta, InstanceMeta, SequenceMeta, TableMeta,
+};
 use std::sync::Arc;
 
-pub use crate::sql::relation::{attnum, table_oid};
+pub use crate::sql::relation::{attnum, attribute_count, table_oid};
 
 pub const PG_CATALOG: &str = "pg_catalog";
 pub const INFORMATION_SCHEMA: &str = "information_schema";
@@ -37,6 +39,11 @@ pub fn catalog_relation_oid(name: &str) -> Option<i64> {
     })
 }
 pub const OWNER: &str = "postgres";
+
+/// A database's (instance's) OID, from its catalog id.
+pub fn database_oid(instance: &InstanceMeta) -> i64 {
+    16_384 + i64::from(instance.id)
+}
 
 /// A sequence's OID: from its catalog id, which tables and sequences draw from one
 /// counter, so it never meets a table's (`16384 + 2 * id`).

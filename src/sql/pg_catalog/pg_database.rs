@@ -28,7 +28,7 @@ pub fn rows(engine: &Engine) -> Vec<Vec<V>> {
         .into_iter()
         .map(|i| {
             vec![
-                V::I(16_384 + i64::from(i.id)),
+                V::I(super::oids::database_oid(&i)),
                 V::T(i.name),
                 V::I(OWNER_OID),
                 V::I(6),

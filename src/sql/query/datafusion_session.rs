@@ -164,7 +164,7 @@ impl QueryEngine {
         instance: &str,
         user: &str,
         runtime: Arc<RuntimeEnv>,
-        roles: Option<Arc<crate::auth::Roles>>,
+        access: &crate::auth::Access,
         sequence_values: &Arc<crate::sql::sequence_values::SequenceValues>,
     ) -> Self {
         // One partition: the engine scan is one ordered stream, plans stay small for
@@ -186,7 +186,8 @@ impl QueryEngine {
         // `text` and `varchar` are plain strings; string views are the catalogs' `name`
         // (`pg_name_results`).
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
-        let catalogs = catalog_list::catalog_list(Arc::clone(&engine), instance, roles);
+        let catalogs =
+            catalog_list::catalog_list(Arc::clone(&engine), instance, access.roles().cloned());
         let mut state = SessionStateBuilder::new()
             .with_config(config)
             .with_runtime_env(runtime)
@@ -220,6 +221,7 @@ impl QueryEngine {
             Arc::clone(&engine),
             instance,
             user,
+            access,
             settings.clone(),
             sequence_values,
         ) {

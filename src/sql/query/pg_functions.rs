@@ -23,6 +23,7 @@ pub fn register(
     engine: Arc<Engine>,
     instance: &str,
     user: &str,
+    access: &crate::auth::Access,
     settings: super::pg_settings::SharedSettings,
     sequence_values: &Arc<crate::sql::sequence_values::SequenceValues>,
 ) -> Result<()> {
@@ -32,6 +33,7 @@ pub fn register(
     super::pg_datetime_functions::register(state)?;
     super::pg_time_text::register(state)?;
     register_answers(state, instance)?;
+    super::pg_privileges::register(state, &engine, instance, user, access)?;
     register_definitions(state, &engine, instance)?;
     register_reg_casts(state, &engine, instance)?;
     super::pg_sequences::register(state, &engine, instance, sequence_values)?;
@@ -42,8 +44,8 @@ pub fn register(
     Ok(())
 }
 
-/// Functions whose answer pgwide knows without looking anything up: privilege checks
-/// (every role may see the catalog), descriptions and statistics it does not keep, and
+/// Functions whose answer pgwide knows without looking anything up: visibility (every
+/// relation is on the search path), descriptions and statistics it does not keep, and
 /// the session's database, schema and server version.
 fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
     let mut add = |name: &str, returns: DataType, body: Arc<Body>| {
@@ -54,14 +56,6 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
         "pg_table_is_visible",
         "pg_type_is_visible",
         "pg_function_is_visible",
-        "has_table_privilege",
-        "has_schema_privilege",
-        "has_database_privilege",
-        "has_column_privilege",
-        "has_any_column_privilege",
-        "has_function_privilege",
-        "has_sequence_privilege",
-        "pg_has_role",
     ] {
         add(name, DataType::Boolean, Arc::clone(&yes))?;
     }
@@ -136,7 +130,7 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
     add(
         "pg_size_pretty",
         DataType::Utf8,
-        Arc::new(|a| text(int(a.first()).map(|bytes| format!("{bytes} bytes")))),
+        Arc::new(|a| text(super::pg_size_pretty::of_value(a.first()))),
     )?;
     add(
         "format_type",
