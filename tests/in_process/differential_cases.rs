@@ -2054,7 +2054,8 @@ async fn catalog_names_and_comments_read_as_postgres_reads_them() {
 
 /// The privilege inquiry functions as a superuser asks them (every privilege held),
 /// with PostgreSQL's errors for an unknown relation, column, role, schema, database or
-/// privilege; and `pg_size_pretty`'s units and rounding for bigint and numeric.
+/// privilege; `pg_size_pretty`'s units and rounding for bigint and numeric; and the size
+/// functions' answers for an empty table and their errors.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn privilege_inquiries_and_pretty_sizes_answer_as_postgres_does() {
     let differences = compare(&[&[
@@ -2082,6 +2083,14 @@ async fn privilege_inquiries_and_pretty_sizes_answer_as_postgres_does() {
          (20971519), (20971520), (1000000000000), (1000000000000000), (9223372036854775807)) v(x)",
         "SELECT pg_size_pretty(10.5::numeric), pg_size_pretty(-10.5::numeric), \
          pg_size_pretty(123456789.75::numeric), pg_size_pretty(NULL::bigint)",
+        // Sizes: an empty table has none, its other forks are empty, and the errors. (An
+        // index is not compared: PostgreSQL's btree has a page before any entry, pgwide's
+        // primary key is the row keys themselves.)
+        "SELECT pg_relation_size('pv'), pg_relation_size('pv', 'fsm'), \
+         pg_total_relation_size(0), pg_table_size(NULL)",
+        "SELECT pg_relation_size('nosuch')",
+        "SELECT pg_relation_size('pv', 'bogus')",
+        "SELECT pg_database_size('nosuch')",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));

@@ -68,3 +68,12 @@ REVOKE UPDATE ON shared FROM reader;
 \drds
 DROP TABLE shared;
 DROP ROLE reader;
+-- Sizes follow what a table holds: its rows, then its index entries.
+CREATE TABLE sized (k BIGINT PRIMARY KEY, v TEXT);
+\dt+ sized
+INSERT INTO sized SELECT g, 'value ' || g FROM generate_series(1, 1000) g;
+CREATE INDEX sized_v ON sized (v);
+\dt+ sized
+\di+ sized*
+SELECT pg_relation_size('sized') > 0 AS has_rows, pg_total_relation_size('sized') = pg_relation_size('sized') + pg_indexes_size('sized') AS total_adds_up, pg_relation_size('sized_pkey') AS pkey_bytes;
+DROP TABLE sized;

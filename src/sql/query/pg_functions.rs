@@ -34,6 +34,7 @@ pub fn register(
     super::pg_time_text::register(state)?;
     register_answers(state, instance)?;
     super::pg_privileges::register(state, &engine, instance, user, access)?;
+    super::pg_sizes::register(state, &engine, instance)?;
     register_definitions(state, &engine, instance)?;
     register_reg_casts(state, &engine, instance)?;
     super::pg_sequences::register(state, &engine, instance, sequence_values)?;
@@ -113,20 +114,6 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
         DataType::Boolean,
         Arc::new(|_| ScalarValue::Boolean(Some(false))),
     )?;
-    // Sizes: the engine does not track bytes per table yet, so psql's `\dt+` shows 0.
-    for name in [
-        "pg_table_size",
-        "pg_relation_size",
-        "pg_total_relation_size",
-        "pg_indexes_size",
-        "pg_database_size",
-    ] {
-        add(
-            name,
-            DataType::Int64,
-            Arc::new(|_| ScalarValue::Int64(Some(0))),
-        )?;
-    }
     add(
         "pg_size_pretty",
         DataType::Utf8,

@@ -11,9 +11,10 @@
 //! (which only a superuser holds: pgwide has no grant options). An unknown name is an
 //! error, an unknown OID NULL, an unknown privilege 22023.
 
+use super::named_relation::{resolve, resolve_database, sql_error as error, NamedRelation};
 use super::udf::{int, row_by_row, string};
 use crate::auth::{Access, Privilege};
-use crate::engine::{Engine, TableMeta};
+use crate::engine::Engine;
 use crate::sql::pg_catalog::{self, OWNER};
 use crate::sql::sql_error::SqlError;
 use crate::sqlstate::SqlState;
@@ -162,20 +163,6 @@ fn parse_privileges(inquiry: Inquiry, list: &str) -> Result<Vec<Asked>> {
         .collect()
 }
 
-fn error(state: SqlState, message: String) -> DataFusionError {
-    DataFusionError::External(Box::new(SqlError::new(state, message)))
-}
-
-/// A relation an inquiry names.
-enum Relation {
-    Table(Arc<TableMeta>),
-    Sequence,
-    /// A secondary or primary-key index: no privileges of its own.
-    Index,
-    /// A `pg_catalog` or `information_schema` relation: readable by every role.
-    Catalog,
-}
-
 impl Context {
     /// Whose privileges are asked about, and their name: the session's own, or those
     /// of the role named (or with the OID) given; `None` for an OID no role has.
@@ -211,76 +198,13 @@ impl Context {
         Ok(Some((access, name)))
     }
 
-    /// The relation a name (`t`, `public.t`, `"T"`, `pg_catalog.pg_class`) or OID
-    /// names: 42P01 for an unknown name, `None` for an unknown OID.
-    fn relation(&self, object: &ScalarValue) -> Result<Option<Relation>> {
-        let (engine, instance) = (&self.engine, self.instance.as_str());
-        if let Some(given) = string(Some(object)) {
-            let name = given.trim();
-            let unqualified = name.strip_prefix("public.").unwrap_or(name);
-            let unquoted = match unqualified
-                .strip_prefix('"')
-                .and_then(|n| n.strip_suffix('"'))
-            {
-                Some(quoted) => quoted.replace("\"\"", "\""),
-                None => unqualified.to_lowercase(),
-            };
-            if let Ok(table) = engine.table(instance, &unquoted) {
-                return Ok(Some(Relation::Table(table)));
-            }
-            if engine.sequence(instance, &unquoted).is_ok() {
-                return Ok(Some(Relation::Sequence));
-            }
-            if engine.index(instance, &unquoted).is_some() {
-                return Ok(Some(Relation::Index));
-            }
-            if pg_catalog::is_catalog_relation(&name.to_lowercase()) {
-                return Ok(Some(Relation::Catalog));
-            }
-            return Err(error(
-                SqlState::UndefinedTable,
-                format!("relation \"{given}\" does not exist"),
-            ));
-        }
-        let Some(oid) = int(Some(object)) else {
-            return Ok(None);
-        };
-        if let Some((table, is_pk_index)) = pg_catalog::table_by_oid(engine, instance, oid) {
-            return Ok(Some(match is_pk_index {
-                true => Relation::Index,
-                false => Relation::Table(table),
-            }));
-        }
-        if engine
-            .sequences(instance)
-            .iter()
-            .any(|s| pg_catalog::sequence_oid(s) == oid)
-        {
-            return Ok(Some(Relation::Sequence));
-        }
-        if pg_catalog::index_by_oid(engine, instance, oid).is_some() {
-            return Ok(Some(Relation::Index));
-        }
-        // The catalog relations clients name by OID are read-only to everyone.
-        let catalog = [
-            "pg_class",
-            "pg_type",
-            "pg_attribute",
-            "pg_proc",
-            "pg_namespace",
-        ]
-        .iter()
-        .any(|name| pg_catalog::catalog_relation_oid(name) == Some(oid));
-        Ok(catalog.then_some(Relation::Catalog))
-    }
-
     /// Whether `who` holds `privilege` on `relation`, as pgwide checks it.
-    fn holds_on_relation(&self, who: &Access, relation: &Relation, privilege: &str) -> bool {
+    fn holds_on_relation(&self, who: &Access, relation: &NamedRelation, privilege: &str) -> bool {
         if who.is_superuser() {
             return true;
         }
         match relation {
-            Relation::Table(table) => {
+            NamedRelation::Table(table) => {
                 let granted = match privilege {
                     "SELECT" => Privilege::Select,
                     "INSERT" => Privilege::Insert,
@@ -293,9 +217,9 @@ impl Context {
                 who.check_table(table, granted).is_ok()
             }
             // nextval, currval and setval check no privilege.
-            Relation::Sequence => matches!(privilege, "SELECT" | "UPDATE" | "USAGE"),
-            Relation::Catalog => privilege == "SELECT",
-            Relation::Index => false,
+            NamedRelation::Sequence => matches!(privilege, "SELECT" | "UPDATE" | "USAGE"),
+            NamedRelation::Catalog => privilege == "SELECT",
+            NamedRelation::Index(..) => false,
         }
     }
 
@@ -328,10 +252,10 @@ impl Context {
         let superuser = who.is_superuser();
         let holds: Box<dyn Fn(&str) -> bool> = match inquiry {
             Inquiry::Table | Inquiry::AnyColumn | Inquiry::Sequence | Inquiry::Column => {
-                let Some(relation) = self.relation(object)? else {
+                let Some(relation) = resolve(&self.engine, &self.instance, object)? else {
                     return Ok(None);
                 };
-                if inquiry == Inquiry::Sequence && !matches!(relation, Relation::Sequence) {
+                if inquiry == Inquiry::Sequence && !matches!(relation, NamedRelation::Sequence) {
                     let name =
                         string(Some(object)).map_or_else(|| object.to_string(), str::to_string);
                     return Err(error(
@@ -350,7 +274,7 @@ impl Context {
                 Box::new(move |p| superuser || p == "USAGE")
             }
             Inquiry::Database => {
-                let Some(database) = self.database(object)? else {
+                let Some(database) = resolve_database(&self.engine, object)? else {
                     return Ok(None);
                 };
                 Box::new(move |p| {
@@ -378,11 +302,11 @@ impl Context {
     /// name, `false` (NULL) for an unknown number, as PostgreSQL answers.
     fn column_exists(
         &self,
-        relation: &Relation,
+        relation: &NamedRelation,
         table: &ScalarValue,
         column: &ScalarValue,
     ) -> Result<bool> {
-        let Relation::Table(meta) = relation else {
+        let NamedRelation::Table(meta) = relation else {
             return Ok(true);
         };
         if let Some(name) = string(Some(column)) {
@@ -424,26 +348,6 @@ impl Context {
             SqlState::InvalidSchemaName,
             format!("schema \"{}\" does not exist", display(object)),
         ))
-    }
-
-    /// The database (instance) `object` names or has the OID of: 3D000 for an unknown
-    /// name, `None` for an unknown OID.
-    fn database(&self, object: &ScalarValue) -> Result<Option<String>> {
-        let instances = self.engine.instances();
-        if let Some(name) = string(Some(object)) {
-            if instances.iter().any(|i| i.name == name) {
-                return Ok(Some(name.to_string()));
-            }
-            return Err(error(
-                SqlState::InvalidCatalogName,
-                format!("database \"{name}\" does not exist"),
-            ));
-        }
-        let oid = int(Some(object));
-        Ok(instances
-            .into_iter()
-            .find(|i| Some(pg_catalog::database_oid(i)) == oid)
-            .map(|i| i.name))
     }
 }
 
