@@ -3,6 +3,7 @@
 //! The wire server talks to it only through [`SessionFactory`] and [`SqlSession`].
 
 mod access;
+mod char_casts;
 mod check_constraints;
 mod copy_statement;
 mod cursor_statements;

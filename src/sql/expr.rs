@@ -2,6 +2,7 @@
 //! (with `$n` parameter types inferred from what they meet), then evaluated per row with
 //! SQL's NULL semantics.
 
+use super::char_casts::CastLength;
 use super::sql_types::{ArrayOf, Datum, SqlError, SqlResult, SqlType};
 use super::values::{cast, compare};
 use crate::sqlstate::SqlState;
@@ -363,53 +364,7 @@ fn compile_unfolded(
         ),
         Expr::Cast {
             expr, data_type, ..
-        } => {
-            // Arrays are DataFusion's (`'{a,b}'::text[]`, see `query::pg_array_literals`).
-            if matches!(data_type, ast::DataType::Array(_)) {
-                return Err(SqlError::unsupported(format!("a cast to {data_type}")));
-            }
-            let ty = super::sql_types::sql_type(data_type)?;
-            // JSON's operators and functions are DataFusion's, and a JSON constant's
-            // type would not survive here to send them there.
-            if ty.json_kind().is_some() {
-                return Err(temporal_operand());
-            }
-            // A constant is cast now; kept under its Cast when its own type would
-            // otherwise say something else (5::bigint is a bigint, not an integer).
-            let typed = |d: Datum| typed_constant(d, ty);
-            if let (Some(whole), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) =
-                (numeric_literal_rounded(expr)?, ty)
-            {
-                return Ok(typed(cast(Datum::Int(whole), ty)?));
-            }
-            let (inner, source) = compile_typed(expr, scope, params, Some(ty))?;
-            if let (Scalar::Column(_), Some(source)) = (&inner, source) {
-                refuse_uncastable(source, ty)?;
-            }
-            // A date, time or uuid column's text.
-            if let (Scalar::Column(_), Some(source), SqlType::Text) = (&inner, source, ty) {
-                if source.is_distinct_kind() {
-                    return Ok(Scalar::Function(Function::OwnKindText, vec![inner]));
-                }
-            }
-            // Any other cast to or from one computed per row is DataFusion's.
-            let per_row = !matches!(inner, Scalar::Const(_) | Scalar::Param(_));
-            if per_row && (ty.is_distinct_kind() || is_own_kind(&inner, source)) {
-                return Err(temporal_operand());
-            }
-            if let (Scalar::Column(_), Some(SqlType::Float4), SqlType::Text) = (&inner, source, ty)
-            {
-                return Ok(Scalar::Function(Function::RealText, vec![inner]));
-            }
-            match inner {
-                Scalar::Const(d) => typed(cast(d, ty)?),
-                Scalar::Param(i) => {
-                    params.note(i, Some(ty));
-                    Scalar::Cast(Box::new(Scalar::Param(i)), ty)
-                }
-                other => Scalar::Cast(Box::new(other), ty),
-            }
-        }
+        } => compile_cast(expr, data_type, scope, params)?,
         Expr::TypedString(typed) => {
             let ty = super::sql_types::sql_type(&typed.data_type)?;
             if ty.json_kind().is_some() {
@@ -712,6 +667,86 @@ fn type_family(ty: SqlType) -> Option<Family> {
 /// The fast path leaves date and time arithmetic, functions and text forms to
 /// DataFusion, whose are PostgreSQL's (`date + 1`, `ts - interval '1 day'`, `ts::text`),
 /// and so the same for uuids and numerics: it only compares, stores and returns them.
+/// A cast, out of line: `compile_unfolded` recurses once per nesting level, and its
+/// frame is what bounds how deep a clause may nest on a thread's stack.
+#[inline(never)]
+fn compile_cast(
+    expr: &Expr,
+    data_type: &ast::DataType,
+    scope: &mut dyn Scope,
+    params: &mut Params,
+) -> SqlResult<Scalar> {
+    // Arrays are DataFusion's (`'{a,b}'::text[]`, see `query::pg_array_literals`).
+    if matches!(data_type, ast::DataType::Array(_)) {
+        return Err(SqlError::unsupported(format!("a cast to {data_type}")));
+    }
+    if let Some(length) = CastLength::of(data_type)? {
+        return cast_to_length(expr, length, scope, params);
+    }
+    let ty = super::sql_types::sql_type(data_type)?;
+    // JSON's operators and functions are DataFusion's, and a JSON constant's
+    // type would not survive here to send them there.
+    if ty.json_kind().is_some() {
+        return Err(temporal_operand());
+    }
+    // A constant is cast now; kept under its Cast when its own type would
+    // otherwise say something else (5::bigint is a bigint, not an integer).
+    let typed = |d: Datum| typed_constant(d, ty);
+    if let (Some(whole), SqlType::Int2 | SqlType::Int4 | SqlType::Int8) =
+        (numeric_literal_rounded(expr)?, ty)
+    {
+        return Ok(typed(cast(Datum::Int(whole), ty)?));
+    }
+    let (inner, source) = compile_typed(expr, scope, params, Some(ty))?;
+    if let (Scalar::Column(_), Some(source)) = (&inner, source) {
+        refuse_uncastable(source, ty)?;
+    }
+    // A date, time or uuid column's text.
+    if let (Scalar::Column(_), Some(source), SqlType::Text) = (&inner, source, ty) {
+        if source.is_distinct_kind() {
+            return Ok(Scalar::Function(Function::OwnKindText, vec![inner]));
+        }
+    }
+    // Any other cast to or from one computed per row is DataFusion's.
+    let per_row = !matches!(inner, Scalar::Const(_) | Scalar::Param(_));
+    if per_row && (ty.is_distinct_kind() || is_own_kind(&inner, source)) {
+        return Err(temporal_operand());
+    }
+    if let (Scalar::Column(_), Some(SqlType::Float4), SqlType::Text) = (&inner, source, ty) {
+        return Ok(Scalar::Function(Function::RealText, vec![inner]));
+    }
+    Ok(match inner {
+        Scalar::Const(d) => typed(cast(d, ty)?),
+        Scalar::Param(i) => {
+            params.note(i, Some(ty));
+            Scalar::Cast(Box::new(Scalar::Param(i)), ty)
+        }
+        other => Scalar::Cast(Box::new(other), ty),
+    })
+}
+
+/// A cast to `VARCHAR(n)` or `CHAR(n)` (`char_casts`): of a constant, made now; of
+/// anything else, DataFusion's (`query::pg_char_casts`).
+fn cast_to_length(
+    expr: &Expr,
+    length: CastLength,
+    scope: &mut dyn Scope,
+    params: &mut Params,
+) -> SqlResult<Scalar> {
+    let (inner, _) = compile_typed(expr, scope, params, Some(SqlType::Text))?;
+    match inner {
+        Scalar::Const(Datum::Null) => Ok(Scalar::Const(Datum::Null)),
+        Scalar::Const(d) => match cast(d, SqlType::Text)? {
+            Datum::Text(text) => Ok(Scalar::Const(Datum::Text(length.apply(&text)?))),
+            other => Ok(Scalar::Const(other)),
+        },
+        _ => Err(SqlError::unsupported(
+            "a cast of a value computed per row to a length is not supported here yet (it is \
+             in a SELECT's query)",
+        )),
+    }
+}
+
 fn temporal_operand() -> SqlError {
     SqlError::unsupported(
         "this operation on a date, time, uuid, numeric or JSON value is not supported here yet (it \

@@ -19,6 +19,7 @@ mod pg_any_parameters;
 mod pg_array_literals;
 mod pg_array_subqueries;
 mod pg_arrays;
+mod pg_char_casts;
 mod pg_compat;
 mod pg_datetime_functions;
 mod pg_functions;

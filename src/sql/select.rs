@@ -10,7 +10,7 @@ use super::expr::{compile, eval, fold, NoColumns, Params, Scalar};
 use super::relation::{resolve_relation, Relation, RelationKind, Source};
 use super::row_reader::{read_rows, ReadContext};
 use super::sql_types::{
-    Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult,
+    ColumnOrigin, Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType, StatementResult,
 };
 use super::values::compare;
 use crate::engine::{Direction, Engine};
@@ -142,7 +142,7 @@ fn plan_fast_path(
                 let ty = output_type(&scalar, relation.as_ref(), params);
                 let origin = match (&scalar, relation.as_ref()) {
                     (Scalar::Column(slot), Some(rel)) => rel.slot_origin(*slot),
-                    _ => None,
+                    _ => ColumnOrigin::of_varchar_cast(expr),
                 };
                 columns.push(OutputColumn { name, ty, origin });
                 projection.push(scalar);

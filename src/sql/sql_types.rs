@@ -437,6 +437,33 @@ impl ColumnOrigin {
     }
 }
 
+impl ColumnOrigin {
+    /// A result column computed as `CAST(x AS VARCHAR[(n)])` is `character varying`
+    /// with the length's typmod, as PostgreSQL describes it, though pgwide computes it as
+    /// text (cut to the length, see `char_casts`).
+    pub fn of_varchar_cast(expr: &ast::Expr) -> Option<Self> {
+        let ast::Expr::Cast { data_type, .. } = expr else {
+            return None;
+        };
+        let length = match data_type {
+            ast::DataType::Varchar(length) | ast::DataType::CharacterVarying(length) => length,
+            _ => return None,
+        };
+        let typmod = match length {
+            None => -1,
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => {
+                i32::try_from(*length).map_or(-1, |l| l.saturating_add(4))
+            }
+            Some(ast::CharacterLength::Max) => return None,
+        };
+        Some(ColumnOrigin {
+            table_oid: 0,
+            attnum: 0,
+            varchar_typmod: Some(typmod),
+        })
+    }
+}
+
 /// Rows of a result, produced lazily page by page.
 pub type RowStream = BoxStream<'static, SqlResult<Vec<Datum>>>;
 

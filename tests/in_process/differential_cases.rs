@@ -2066,6 +2066,11 @@ async fn privilege_inquiries_and_pretty_sizes_answer_as_postgres_does() {
          has_table_privilege('pv'::regclass, 'UPDATE'), \
          has_table_privilege('pg_catalog.pg_class', 'SELECT')",
         "SELECT has_table_privilege('nosuch', 'SELECT')",
+        "SELECT has_table_privilege('\"public\".\"pv\"', 'SELECT'), \
+         has_any_column_privilege(current_user, 'PUBLIC.PV', 'update'), \
+         has_table_privilege('information_schema.tables', 'SELECT')",
+        "SELECT has_table_privilege('\"PV\"', 'SELECT')",
+        "SELECT has_table_privilege('nosuch.pv', 'SELECT')",
         "SELECT has_table_privilege('pv', 'SELEC')",
         "SELECT has_table_privilege('nobody_at_all', 'pv', 'SELECT')",
         "SELECT has_table_privilege('pv', NULL)",
@@ -2091,6 +2096,29 @@ async fn privilege_inquiries_and_pretty_sizes_answer_as_postgres_does() {
         "SELECT pg_relation_size('nosuch')",
         "SELECT pg_relation_size('pv', 'bogus')",
         "SELECT pg_database_size('nosuch')",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
+/// Explicit casts to `VARCHAR(n)` cut the value to n characters (never an error) and
+/// are described as `character varying`, on the fast path and in DataFusion, in reads,
+/// filters and writes; `CHAR` is `CHAR(1)`; a length of 0 is 22023.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn casts_to_varchar_cut_values_as_postgres_does() {
+    let differences = compare(&[&[
+        "SELECT 'abcdef'::varchar(3), CAST('abcdef' AS character varying(2)), 'abc'::varchar, \
+         'éèà'::varchar(2), 'xyz'::char::text, 'ab'::char(2)::text",
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, s TEXT)",
+        "INSERT INTO t VALUES (1, 'hello'), (2, 'hi'), (3, NULL)",
+        "SELECT id, s::varchar(3) AS short, s::varchar FROM t ORDER BY id",
+        "SELECT id, upper(s)::varchar(2) FROM t ORDER BY id",
+        "SELECT id FROM t WHERE s::varchar(2) = 'he' ORDER BY id",
+        "SELECT id, s FROM t WHERE id = 1 AND s::varchar(1) = 'h'",
+        "INSERT INTO t VALUES (4, 'abcdef'::varchar(4))",
+        "SELECT s FROM t WHERE id = 4",
+        "SELECT 'a'::varchar(0)",
+        "SELECT 'a'::char(0)",
     ]])
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));

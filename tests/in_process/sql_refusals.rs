@@ -255,3 +255,42 @@ async fn interval_grouping_is_refused_not_done_by_fields() {
     .await;
     assert_eq!(rows, vec![vec!["1".to_string()], vec!["2".to_string()]]);
 }
+
+/// `CHAR(n)` pads a shorter value with blanks that PostgreSQL's comparisons ignore;
+/// pgwide has no blank-padded type, so a cast that would pad is refused (on the fast
+/// path and in DataFusion alike) rather than answered unpadded, and nothing is written.
+#[tokio::test]
+async fn char_casts_that_would_pad_are_refused() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE words (id BIGINT PRIMARY KEY, w TEXT); \
+             INSERT INTO words VALUES (1, 'abc'), (2, 'a')",
+        )
+        .await
+        .expect("words");
+    for sql in [
+        "SELECT 'ab'::char(4)",
+        "SELECT w::char(3) FROM words ORDER BY id",
+        "SELECT count(*) FROM words WHERE w::char(2) = 'ab'",
+        "INSERT INTO words VALUES (3, 'x'::char(2))",
+    ] {
+        assert_eq!(code(client.simple_query(sql).await), "0A000", "{sql}");
+    }
+    // What needs no padding is cut as PostgreSQL cuts it.
+    let rows = simple_rows(
+        &client,
+        "SELECT w::char(1), 'xyz'::char FROM words ORDER BY id",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        vec![
+            vec!["a".to_string(), "x".to_string()],
+            vec!["a".to_string(), "x".to_string()]
+        ]
+    );
+    let count = simple_rows(&client, "SELECT count(*) FROM words").await;
+    assert_eq!(count, vec![vec!["2".to_string()]]);
+}

@@ -7,15 +7,17 @@
 use super::datafusion_error::{self, from_datafusion};
 use super::{
     branch_order, catalog_list, convert, empty_catalog, origin, pg_any_parameters,
-    pg_array_literals, pg_array_subqueries, pg_compat, pg_datetime_functions, pg_functions,
-    pg_in_select_list, pg_in_values, pg_integer_overflow, pg_interval_plan, pg_json_functions,
-    pg_json_plan, pg_name_results, pg_numeric_results, pg_parameter_types, pg_sequences,
-    pg_set_functions, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text,
-    pg_time_zone, subplan_exec, zone_setting,
+    pg_array_literals, pg_array_subqueries, pg_char_casts, pg_compat, pg_datetime_functions,
+    pg_functions, pg_in_select_list, pg_in_values, pg_integer_overflow, pg_interval_plan,
+    pg_json_functions, pg_json_plan, pg_name_results, pg_numeric_results, pg_parameter_types,
+    pg_sequences, pg_set_functions, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_series,
+    pg_time_text, pg_time_zone, subplan_exec, zone_setting,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
-use crate::sql::sql_types::{Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType};
+use crate::sql::sql_types::{
+    ColumnOrigin, Datum, OutputColumn, RowStream, SqlError, SqlResult, SqlType,
+};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ParamValues;
 use datafusion::error::DataFusionError;
@@ -256,7 +258,9 @@ impl QueryEngine {
         // Named before the rewrites below, which replace what PostgreSQL names a
         // column by (`'{1}'::int[]` is `int4`, not `array`).
         let names = column_names(&query);
+        let varchar_casts = varchar_casts(&query);
         pg_array_literals::rewrite(&mut query)?;
+        pg_char_casts::rewrite(&mut query)?;
         pg_time_text::microsecond_timestamps(&mut query)?;
         pg_json_plan::casts(&mut query);
         pg_time_text::extract_types(&mut query);
@@ -349,7 +353,11 @@ impl QueryEngine {
                     .and_then(|n| n.get(i).cloned())
                     .unwrap_or_else(|| field_name(field.name())),
                 ty: convert::sql_type(field.data_type()),
-                origin: origins.get(i).copied().flatten(),
+                origin: origins
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .or_else(|| varchar_casts.get(i).copied().flatten()),
             })
             .collect();
         Ok(QueryPlan {
@@ -566,6 +574,33 @@ fn column_names(query: &ast::Query) -> Option<Vec<String>> {
             _ => return None,
         }
     }
+}
+
+/// Which result columns of a plain SELECT are casts to `VARCHAR` (see
+/// `ColumnOrigin::of_varchar_cast`). Not of a UNION and the like: the branches decide
+/// its types together.
+fn varchar_casts(query: &ast::Query) -> Vec<Option<ColumnOrigin>> {
+    let SetExpr::Select(select) = &*query.body else {
+        return Vec::new();
+    };
+    if select.projection.iter().any(|item| {
+        !matches!(
+            item,
+            SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. }
+        )
+    }) {
+        return Vec::new();
+    }
+    select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                ColumnOrigin::of_varchar_cast(e)
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// A DataFusion field name as a column name: `t.a` is `a`; an expression is `?column?`.

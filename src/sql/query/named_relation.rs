@@ -66,35 +66,55 @@ pub(super) fn resolve(
 }
 
 fn by_name(engine: &Engine, instance: &str, given: &str) -> Result<NamedRelation> {
-    let name = given.trim();
-    let unqualified = name.strip_prefix("public.").unwrap_or(name);
-    let unquoted = match unqualified
-        .strip_prefix('"')
-        .and_then(|n| n.strip_suffix('"'))
-    {
-        Some(quoted) => quoted.replace("\"\"", "\""),
-        None => unqualified.to_lowercase(),
+    let missing = || {
+        sql_error(
+            SqlState::UndefinedTable,
+            format!("relation \"{given}\" does not exist"),
+        )
     };
-    if let Ok(table) = engine.table(instance, &unquoted) {
+    // Read as `parse_ident` reads it: `a.b`, `"A"."b c"`, unquoted names folded.
+    let parts = super::pg_arrays::parse_ident(given).ok_or_else(missing)?;
+    let (schema, name) = match parts.as_slice() {
+        [name] => (None, name.as_str()),
+        [schema, name] => (Some(schema.as_str()), name.as_str()),
+        _ => return Err(missing()),
+    };
+    match schema {
+        None | Some("public") => {}
+        Some(
+            catalog
+            @ (pg_catalog::PG_CATALOG | pg_catalog::INFORMATION_SCHEMA | pg_catalog::PGWIDE),
+        ) => {
+            return match pg_catalog::is_catalog_relation(&format!("{catalog}.{name}")) {
+                true => Ok(NamedRelation::Catalog),
+                false => Err(missing()),
+            };
+        }
+        Some(other) => {
+            return Err(sql_error(
+                SqlState::InvalidSchemaName,
+                format!("schema \"{other}\" does not exist"),
+            ))
+        }
+    }
+    if let Ok(table) = engine.table(instance, name) {
         return Ok(NamedRelation::Table(table));
     }
-    if engine.sequence(instance, &unquoted).is_ok() {
+    if engine.sequence(instance, name).is_ok() {
         return Ok(NamedRelation::Sequence);
     }
-    if let Some((_, index)) = engine.index(instance, &unquoted) {
+    if let Some((_, index)) = engine.index(instance, name) {
         return Ok(NamedRelation::Index(Some(index)));
     }
     let tables = engine.tables(instance).unwrap_or_default();
-    if tables.iter().any(|t| pg_catalog::pkey_name(t) == unquoted) {
+    if tables.iter().any(|t| pg_catalog::pkey_name(t) == name) {
         return Ok(NamedRelation::Index(None));
     }
-    if pg_catalog::is_catalog_relation(&name.to_lowercase()) {
+    // An unqualified name finds pg_catalog's relations, which is on every search path.
+    if schema.is_none() && pg_catalog::is_catalog_relation(name) {
         return Ok(NamedRelation::Catalog);
     }
-    Err(sql_error(
-        SqlState::UndefinedTable,
-        format!("relation \"{given}\" does not exist"),
-    ))
+    Err(missing())
 }
 
 /// The database (instance) `object` names or has the OID of: 3D000 for an unknown

@@ -28,6 +28,7 @@ pub fn register(
     sequence_values: &Arc<crate::sql::sequence_values::SequenceValues>,
 ) -> Result<()> {
     super::pg_arrays::register(state)?;
+    super::pg_char_casts::register(state)?;
     super::pg_session::register(state, instance, user, settings)?;
     super::pg_time::register(state)?;
     super::pg_datetime_functions::register(state)?;
