@@ -1,15 +1,15 @@
 //! `pg_relation_size`, `pg_table_size`, `pg_indexes_size`, `pg_total_relation_size` and
 //! `pg_database_size`: how many bytes a relation's keys and values take in the store,
 //! counted by walking them (`Engine::table_size`, `Engine::index_size`), so `\dt+`, `\l+`
-//! and admin tools show what a table really holds. PostgreSQL counts pages of a heap
-//! file; pgwide counts the bytes of its rows, so the figures are smaller than
-//! PostgreSQL's for the same data, and grow and shrink with it.
+//! and admin tools show what a table really holds. PostgreSQL counts the pages of a
+//! heap file; pgwide counts the bytes of its rows, so the figures need not match
+//! PostgreSQL's for the same data, but grow and shrink with it.
 //!
 //! A table's primary-key index is its row keys themselves and takes no bytes of its own;
 //! secondary indexes are their entries. Sequences live in the catalog and catalog
-//! relations are computed when read: both are 0 bytes. Counting walks every key, so it
-//! costs time in proportion to the table; the functions run asynchronously and do not
-//! hold up other sessions.
+//! relations are computed when read: both are 0 bytes. Counting walks every key, so a
+//! call costs time in proportion to the table, and the walk occupies the thread that
+//! runs it while it lasts.
 
 use super::named_relation::{resolve, resolve_database, sql_error, NamedRelation};
 use super::udf::string;
