@@ -337,3 +337,33 @@ async fn the_startup_options_set_the_zone_and_an_unknown_one_refuses_the_connect
     assert_eq!(code(connect("-c TimeZone=Mars/Olympus").await), "22023");
     assert_eq!(code(connect("-c statement_timeout=soon").await), "22023");
 }
+
+/// Arrays of intervals and times print their elements as PostgreSQL's output functions
+/// do (`1 day`, `02:00:00`, `13:30:00.25`), not in Arrow's forms (`1 days`), and an
+/// interval array literal reads every interval form a lone interval does. The expected
+/// texts are PostgreSQL 15's for the same statements.
+#[tokio::test]
+async fn interval_and_time_arrays_print_as_postgres_prints_them() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    for (sql, expected) in [
+        (
+            "SELECT '{1 day, 2 hours, \"1 mon 3 days 04:05:06.5\", NULL}'::interval[]",
+            "{\"1 day\",02:00:00,\"1 mon 3 days 04:05:06.5\",NULL}",
+        ),
+        (
+            "SELECT array[interval '1 year', interval '-1 day']",
+            "{\"1 year\",\"-1 days\"}",
+        ),
+        (
+            "SELECT '{12:00, 13:30:00.25}'::time[]",
+            "{12:00:00,13:30:00.25}",
+        ),
+        (
+            "SELECT array_agg(d) FROM (VALUES (interval '1 day'), (interval '3 hours')) v(d)",
+            "{\"1 day\",03:00:00}",
+        ),
+    ] {
+        assert_eq!(simple_rows(&client, sql).await, [[expected]], "{sql}");
+    }
+}

@@ -746,6 +746,25 @@ fn pg_array_text(values: &ArrayRef) -> SqlResult<String> {
                 })
                 .collect()
         }
+        // Arrow's text of an interval (`1 days`) or a time is not PostgreSQL's.
+        DataType::Interval(_) | DataType::Duration(_) => interval_datums(values)?
+            .iter()
+            .map(|d| match d {
+                Datum::Interval(i) => Some(crate::sql::pg_interval::format(i)),
+                _ => None,
+            })
+            .collect(),
+        DataType::Time32(_) | DataType::Time64(_) => {
+            let micros =
+                cast(values, &DataType::Time64(TimeUnit::Microsecond)).map_err(arrow_error)?;
+            let micros = micros.as_primitive::<Time64MicrosecondType>();
+            (0..micros.len())
+                .map(|i| {
+                    (!micros.is_null(i))
+                        .then(|| crate::sql::pg_interval::format_time(micros.value(i)))
+                })
+                .collect()
+        }
         _ => {
             let text = cast(values, &DataType::Utf8).map_err(arrow_error)?;
             let text = text.as_string::<i32>();

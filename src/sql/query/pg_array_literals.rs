@@ -44,11 +44,27 @@ pub fn rewrite(query: &mut Query) -> SqlResult<()> {
 
 /// Timestamp elements as typed literals (`TIMESTAMP '2024-01-01 10:00'`), which the
 /// literal readers take in PostgreSQL's forms; Arrow's cast of the string refused a
-/// time without seconds.
+/// time without seconds. Interval elements each cast on their own (`'1 mon 3
+/// days'::interval`), which pgwide reads as PostgreSQL does; Arrow's list cast refused
+/// `1 mon 3 days 04:05:06.5`.
 fn typed_timestamps(elements: &mut [Expr], of: &ast::ArrayElemTypeDef) {
     let ast::ArrayElemTypeDef::SquareBracket(element, _) = of else {
         return;
     };
+    if matches!(**element, DataType::Interval { .. }) {
+        for item in elements.iter_mut() {
+            if matches!(item, Expr::Value(v) if matches!(v.value, Value::SingleQuotedString(_))) {
+                *item = Expr::Cast {
+                    kind: ast::CastKind::DoubleColon,
+                    expr: Box::new(item.clone()),
+                    data_type: (**element).clone(),
+                    array: false,
+                    format: None,
+                };
+            }
+        }
+        return;
+    }
     if !matches!(**element, DataType::Timestamp(..)) {
         return;
     }
