@@ -8,7 +8,7 @@
 
 use super::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
-use sqlparser::ast::{CharacterLength, DataType};
+use sqlparser::ast::{CharLengthUnits, CharacterLength, DataType};
 
 /// The length a cast to a character type imposes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,10 +30,19 @@ impl CastLength {
             DataType::Char(length) | DataType::Character(length) => (length.as_ref(), true),
             _ => return Ok(None),
         };
+        // Another dialect's `VARCHAR(MAX)` or a length in octets would be a limit pgwide
+        // does not keep: refused, not cast as if unlimited or in characters.
         let n = match length {
             None => 1,
-            Some(CharacterLength::IntegerLength { length, .. }) => *length,
-            Some(CharacterLength::Max) => return Ok(None),
+            Some(CharacterLength::IntegerLength {
+                length,
+                unit: None | Some(CharLengthUnits::Characters),
+            }) => *length,
+            Some(other) => {
+                return Err(SqlError::unsupported(format!(
+                    "a cast to {data_type} (a length {other} is not PostgreSQL's)"
+                )))
+            }
         };
         let name = if padded { "char" } else { "varchar" };
         if n == 0 {

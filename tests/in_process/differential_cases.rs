@@ -2072,6 +2072,8 @@ async fn privilege_inquiries_and_pretty_sizes_answer_as_postgres_does() {
         "SELECT has_table_privilege('\"PV\"', 'SELECT')",
         "SELECT has_table_privilege('nosuch.pv', 'SELECT')",
         "SELECT has_table_privilege('pv', 'SELEC')",
+        "SELECT has_table_privilege('pv', 'SELECT WITH ADMIN OPTION')",
+        "SELECT pg_has_role(current_user, 'MEMBER WITH ADMIN OPTION')",
         "SELECT has_table_privilege('nobody_at_all', 'pv', 'SELECT')",
         "SELECT has_table_privilege('pv', NULL)",
         "SELECT has_column_privilege('pv', 'note', 'UPDATE'), has_any_column_privilege('pv', 'SELECT')",

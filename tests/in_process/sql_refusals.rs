@@ -275,6 +275,9 @@ async fn char_casts_that_would_pad_are_refused() {
         "SELECT w::char(3) FROM words ORDER BY id",
         "SELECT count(*) FROM words WHERE w::char(2) = 'ab'",
         "INSERT INTO words VALUES (3, 'x'::char(2))",
+        // Another dialect's lengths are not taken as unlimited or as characters.
+        "SELECT 'abc'::varchar(MAX)",
+        "SELECT w::varchar(MAX) FROM words",
     ] {
         assert_eq!(code(client.simple_query(sql).await), "0A000", "{sql}");
     }

@@ -140,13 +140,18 @@ struct Asked {
 
 /// 22023 for a privilege this kind of object does not have.
 fn parse_privileges(inquiry: Inquiry, list: &str) -> Result<Vec<Asked>> {
+    // A role's grant option is its ADMIN option; every other object's, GRANT.
+    let option_word = match inquiry {
+        Inquiry::Role => "ADMIN",
+        _ => "GRANT",
+    };
     list.split(',')
         .map(|item| {
             let upper = item.trim().to_ascii_uppercase();
             let words: Vec<&str> = upper.split_whitespace().collect();
             let (name, grant_option) = match words.as_slice() {
                 [name] => (*name, false),
-                [name, "WITH", "GRANT" | "ADMIN", "OPTION"] => (*name, true),
+                [name, "WITH", option, "OPTION"] if *option == option_word => (*name, true),
                 _ => ("", false),
             };
             if !inquiry.privileges().contains(&name) {
@@ -256,11 +261,9 @@ impl Context {
                     return Ok(None);
                 };
                 if inquiry == Inquiry::Sequence && !matches!(relation, NamedRelation::Sequence) {
-                    let name =
-                        string(Some(object)).map_or_else(|| object.to_string(), str::to_string);
                     return Err(error(
                         SqlState::WrongObjectType,
-                        format!("\"{name}\" is not a sequence"),
+                        format!("\"{}\" is not a sequence", display(object)),
                     ));
                 }
                 if inquiry == Inquiry::Column && !self.column_exists(&relation, object, &rest[1])? {
