@@ -32,8 +32,8 @@ mod write;
 
 pub use capacity::{Capacity, TableStats, TableStatsSnapshot};
 pub use catalog::{
-    AttrColumn, Generated, GeneratedKind, InstanceMeta, PkColumn, SequenceMeta, SequenceSpec,
-    TableMeta, TableSpec,
+    AttrColumn, EnumTypeMeta, Generated, GeneratedKind, InstanceMeta, LabelPosition, PkColumn,
+    SequenceMeta, SequenceSpec, TableMeta, TableSpec, MAX_LABEL_BYTES,
 };
 pub use check::{CheckMeta, RowRules};
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -500,6 +500,61 @@ impl Engine {
 
     pub fn sequences(&self, instance: &str) -> Vec<Arc<SequenceMeta>> {
         self.catalog.sequences(instance)
+    }
+
+    /// The enum types of a database (see `catalog::enum_types`).
+    pub fn enum_types(&self, instance: &str) -> Vec<Arc<EnumTypeMeta>> {
+        self.catalog.enum_types(instance)
+    }
+
+    pub fn enum_type(&self, instance: &str, name: &str) -> Option<Arc<EnumTypeMeta>> {
+        self.catalog.enum_type(instance, name)
+    }
+
+    pub fn enum_type_by_id(&self, id: u32) -> Option<Arc<EnumTypeMeta>> {
+        self.catalog.enum_type_by_id(id)
+    }
+
+    pub async fn create_enum_type(
+        &self,
+        instance: &str,
+        name: &str,
+        labels: Vec<String>,
+    ) -> EngineResult<Arc<EnumTypeMeta>> {
+        self.catalog.create_enum_type(instance, name, labels).await
+    }
+
+    pub async fn drop_enum_type(&self, instance: &str, name: &str) -> EngineResult<()> {
+        self.catalog.drop_enum_type(instance, name).await
+    }
+
+    pub async fn add_enum_label(
+        &self,
+        instance: &str,
+        name: &str,
+        label: &str,
+        position: LabelPosition,
+        if_not_exists: bool,
+    ) -> EngineResult<bool> {
+        self.catalog
+            .add_enum_label(instance, name, label, position, if_not_exists)
+            .await
+    }
+
+    pub async fn rename_enum_label(
+        &self,
+        instance: &str,
+        name: &str,
+        from: &str,
+        to: &str,
+    ) -> EngineResult<()> {
+        self.catalog
+            .rename_enum_label(instance, name, from, to)
+            .await
+    }
+
+    pub async fn rename_enum_type(&self, instance: &str, name: &str, to: &str) -> EngineResult<()> {
+        self.catalog.rename_enum_type(instance, name, to).await
     }
 
     /// The sequence's next value (see `catalog::sequences`).

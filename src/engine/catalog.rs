@@ -3,11 +3,13 @@
 //! so the hot path resolves a table with one read lock and no I/O.
 
 mod checks;
+mod enum_types;
 mod foreign_keys;
 mod indexes;
 mod renamed_columns;
 mod sequences;
 
+pub use enum_types::{EnumTypeMeta, LabelPosition, MAX_LABEL_BYTES};
 pub(crate) use renamed_columns::ensure_renamable;
 pub use sequences::{SequenceMeta, SequenceSpec};
 
@@ -355,6 +357,7 @@ struct CatalogState {
     instances: BTreeMap<String, InstanceMeta>,
     tables: HashMap<String, BTreeMap<String, Arc<TableMeta>>>,
     sequences: HashMap<String, BTreeMap<String, Arc<SequenceMeta>>>,
+    enum_types: HashMap<String, BTreeMap<String, Arc<enum_types::EnumTypeMeta>>>,
     next_id: u32,
 }
 
@@ -432,6 +435,15 @@ impl Catalog {
                         .entry(meta.instance.clone())
                         .or_default()
                         .insert(meta.spec.name.clone(), Arc::new(meta));
+                }
+                Some(&enum_types::ENUM_TAG) => {
+                    let meta = enum_types::load(&value)?;
+                    state.next_id = state.next_id.max(meta.id + 1);
+                    state
+                        .enum_types
+                        .entry(meta.instance.clone())
+                        .or_default()
+                        .insert(meta.name.clone(), Arc::new(meta));
                 }
                 Some(b'S') => {
                     let raw: [u8; 4] = value
@@ -557,6 +569,10 @@ impl Catalog {
         for sequence in &sequences {
             self.drop_sequence_into(sequence, &mut batch);
         }
+        // And its enum types, which only its tables could use.
+        for enum_type in self.enum_types(name) {
+            batch.delete(enum_types::enum_key(name, &enum_type.name));
+        }
         self.backend.write(batch).await?;
         for sequence in &sequences {
             self.forget_sequence(sequence);
@@ -565,6 +581,7 @@ impl Catalog {
         state.instances.remove(name);
         state.tables.remove(name);
         state.sequences.remove(name);
+        state.enum_types.remove(name);
         Ok(())
     }
 

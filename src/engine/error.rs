@@ -34,6 +34,31 @@ pub enum EngineError {
         min: i64,
         max: i64,
     },
+    #[error("type \"{name}\" already exists")]
+    TypeExists { name: String },
+    #[error("type \"{name}\" does not exist")]
+    TypeNotFound { name: String },
+    /// PostgreSQL's wording, with its DETAIL after a colon.
+    #[error("cannot drop type {name} because other objects depend on it: column {column} of table {table} depends on type {name}")]
+    TypeInUse {
+        name: String,
+        table: String,
+        column: String,
+    },
+    #[error("invalid input value for enum {type_name}: \"{value}\"")]
+    InvalidEnumValue { type_name: String, value: String },
+    #[error("invalid enum label \"{label}\": labels must be 63 bytes or less")]
+    InvalidEnumLabel { label: String },
+    #[error("enum label \"{label}\" already exists")]
+    EnumLabelExists { label: String },
+    #[error("\"{label}\" is not an existing enum label")]
+    EnumLabelNotFound { label: String },
+    #[error("renaming a label of enum type {name} is not supported while a column uses the type (column {column} of table {table}): pgwide stores a value as its label's text, so every row would have to be rewritten")]
+    EnumLabelInUse {
+        name: String,
+        table: String,
+        column: String,
+    },
     #[error("column \"{name}\" already exists")]
     ColumnExists { name: String },
     #[error("column \"{column}\" of relation \"{table}\" does not exist")]

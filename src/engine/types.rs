@@ -338,6 +338,11 @@ pub enum SqlKind {
     Array {
         element: u32,
     },
+    /// A value of an enum type (`CREATE TYPE ... AS ENUM`), stored as its label's
+    /// String; `type_id` is the type's catalog id (`EnumTypeMeta`).
+    Enum {
+        type_id: u32,
+    },
 }
 
 /// What a column's declared SQL type says beyond its stored value type.

@@ -15,7 +15,7 @@ use super::error::{EngineError, EngineResult};
 use super::index::{self, RowChangeSeen};
 use super::row_format::{encode_single_versions, RowMarker};
 use super::stored::{StoredCell, StoredRow};
-use super::types::{PkValue, PrimaryKey, Row, Value};
+use super::types::{PkValue, PrimaryKey, Row, SqlKind, Value};
 use super::validate::{check_name, check_value};
 use super::Engine;
 use crate::storage::{Check, SyncTicket, WriteBatch};
@@ -658,7 +658,12 @@ impl Engine {
                 match value {
                     Value::Integer(i) => check_width(table, column, *i)?,
                     Value::Double(f) => check_single_precision(table, column, *f)?,
-                    Value::String(s) => check_length(table, column, s, true)?,
+                    Value::String(s) => {
+                        check_length(table, column, s, true)?;
+                        if let Some(SqlKind::Enum { type_id }) = table.kind(column) {
+                            self.catalog.check_enum_value(type_id, s)?;
+                        }
+                    }
                     _ => {}
                 }
                 if let Some(version) = version {

@@ -73,7 +73,8 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
     match ty {
         SqlType::Bool => 1,
         SqlType::Int2 => 2,
-        SqlType::Int4 | SqlType::Float4 => 4,
+        // `enum`s are stored as OIDs in PostgreSQL.
+        SqlType::Int4 | SqlType::Float4 | SqlType::Enum(_) => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Date => 4,
         SqlType::Uuid | SqlType::Interval => 16,
@@ -186,7 +187,7 @@ pub(crate) fn put_text(
         SqlType::Float4 | SqlType::Float8 => {
             put_float_text(out, as_float(datum, ty)?, ty == SqlType::Float4)
         }
-        SqlType::Text | SqlType::Name | SqlType::Json | SqlType::Jsonb => {
+        SqlType::Text | SqlType::Name | SqlType::Json | SqlType::Jsonb | SqlType::Enum(_) => {
             put_natural_text(out, datum, ty)?
         }
         SqlType::Timestamp | SqlType::TimestampTz => {
@@ -229,7 +230,10 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
         SqlType::Int8 => out.put_i64(as_int(datum, ty)?),
         SqlType::Float4 => out.put_f32(as_float(datum, ty)? as f32),
         SqlType::Float8 => out.put_f64(as_float(datum, ty)?),
-        SqlType::Text | SqlType::Name | SqlType::Json => put_natural_text(out, datum, ty)?,
+        // `enum_send`: the label's text.
+        SqlType::Text | SqlType::Name | SqlType::Json | SqlType::Enum(_) => {
+            put_natural_text(out, datum, ty)?
+        }
         // `jsonb_send`: a format version, 1, then the text.
         SqlType::Jsonb => {
             out.put_u8(1);

@@ -45,7 +45,9 @@ fn decode_binary(raw: &[u8], ty: SqlType) -> Option<Datum> {
         SqlType::Int8 => Datum::Int(i64::from_be_bytes(raw.try_into().ok()?)),
         SqlType::Float4 => Datum::Float(f64::from(f32::from_be_bytes(raw.try_into().ok()?))),
         SqlType::Float8 => Datum::Float(f64::from_be_bytes(raw.try_into().ok()?)),
-        SqlType::Text | SqlType::Name => Datum::Text(String::from_utf8(raw.to_vec()).ok()?),
+        SqlType::Text | SqlType::Name | SqlType::Enum(_) => {
+            Datum::Text(String::from_utf8(raw.to_vec()).ok()?)
+        }
         SqlType::Bytea => Datum::Bytes(raw.to_vec()),
         // `json_recv` is the text; `jsonb_recv` a format version, 1, then the text.
         SqlType::Json | SqlType::Jsonb => {
@@ -186,7 +188,8 @@ fn decode_text(raw: &[u8], ty: SqlType, zone: &TimeZone) -> SqlResult<Datum> {
             }
             Datum::Float(value)
         }
-        SqlType::Text | SqlType::Name => Datum::Text(text.to_owned()),
+        // A label the column's type lacks is refused where it is written.
+        SqlType::Text | SqlType::Name | SqlType::Enum(_) => Datum::Text(text.to_owned()),
         SqlType::Timestamp => Datum::Timestamp(datetime::parse_timestamp(text, None)?),
         SqlType::TimestampTz => Datum::TimestampTz(datetime::parse_timestamp(text, Some(zone))?),
         SqlType::Date => Datum::Date(datetime::parse_date(text)?),

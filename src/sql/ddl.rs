@@ -6,6 +6,7 @@ mod column_types;
 pub mod comments;
 pub mod defaults;
 pub mod drop_column;
+pub mod enum_types;
 pub mod foreign_keys;
 pub mod indexes;
 pub mod rename_column;
@@ -186,7 +187,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
     let mut generated = Vec::new();
     for column in &create.columns {
         let column_name = fold(&column.name);
-        let ty = column_type(&column.data_type)?;
+        let ty = enum_types::column_type(engine, instance, &column.data_type)?;
         let generator = sequences::generated_column(column, ty)?;
         spec.column_order.push(column_name.clone());
         spec.declare(
@@ -482,6 +483,7 @@ fn declared(ty: SqlType, data_type: Option<&DataType>, not_null: bool) -> SqlRes
             }),
             SqlType::Interval => Some(SqlKind::Interval),
             SqlType::Jsonb => Some(SqlKind::Jsonb),
+            SqlType::Enum(_) => ty.enum_type_id().map(|type_id| SqlKind::Enum { type_id }),
             SqlType::Numeric(Some(typmod)) => Some(SqlKind::Numeric {
                 precision: typmod.precision,
                 scale: typmod.scale,
@@ -581,7 +583,7 @@ pub async fn alter_table(
                 ..
             } => {
                 unenforced::check_column(column_def)?;
-                let ty = column_type(&column_def.data_type)?;
+                let ty = enum_types::column_type(engine, instance, &column_def.data_type)?;
                 // The rows already there would need values from the sequence.
                 if sequences::generated_column(column_def, ty)?.is_some() {
                     return Err(SqlError::unsupported(format!(
@@ -874,6 +876,10 @@ pub async fn drop(
         ast::ObjectType::Schema => {
             schemas::drop(names, if_exists)?;
             Ok("DROP SCHEMA")
+        }
+        ast::ObjectType::Type => {
+            enum_types::drop(engine, instance, if_exists, names, cascade).await?;
+            Ok("DROP TYPE")
         }
         other => Err(SqlError::unsupported(format!(
             "DROP {other} is not supported"

@@ -683,7 +683,11 @@ fn compile_cast(
     if let Some(length) = CastLength::of(data_type)? {
         return cast_to_length(expr, length, scope, params);
     }
-    let ty = super::sql_types::sql_type(data_type)?;
+    // A type of the database's own (an enum) is DataFusion's (`query::pg_enum_casts`).
+    let ty = match (data_type, super::sql_types::sql_type(data_type)) {
+        (ast::DataType::Custom(..), Err(e)) => return Err(SqlError::unsupported(e.message())),
+        (_, ty) => ty?,
+    };
     // JSON's operators and functions are DataFusion's, and a JSON constant's
     // type would not survive here to send them there.
     if ty.json_kind().is_some() {
@@ -787,11 +791,25 @@ fn compile_comparable(
     ty: Option<SqlType>,
 ) -> SqlResult<Scalar> {
     let (scalar, item_type) = compile_typed(expr, scope, params, ty)?;
+    refuse_enum_comparison(ty, item_type)?;
     let target_time = ty.filter(|ty| ty.is_distinct_kind());
     if target_time.is_none() && is_own_kind(&scalar, item_type) && ty.is_some() {
         return Err(temporal_operand());
     }
     facing(target_time, scalar, item_type)
+}
+
+/// An enum compares in its labels' order and a literal compared with it must be one
+/// of them; the fast path knows neither, DataFusion's plan does (`pg_enum_plan`).
+fn refuse_enum_comparison(left: Option<SqlType>, right: Option<SqlType>) -> SqlResult<()> {
+    match [left, right]
+        .into_iter()
+        .flatten()
+        .any(|ty| matches!(ty, SqlType::Enum(_)))
+    {
+        true => Err(SqlError::unsupported("a comparison of an enum value")),
+        false => Ok(()),
+    }
 }
 
 /// The two sides of a comparison, when the fast path compares them as PostgreSQL
@@ -804,6 +822,7 @@ fn comparable(
     right: Scalar,
     right_type: Option<SqlType>,
 ) -> SqlResult<(Scalar, Scalar)> {
+    refuse_enum_comparison(left_type, right_type)?;
     // A constant timestamp's kind is its context's; in a UTC session, pgwide's only,
     // timestamp and timestamptz compare as one.
     let time_of = |s: &Scalar, ty: Option<SqlType>| {

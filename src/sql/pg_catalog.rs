@@ -16,6 +16,7 @@ mod pg_constraint;
 mod pg_database;
 mod pg_depend;
 mod pg_description;
+mod pg_enum;
 mod pg_get_keywords;
 mod pg_index;
 mod pg_indexes;
@@ -42,6 +43,7 @@ pub use oids::{
 };
 pub use pg_constraint::{check_definition, foreign_key_definition};
 pub use pg_description::comment;
+pub use pg_enum::{type_name as enum_type_name, type_oid_by_name as enum_type_oid_by_name};
 pub use pg_indexes::definition as index_definition;
 pub use pg_roles::role_rows;
 pub use pg_type::{format_type, format_type_with_typmod, type_oid_by_name};
@@ -77,6 +79,7 @@ const PG_TABLES: &[&str] = &[
     "pg_tables",
     "pg_proc",
     "pg_get_keywords",
+    "pg_enum",
 ];
 /// The statistics views of `pg_catalog`, which count table sizes when scanned.
 const PG_SIZED_VIEWS: &[&str] = &[
@@ -225,7 +228,15 @@ impl CatalogSchema {
                 pg_attribute::ATTRDEF_COLUMNS,
                 pg_attribute::attrdef_rows(&tables),
             ),
-            "pg_type" => (pg_type::COLUMNS, pg_type::rows()),
+            "pg_type" => {
+                let mut rows = pg_type::rows();
+                rows.extend(pg_enum::type_rows(&self.engine.enum_types(&self.instance)));
+                (pg_type::COLUMNS, rows)
+            }
+            "pg_enum" => (
+                pg_enum::COLUMNS,
+                pg_enum::rows(&self.engine.enum_types(&self.instance)),
+            ),
             "pg_index" => (pg_index::COLUMNS, pg_index::rows(&tables)),
             "pg_indexes" => (pg_indexes::COLUMNS, pg_indexes::rows(&tables)),
             "pg_constraint" => (pg_constraint::COLUMNS, pg_constraint::rows(&tables)),
@@ -251,7 +262,10 @@ impl CatalogSchema {
         Some(match name {
             "schemata" => (info::SCHEMATA, info::schemata_rows(db)),
             "tables" => (info::TABLES, info::tables_rows(db, &tables)),
-            "columns" => (info::COLUMNS, info::columns_rows(db, &tables)),
+            "columns" => (
+                info::COLUMNS,
+                info::columns_rows(db, &tables, &self.engine.enum_types(db)),
+            ),
             "table_constraints" => (
                 info::TABLE_CONSTRAINTS,
                 info::table_constraints_rows(db, &tables),

@@ -22,6 +22,8 @@ mod pg_arrays;
 mod pg_char_casts;
 mod pg_compat;
 mod pg_datetime_functions;
+mod pg_enum_casts;
+mod pg_enum_plan;
 mod pg_functions;
 mod pg_in_select_list;
 mod pg_in_subqueries;

@@ -43,6 +43,11 @@ pub(super) enum SchemaChange {
         name: ast::SchemaName,
         if_not_exists: bool,
     },
+    CreateType {
+        name: ast::ObjectName,
+        representation: Option<ast::UserDefinedTypeRepresentation>,
+    },
+    AlterType(ast::AlterType),
 }
 
 impl StatementHandler for SchemaChanges {
@@ -76,6 +81,14 @@ impl StatementHandler for SchemaChanges {
                 SchemaChange::CreateSequence(Box::new(create))
             }
             Statement::CreateIndex(create) => SchemaChange::CreateIndex(Box::new(create)),
+            Statement::CreateType {
+                name,
+                representation,
+            } => SchemaChange::CreateType {
+                name,
+                representation,
+            },
+            Statement::AlterType(alter) => SchemaChange::AlterType(alter),
             // `COMMENT IF EXISTS` is another dialect's: refused, not ignored.
             Statement::Comment {
                 if_exists: true, ..
@@ -139,11 +152,17 @@ impl StatementHandler for SchemaChanges {
                 object_type: ast::ObjectType::Index,
                 ..
             } => "drop index",
+            SchemaChange::Drop {
+                object_type: ast::ObjectType::Type,
+                ..
+            } => "drop type",
             // Refused as unsupported when it runs.
             SchemaChange::Drop { .. } => return Ok(()),
             SchemaChange::CreateDatabase { .. } => "create database",
             SchemaChange::Comment { .. } => "comment on",
             SchemaChange::CreateSchema { .. } => "create schema",
+            SchemaChange::CreateType { .. } => "create type",
+            SchemaChange::AlterType(_) => "alter type",
         };
         Ok(state.access.require_superuser(action)?)
     }
@@ -262,6 +281,21 @@ impl StatementHandler for SchemaChanges {
                 ddl::schemas::create(name, *if_not_exists)?;
                 "CREATE SCHEMA"
             }
+            SchemaChange::CreateType {
+                name,
+                representation,
+            } => {
+                let name = ddl::enum_types::create(engine, instance, name, representation.as_ref())
+                    .await?;
+                if let Some(block) = state.transaction.as_mut() {
+                    block.changed_schema(SchemaUndo::DropType(name));
+                }
+                "CREATE TYPE"
+            }
+            SchemaChange::AlterType(alter) => {
+                ddl::enum_types::alter(engine, instance, alter).await?;
+                "ALTER TYPE"
+            }
             SchemaChange::Comment { target, comment } => {
                 let before = engine.table(instance, &target.table)?;
                 ddl::comments::set(engine, instance, target, comment.as_deref()).await?;
@@ -375,10 +409,22 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
             object_type: ast::ObjectType::Sequence,
             ..
         } => cannot_undo("DROP SEQUENCE of a sequence the block did not create"),
+        SchemaChange::Drop {
+            object_type: ast::ObjectType::Type,
+            names,
+            ..
+        } if names.iter().all(created) => Ok(()),
+        SchemaChange::Drop {
+            object_type: ast::ObjectType::Type,
+            ..
+        } => cannot_undo("DROP TYPE of a type the block did not create"),
+        SchemaChange::AlterType(alter) if created(&alter.name) => Ok(()),
+        SchemaChange::AlterType(_) => cannot_undo("ALTER TYPE of a type the block did not create"),
         SchemaChange::CreateSequence(_)
         | SchemaChange::CreateIndex(_)
         | SchemaChange::Comment { .. }
-        | SchemaChange::CreateSchema { .. } => Ok(()),
+        | SchemaChange::CreateSchema { .. }
+        | SchemaChange::CreateType { .. } => Ok(()),
         SchemaChange::Drop { .. } => Ok(()),
         SchemaChange::CreateDatabase { .. } => Err(SqlError::new(
             SqlState::ActiveSqlTransaction,

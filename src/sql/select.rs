@@ -214,9 +214,14 @@ fn plan_order(
             }
             let expr = order_by::resolve(&item.expr, projection, Some(&*rel))?;
             let key = compile(&expr, rel, params, None)?;
-            // JSON has an order of its own, not its text's: DataFusion's to refuse.
-            if output_type(&key, Some(&*rel), params).json_kind().is_some() {
+            // JSON has an order of its own, not its text's: DataFusion's to refuse. So
+            // has an enum: its labels' (`pg_enum_plan`).
+            let key_type = output_type(&key, Some(&*rel), params);
+            if key_type.json_kind().is_some() {
                 return Err(SqlError::unsupported("ORDER BY a JSON value"));
+            }
+            if matches!(key_type, SqlType::Enum(_)) {
+                return Err(SqlError::unsupported("ORDER BY an enum value"));
             }
             keys.push((key, item.options.asc.unwrap_or(true)));
         }

@@ -43,6 +43,9 @@ pub enum SqlType {
     Time,
     /// `interval`, a `Datum::Interval`.
     Interval,
+    /// A value of an enum type (`CREATE TYPE ... AS ENUM`), a `Datum::Text` holding its
+    /// label; the type's OID (`SqlType::enum_oid`).
+    Enum(u32),
 }
 
 /// The element type of an array type.
@@ -104,6 +107,7 @@ impl ArrayOf {
             | SqlType::Jsonb
             | SqlType::Time
             | SqlType::Interval
+            | SqlType::Enum(_)
             | SqlType::Array(_) => return None,
         })
     }
@@ -131,6 +135,7 @@ impl SqlType {
             SqlType::Jsonb => 3802,
             SqlType::Time => 1083,
             SqlType::Interval => 1186,
+            SqlType::Enum(oid) => oid,
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => 1000,
                 ArrayOf::Bytea => 1001,
@@ -186,6 +191,21 @@ impl SqlType {
         })
     }
 
+    /// The type of the enum type with catalog id `type_id`: its OID derives from the id
+    /// as a table's or sequence's does (`16384 + 2 * id`), so it never meets theirs; the
+    /// next OID is its array type's.
+    pub fn enum_of(type_id: u32) -> SqlType {
+        SqlType::Enum(16_384u32.saturating_add(type_id.saturating_mul(2)))
+    }
+
+    /// The catalog id of the enum type this is, if it is one.
+    pub fn enum_type_id(self) -> Option<u32> {
+        match self {
+            SqlType::Enum(oid) => oid.checked_sub(16_384).map(|n| n / 2),
+            _ => None,
+        }
+    }
+
     /// An integer type's width rank (smallint 1, integer 2, bigint 3): where integers of
     /// two types meet, the wider one is the result's, as PostgreSQL resolves them.
     pub fn integer_rank(self) -> Option<u8> {
@@ -218,6 +238,8 @@ impl SqlType {
             SqlType::Jsonb => "jsonb",
             SqlType::Time => "time without time zone",
             SqlType::Interval => "interval",
+            // Its own name is in the catalog (`format_type` prints it).
+            SqlType::Enum(_) => "enum",
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => "boolean[]",
                 ArrayOf::Bytea => "bytea[]",

@@ -26,6 +26,8 @@ pub(super) enum SchemaUndo {
     DropIndex(String),
     /// The block created the sequence: drop it.
     DropSequence(String),
+    /// The block created the enum type: drop it.
+    DropType(String),
     /// The block renamed table `to` to `from`: rename it back.
     RenameTable { from: String, to: String },
     /// The block renamed column `to` of `table` to `from`: rename it back.
@@ -51,6 +53,7 @@ impl SchemaUndo {
         match self {
             SchemaUndo::DropTable(name)
             | SchemaUndo::DropSequence(name)
+            | SchemaUndo::DropType(name)
             | SchemaUndo::DropIndex(name) => name,
             SchemaUndo::RenameTable { from, .. } => from,
             SchemaUndo::RenameColumn { table, .. } => table,
@@ -143,7 +146,7 @@ impl Transaction {
     /// Whether the block created table (or sequence, or index) `name`.
     pub(super) fn created(&self, name: &str) -> bool {
         self.schema_changes.iter().any(
-            |u| matches!(u, SchemaUndo::DropTable(t) | SchemaUndo::DropSequence(t) | SchemaUndo::DropIndex(t) if t == name),
+            |u| matches!(u, SchemaUndo::DropTable(t) | SchemaUndo::DropSequence(t) | SchemaUndo::DropType(t) | SchemaUndo::DropIndex(t) if t == name),
         )
     }
 
@@ -258,6 +261,10 @@ pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[Sche
         let undone = match change {
             SchemaUndo::DropTable(table) => engine.drop_table(instance, table).await.map(|_| ()),
             SchemaUndo::DropSequence(name) => engine.drop_sequence(instance, name).await,
+            SchemaUndo::DropType(name) => match engine.drop_enum_type(instance, name).await {
+                Err(EngineError::TypeNotFound { .. }) => Ok(()),
+                other => other,
+            },
             SchemaUndo::DropIndex(name) => engine.drop_index(instance, name).await,
             SchemaUndo::RenameTable { from, to } => {
                 engine.rename_table(instance, from, to).await.map(|_| ())

@@ -43,7 +43,9 @@ pub fn sql_pk_type(ty: SqlType) -> Option<PkType> {
         | SqlType::Array(_)
         | SqlType::Json
         | SqlType::Jsonb
-        | SqlType::Interval => None,
+        | SqlType::Interval
+        // Its stored text sorts by the labels' bytes, not in the type's order.
+        | SqlType::Enum(_) => None,
     }
 }
 
@@ -71,6 +73,7 @@ pub fn declared_type(table: &TableMeta, column: &str) -> Option<SqlType> {
                 }
             }
             (SqlType::Text, _, Some(SqlKind::Jsonb)) => SqlType::Jsonb,
+            (SqlType::Text, _, Some(SqlKind::Enum { type_id })) => SqlType::enum_of(type_id),
             (SqlType::Text, _, Some(SqlKind::Numeric { precision, scale })) => {
                 SqlType::Numeric(Some(NumericTypmod { precision, scale }))
             }
@@ -110,7 +113,8 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
         | SqlType::Numeric(_)
         | SqlType::Array(_)
         | SqlType::Json
-        | SqlType::Jsonb => ValueType::String,
+        | SqlType::Jsonb
+        | SqlType::Enum(_) => ValueType::String,
         // An interval is `interval_send`'s 16 bytes.
         SqlType::Bytea | SqlType::Uuid | SqlType::Interval => ValueType::Binary,
     }
@@ -481,7 +485,9 @@ pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
         (SqlType::Text, Datum::Numeric(n)) => Datum::Text(pg_numeric::format(&n)),
         (SqlType::Bytea, d @ Datum::Bytes(_)) => d,
         (SqlType::Bytea, Datum::Text(t)) => Datum::Bytes(t.into_bytes()),
-        (SqlType::Text | SqlType::Json | SqlType::Jsonb, d @ Datum::Text(_)) => d,
+        (SqlType::Text | SqlType::Json | SqlType::Jsonb | SqlType::Enum(_), d @ Datum::Text(_)) => {
+            d
+        }
         (SqlType::Text, Datum::Int(i)) => Datum::Text(i.to_string()),
         (SqlType::Text, Datum::Float(f)) => Datum::Text(f.to_string()),
         (SqlType::Text, Datum::Bool(b)) => Datum::Text(if b { "true" } else { "false" }.into()),

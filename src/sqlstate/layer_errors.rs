@@ -30,6 +30,12 @@ impl From<&EngineError> for SqlState {
             TableNotFound { .. } => SqlState::UndefinedTable,
             TableExists { .. } => SqlState::DuplicateTable,
             ColumnExists { .. } => SqlState::DuplicateColumn,
+            TypeExists { .. } | EnumLabelExists { .. } => SqlState::DuplicateObject,
+            TypeNotFound { .. } => SqlState::UndefinedObject,
+            TypeInUse { .. } => SqlState::DependentObjectsStillExist,
+            InvalidEnumValue { .. } => SqlState::InvalidTextRepresentation,
+            InvalidEnumLabel { .. } | EnumLabelNotFound { .. } => SqlState::InvalidParameterValue,
+            EnumLabelInUse { .. } => SqlState::FeatureNotSupported,
             NoSuchColumn { .. } => SqlState::UndefinedColumn,
             KeyColumnNotNull { .. } => SqlState::InvalidTableDefinition,
             BadPkType { .. } | PkTypeMismatch { .. } | IncrementType { .. } => {

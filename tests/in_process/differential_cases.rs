@@ -2187,3 +2187,66 @@ async fn varchar_columns_are_described_as_varchar() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// Enum types: values checked against the labels (22P02), compared and sorted in the
+/// labels' declared order (not alphabetically), casts to and from text, labels added
+/// before and after others, the catalogs, and the errors of DDL on them (42710, 2BP01,
+/// 42704, 22023).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn enum_types_compare_and_sort_as_postgres_does() {
+    let differences = compare(&[&[
+        "DROP TABLE IF EXISTS e",
+        "DROP TYPE IF EXISTS mood",
+        "DROP TYPE IF EXISTS feeling",
+        "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
+        "CREATE TYPE mood AS ENUM ('x')",
+        "CREATE TABLE e (id INTEGER PRIMARY KEY, m mood, n mood NOT NULL DEFAULT 'ok')",
+        "INSERT INTO e (id, m) VALUES (1, 'happy'), (2, 'sad'), (3, 'ok'), (4, NULL)",
+        "INSERT INTO e (id, m) VALUES (5, 'glad')",
+        "SELECT id, m::text, n::text FROM e ORDER BY m, id",
+        "SELECT id, m::text FROM e ORDER BY m DESC, id",
+        "SELECT id FROM e WHERE m > 'sad' ORDER BY id",
+        "SELECT id FROM e WHERE m <= 'ok' ORDER BY id",
+        "SELECT id FROM e WHERE m BETWEEN 'ok' AND 'happy' ORDER BY id",
+        "SELECT id FROM e WHERE m = 'ok'",
+        "SELECT id FROM e WHERE m = 'glad'",
+        "SELECT id FROM e WHERE m IN ('sad', 'happy') ORDER BY id",
+        "SELECT id FROM e WHERE m IN ('sad', 'glad')",
+        "SELECT m::text FROM e ORDER BY m::text",
+        "SELECT m::text AS label FROM e ORDER BY label",
+        "SELECT m::text, c FROM (SELECT m, count(*) AS c FROM e GROUP BY m) g ORDER BY m",
+        "SELECT 'ok'::mood < 'happy'::mood, 'happy'::mood::text, 'sad'::mood > 'ok'",
+        "SELECT ('glad'::mood)::text",
+        "SELECT id FROM e WHERE m > 'glad'",
+        "UPDATE e SET m = 'ok' WHERE m < 'ok'",
+        "UPDATE e SET m = 'meh' WHERE id = 1",
+        "ALTER TYPE mood ADD VALUE 'meh' BEFORE 'ok'",
+        "ALTER TYPE mood ADD VALUE 'ok'",
+        "ALTER TYPE mood ADD VALUE IF NOT EXISTS 'ok'",
+        "ALTER TYPE mood ADD VALUE 'x' AFTER 'nope'",
+        "ALTER TYPE mood ADD VALUE 'ecstatic' AFTER 'happy'",
+        "UPDATE e SET m = 'meh' WHERE id = 1",
+        "UPDATE e SET m = 'ecstatic' WHERE id = 3",
+        "SELECT id, m::text FROM e ORDER BY m, id",
+        "SELECT enumlabel::text FROM pg_enum l JOIN pg_type t ON t.oid = l.enumtypid \
+         WHERE t.typname = 'mood' ORDER BY l.enumsortorder",
+        "SELECT typname::text, typtype::text, typcategory::text, typlen::int FROM pg_type \
+         WHERE typname IN ('mood', '_mood') ORDER BY typname",
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute \
+         WHERE attrelid = 'e'::regclass AND attname = 'm'",
+        "SELECT data_type::text, udt_name::text FROM information_schema.columns \
+         WHERE table_name = 'e' AND column_name = 'm'",
+        "DROP TYPE mood",
+        "ALTER TYPE mood RENAME TO feeling",
+        "SELECT format_type(atttypid, NULL) FROM pg_attribute \
+         WHERE attrelid = 'e'::regclass AND attname = 'n'",
+        "SELECT id FROM e WHERE m = 'sad'::feeling",
+        "DROP TABLE e",
+        "DROP TYPE feeling",
+        "DROP TYPE feeling",
+        "DROP TYPE IF EXISTS feeling",
+        "SELECT 1::no_such_type",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

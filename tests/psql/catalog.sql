@@ -77,3 +77,17 @@ CREATE INDEX sized_v ON sized (v);
 \di+ sized*
 SELECT pg_relation_size('sized') > 0 AS has_rows, pg_total_relation_size('sized') = pg_relation_size('sized') + pg_indexes_size('sized') AS total_adds_up, pg_relation_size('sized_pkey') AS pkey_bytes;
 DROP TABLE sized;
+-- Enum types: \dT lists them with their labels in order, \d shows a column's type by
+-- name.
+CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
+ALTER TYPE mood ADD VALUE 'meh' BEFORE 'ok';
+CREATE TABLE moods (id BIGINT PRIMARY KEY, m mood NOT NULL);
+\dT
+\dT+ mood
+\d moods
+INSERT INTO moods VALUES (1, 'happy'), (2, 'sad'), (3, 'meh');
+SELECT id, m FROM moods ORDER BY m;
+DROP TYPE mood;
+DROP TABLE moods;
+DROP TYPE mood;
+\dT

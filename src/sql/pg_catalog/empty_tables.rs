@@ -94,15 +94,6 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
         "pg_partitioned_table",
         &[("partrelid", 'i'), ("partstrat", 't')],
     ),
-    (
-        "pg_enum",
-        &[
-            ("oid", 'i'),
-            ("enumtypid", 'i'),
-            ("enumsortorder", 'i'),
-            ("enumlabel", 't'),
-        ],
-    ),
     // psql's `\dc`, `\dC`, `\do`, `\dL`, `\dy`, `\dew`, `\des` and `\drds` list
     // these; pgwide has no conversions, casts, operators, languages, event triggers,
     // foreign data or per-role settings as catalog entries.

@@ -7,7 +7,7 @@ use super::memory_table::{t, Col, V};
 use super::oids::{INFORMATION_SCHEMA, OWNER, PG_CATALOG};
 use super::pg_type::TYPES;
 use super::table_columns::{all_columns, column_default, identity, pk_columns, pkey_name};
-use crate::engine::{ForeignKeyMeta, ReferentialAction, TableMeta};
+use crate::engine::{EnumTypeMeta, ForeignKeyMeta, ReferentialAction, TableMeta};
 use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
 
@@ -71,15 +71,27 @@ pub const COLUMNS: &[Col] = &[
 ];
 
 /// One row per visible column of each table; key and `NOT NULL` columns are not
-/// nullable.
-pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
+/// nullable. A column of an enum type is `USER-DEFINED`, its type named by `udt_name`
+/// in `public`.
+pub fn columns_rows(
+    db: &str,
+    tables: &[Arc<TableMeta>],
+    enum_types: &[Arc<EnumTypeMeta>],
+) -> Vec<Vec<V>> {
     all_columns(tables)
         .map(|(table, i, (name, ty, not_null))| {
             let oid = super::pg_attribute::type_oid(table, &name, ty);
-            let udt = TYPES.iter().find(|t| t.0 == oid).map_or("text", |t| t.1);
+            let enum_type = ty
+                .enum_type_id()
+                .and_then(|id| enum_types.iter().find(|e| e.id == id));
+            let udt = match enum_type {
+                Some(meta) => meta.name.as_str(),
+                None => TYPES.iter().find(|t| t.0 == oid).map_or("text", |t| t.1),
+            };
             let data_type = match (oid, ty) {
                 (super::pg_attribute::VARCHAR_OID, _) => "character varying",
                 (_, SqlType::Array(_)) => "ARRAY",
+                (_, SqlType::Enum(_)) => "USER-DEFINED",
                 _ => ty.name(),
             };
             let max_chars = table.max_chars(&name).map_or(V::N, |n| V::I(i64::from(n)));
@@ -99,7 +111,11 @@ pub fn columns_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
                 precision(ty),
                 scale(ty),
                 t(db),
-                t(PG_CATALOG),
+                t(if enum_type.is_some() {
+                    "public"
+                } else {
+                    PG_CATALOG
+                }),
                 t(if identity.is_empty() { "NO" } else { "YES" }),
                 match identity {
                     "a" => t("ALWAYS"),

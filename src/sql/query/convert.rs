@@ -62,6 +62,8 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Json => JSON,
         SqlType::Time => DataType::Time64(TimeUnit::Microsecond),
         SqlType::Interval => DataType::Interval(IntervalUnit::MonthDayNano),
+        // Text, its field marked with the type (`pg_enum_plan`).
+        SqlType::Enum(_) => DataType::Utf8,
     }
 }
 
@@ -621,7 +623,7 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
                 });
             }
         }
-        SqlType::Json | SqlType::Jsonb => {
+        SqlType::Json | SqlType::Jsonb | SqlType::Enum(_) => {
             let text = cast(array, &DataType::Utf8).map_err(arrow_error)?;
             let text = text.as_string::<i32>();
             (0..len).for_each(|i| {

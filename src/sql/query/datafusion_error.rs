@@ -51,6 +51,14 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
         {
             return SqlError::unsupported(SUBQUERY_NOT_HERE)
         }
+        // A type name neither pgwide nor the database defines (`x::foo`).
+        DataFusionError::NotImplemented(m) if m.starts_with("Unsupported SQL type ") => {
+            let name = m.trim_start_matches("Unsupported SQL type ");
+            return SqlError::new(
+                SqlState::UndefinedObject,
+                format!("type \"{}\" does not exist", name.trim_matches('"')),
+            );
+        }
         DataFusionError::NotImplemented(m) => return SqlError::unsupported(clean(m)),
         DataFusionError::Plan(m) if m.contains("subquery can only be used in") => {
             return SqlError::unsupported(SUBQUERY_NOT_HERE)

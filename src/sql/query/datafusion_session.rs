@@ -8,10 +8,11 @@ use super::datafusion_error::{self, from_datafusion};
 use super::{
     branch_order, catalog_list, convert, empty_catalog, origin, pg_any_parameters,
     pg_array_literals, pg_array_subqueries, pg_char_casts, pg_compat, pg_datetime_functions,
-    pg_functions, pg_in_select_list, pg_in_values, pg_integer_overflow, pg_interval_plan,
-    pg_json_functions, pg_json_plan, pg_name_results, pg_numeric_results, pg_parameter_types,
-    pg_sequences, pg_set_functions, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_series,
-    pg_time_text, pg_time_zone, subplan_exec, zone_setting,
+    pg_enum_casts, pg_enum_plan, pg_functions, pg_in_select_list, pg_in_values,
+    pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan, pg_name_results,
+    pg_numeric_results, pg_parameter_types, pg_sequences, pg_set_functions, pg_settings,
+    pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text, pg_time_zone, subplan_exec,
+    zone_setting,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -67,6 +68,9 @@ pub fn partitions_in_order(
 /// A session's DataFusion state: configuration, functions and the instance catalog.
 pub struct QueryEngine {
     state: SessionState,
+    /// The engine and database, whose enum types a plan reads (`pg_enum_plan`).
+    engine: Arc<crate::engine::Engine>,
+    instance: String,
     /// The session's settings, as `current_setting` reads them (see `sync_settings`).
     settings: pg_settings::SharedSettings,
 }
@@ -229,7 +233,12 @@ impl QueryEngine {
         ) {
             tracing::warn!("registering the PostgreSQL catalog functions failed: {e}");
         }
-        QueryEngine { state, settings }
+        QueryEngine {
+            state,
+            settings,
+            engine,
+            instance: instance.to_string(),
+        }
     }
 
     /// Gives `current_setting` and `set_config` the session's current settings; the
@@ -261,6 +270,7 @@ impl QueryEngine {
         let varchar_casts = varchar_casts(&query);
         pg_array_literals::rewrite(&mut query)?;
         pg_char_casts::rewrite(&mut query)?;
+        pg_enum_casts::rewrite(&mut query, &self.engine, &self.instance);
         pg_time_text::microsecond_timestamps(&mut query)?;
         pg_json_plan::casts(&mut query);
         pg_time_text::extract_types(&mut query);
@@ -302,6 +312,14 @@ impl QueryEngine {
         let logical =
             pg_interval_plan::date_differences(logical).map_err(|e| from_datafusion(&e))?;
         let logical = pg_name_results::rewrite(logical).map_err(|e| from_datafusion(&e))?;
+        let enum_types: pg_enum_plan::EnumTypes = self
+            .engine
+            .enum_types(&self.instance)
+            .into_iter()
+            .map(|t| (SqlType::enum_of(t.id).oid(), t))
+            .collect();
+        let logical =
+            pg_enum_plan::rewrite(logical, &enum_types).map_err(|e| from_datafusion(&e))?;
         let mut inferred = logical
             .get_parameter_types()
             .map_err(|e| from_datafusion(&e))?;
@@ -352,7 +370,8 @@ impl QueryEngine {
                     .as_ref()
                     .and_then(|n| n.get(i).cloned())
                     .unwrap_or_else(|| field_name(field.name())),
-                ty: convert::sql_type(field.data_type()),
+                ty: pg_enum_plan::field_enum_oid(field)
+                    .map_or_else(|| convert::sql_type(field.data_type()), SqlType::Enum),
                 origin: origins
                     .get(i)
                     .copied()

@@ -29,11 +29,12 @@ pub fn register(
 ) -> Result<()> {
     super::pg_arrays::register(state)?;
     super::pg_char_casts::register(state)?;
+    super::pg_enum_casts::register(state, &engine)?;
     super::pg_session::register(state, instance, user, settings)?;
     super::pg_time::register(state)?;
     super::pg_datetime_functions::register(state)?;
     super::pg_time_text::register(state)?;
-    register_answers(state, instance)?;
+    register_answers(state, &engine, instance)?;
     super::pg_privileges::register(state, &engine, instance, user, access)?;
     super::pg_sizes::register(state, &engine, instance)?;
     register_definitions(state, &engine, instance)?;
@@ -49,7 +50,7 @@ pub fn register(
 /// Functions whose answer pgwide knows without looking anything up: visibility (every
 /// relation is on the search path), descriptions and statistics it does not keep, and
 /// the session's database, schema and server version.
-fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
+fn register_answers(state: &mut SessionState, engine: &Arc<Engine>, instance: &str) -> Result<()> {
     let mut add = |name: &str, returns: DataType, body: Arc<Body>| {
         register_row_function(state, name, returns, body)
     };
@@ -120,12 +121,14 @@ fn register_answers(state: &mut SessionState, instance: &str) -> Result<()> {
         DataType::Utf8,
         Arc::new(|a| text(super::pg_size_pretty::of_value(a.first()))),
     )?;
+    let (e, i) = (Arc::clone(engine), instance.to_string());
     add(
         "format_type",
         DataType::Utf8,
-        Arc::new(|a| {
+        Arc::new(move |a| {
             text(int(a.first()).map(|oid| {
                 pg_catalog::format_type_with_typmod(oid, int(a.get(1)))
+                    .or_else(|| pg_catalog::enum_type_name(&e, &i, oid))
                     .unwrap_or_else(|| "???".to_string())
             }))
         }),
@@ -356,13 +359,15 @@ fn register_reg_casts(
     )?;
     // `to_regtype('name')`: the type's OID, NULL for a type pgwide does not have (psycopg's
     // TypeInfo.fetch, which SQLAlchemy runs for hstore on connect).
+    let (e, i) = (Arc::clone(engine), instance.to_string());
     add(
         "to_regtype",
         DataType::Int64,
-        Arc::new(|a| {
+        Arc::new(move |a| {
             ScalarValue::Int64(match a.first() {
                 Some(ScalarValue::Utf8(Some(s)) | ScalarValue::Utf8View(Some(s))) => {
                     pg_catalog::type_oid_by_name(s)
+                        .or_else(|| pg_catalog::enum_type_oid_by_name(&e, &i, s))
                 }
                 other => int(other),
             })
@@ -381,12 +386,16 @@ fn register_reg_casts(
             })
         }),
     )?;
+    let (e, i) = (Arc::clone(engine), instance.to_string());
     add(
         "pgwide_regtype_name",
         DataType::Utf8,
-        Arc::new(|a| {
+        Arc::new(move |a| {
             text(int(a.first()).map(|oid| {
-                pg_catalog::format_type(oid).map_or_else(|| oid.to_string(), String::from)
+                pg_catalog::format_type(oid)
+                    .map(String::from)
+                    .or_else(|| pg_catalog::enum_type_name(&e, &i, oid))
+                    .unwrap_or_else(|| oid.to_string())
             }))
         }),
     )?;

@@ -260,7 +260,7 @@ pub fn is_comparison(op: &Operator) -> bool {
 /// expressions over its input, with `rule` given the input's schema; output names stay.
 pub fn rewrite_expressions(
     plan: LogicalPlan,
-    rule: fn(Expr, &DFSchema) -> Result<Transformed<Expr>>,
+    rule: impl Fn(Expr, &DFSchema) -> Result<Transformed<Expr>>,
 ) -> Result<LogicalPlan> {
     plan.transform_up_with_subqueries(|node| {
         // A rewritten expression may have another type than what it replaced (`k + 1`

@@ -52,7 +52,11 @@ impl EngineTable {
             if column.hidden {
                 continue;
             }
-            fields.push(Field::new(&column.name, arrow_type(column.ty), true));
+            let field = Field::new(&column.name, arrow_type(column.ty), true);
+            fields.push(match column.ty {
+                SqlType::Enum(oid) => field.with_metadata(super::pg_enum_plan::field_metadata(oid)),
+                _ => field,
+            });
             visible.push(index);
         }
         let key: Option<Vec<usize>> = match kind == RelationKind::Table && !table.auto_rowid {
@@ -273,6 +277,9 @@ fn literal(value: &ScalarValue, ty: SqlType) -> Option<Datum> {
         (SqlType::Text, ScalarValue::Utf8(Some(s)))
         | (SqlType::Text, ScalarValue::LargeUtf8(Some(s)))
         | (SqlType::Text, ScalarValue::Utf8View(Some(s))) => Datum::Text(s.clone()),
+        // Only equalities reach here with an enum (`pg_enum_plan` made its other
+        // comparisons compare positions, and checked the label): text equality.
+        (SqlType::Enum(_), ScalarValue::Utf8(Some(s))) => Datum::Text(s.clone()),
         (SqlType::Bool, ScalarValue::Boolean(Some(b))) => Datum::Bool(*b),
         // A time compared with a timestamp column, exactly in microseconds (a
         // nanosecond between two is left to DataFusion).
