@@ -74,3 +74,38 @@ fn declared_column_types_survive_a_restart() {
     assert_eq!(before.trim(), "21 23 700\ntrue 0.1");
     assert_eq!(before, String::from_utf8_lossy(&after));
 }
+
+/// An enum type, its labels' order (one added before another included) and the columns
+/// declared with it survive a restart: values still sort in that order, a label the
+/// type lacks is still refused.
+#[test]
+fn enum_types_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let query = "SELECT string_agg(m::text, ' ' ORDER BY m) FROM t \
+                 UNION ALL SELECT format_type(atttypid, NULL) FROM pg_attribute \
+                 WHERE attrelid = 't'::regclass AND attname = 'm'";
+    let before = {
+        let server = Pgwide::start(&data, &[], &[]);
+        server.setup(&[
+            "CREATE TYPE mood AS ENUM ('sad', 'happy')",
+            "ALTER TYPE mood ADD VALUE 'ok' BEFORE 'happy'",
+            "CREATE TABLE t (k BIGINT PRIMARY KEY, m mood)",
+            "INSERT INTO t VALUES (1, 'happy'), (2, 'ok'), (3, 'sad')",
+        ]);
+        server.psql_args(&["-A", "-t", "-c", query]).stdout
+    };
+    let server = Pgwide::start(&data, &[], &[]);
+    let after = server.psql_args(&["-A", "-t", "-c", query]).stdout;
+    let before = String::from_utf8_lossy(&before).into_owned();
+    assert_eq!(before.trim(), "sad ok happy\nmood");
+    assert_eq!(before, String::from_utf8_lossy(&after));
+    let refused = server.psql_args(&["-c", "INSERT INTO t VALUES (4, 'glad')"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr)
+            .contains("invalid input value for enum mood: \"glad\""),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}

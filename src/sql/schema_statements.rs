@@ -285,9 +285,10 @@ impl StatementHandler for SchemaChanges {
                 name,
                 representation,
             } => {
-                let name = ddl::enum_types::create(engine, instance, name, representation.as_ref())
-                    .await?;
-                if let Some(block) = state.transaction.as_mut() {
+                let (name, made) =
+                    ddl::enum_types::create(engine, instance, name, representation.as_ref())
+                        .await?;
+                if let (Some(block), true) = (state.transaction.as_mut(), made) {
                     block.changed_schema(SchemaUndo::DropType(name));
                 }
                 "CREATE TYPE"

@@ -1,6 +1,7 @@
 //! SQL text into sqlparser statements, in PostgreSQL's dialect, with the spellings
 //! sqlparser reads another way rewritten first.
 
+pub(super) mod do_blocks;
 mod fetch_spelling;
 mod lock_strength;
 mod sequence_options;
@@ -23,6 +24,16 @@ pub(super) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
             statements
                 .iter_mut()
                 .for_each(role_statements::default_login);
+        }
+        return Ok(statements);
+    }
+    if let Some(respelled) = do_blocks::respell(sql) {
+        let (respelled, marked) = respelled?;
+        let mut statements = parse_sql(&respelled)?;
+        for index in marked {
+            if let Some(statement) = statements.get_mut(index) {
+                do_blocks::mark_ignoring_duplicate(statement);
+            }
         }
         return Ok(statements);
     }

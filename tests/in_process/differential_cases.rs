@@ -2205,6 +2205,9 @@ async fn enum_types_compare_and_sort_as_postgres_does() {
         "INSERT INTO e (id, m) VALUES (5, 'glad')",
         "SELECT id, m::text, n::text FROM e ORDER BY m, id",
         "SELECT id, m::text FROM e ORDER BY m DESC, id",
+        "SELECT string_agg(m::text, ',' ORDER BY m), string_agg(id::text, ',' ORDER BY m DESC, id) \
+         FROM e",
+        "SELECT id, row_number() OVER (ORDER BY m, id) FROM e ORDER BY id",
         "SELECT id FROM e WHERE m > 'sad' ORDER BY id",
         "SELECT id FROM e WHERE m <= 'ok' ORDER BY id",
         "SELECT id FROM e WHERE m BETWEEN 'ok' AND 'happy' ORDER BY id",

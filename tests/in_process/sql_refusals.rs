@@ -297,3 +297,72 @@ async fn char_casts_that_would_pad_are_refused() {
     let count = simple_rows(&client, "SELECT count(*) FROM words").await;
     assert_eq!(count, vec![vec!["2".to_string()]]);
 }
+
+/// What pgwide cannot do with enum types is refused, never half done: a key column of
+/// one (its stored text would not sort in the labels' order), `min`/`max` (they would
+/// compare text), DROP TYPE ... CASCADE over a column, renaming a label a column may
+/// hold, other kinds of CREATE TYPE, and ALTER/DROP TYPE in a block that did not create
+/// the type. A type a block created goes when it rolls back.
+#[tokio::test]
+async fn enum_type_operations_pgwide_cannot_do_are_refused() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); \
+             CREATE TABLE feelings (id BIGINT PRIMARY KEY, m mood); \
+             INSERT INTO feelings VALUES (1, 'ok'), (2, 'happy')",
+        )
+        .await
+        .expect("an enum and a table of it");
+    for (sql, expected) in [
+        ("CREATE TABLE keyed (m mood PRIMARY KEY)", "42804"),
+        ("SELECT max(m) FROM feelings", "0A000"),
+        ("SELECT min(m) FROM feelings WHERE id > 0", "0A000"),
+        ("DROP TYPE mood CASCADE", "0A000"),
+        ("DROP TYPE mood", "2BP01"),
+        ("ALTER TYPE mood RENAME VALUE 'ok' TO 'fine'", "0A000"),
+        ("CREATE TYPE pair AS (a INTEGER, b TEXT)", "0A000"),
+        ("CREATE TYPE text AS ENUM ('a')", "42710"),
+        ("CREATE TYPE long AS ENUM ('a', 'a')", "42710"),
+        (
+            "CREATE TYPE long AS ENUM ('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa')",
+            "22023",
+        ),
+        ("INSERT INTO feelings VALUES (3, 'glad')", "22P02"),
+        ("UPDATE feelings SET m = 'glad' WHERE id = 1", "22P02"),
+    ] {
+        assert_eq!(code(client.simple_query(sql).await), expected, "{sql}");
+    }
+    // Nothing above changed the table or the type.
+    let rows = simple_rows(&client, "SELECT id, m FROM feelings ORDER BY m DESC").await;
+    assert_eq!(
+        rows,
+        vec![
+            vec!["2".to_string(), "happy".to_string()],
+            vec!["1".to_string(), "ok".to_string()],
+        ]
+    );
+    // In a block: a type the block created is dropped by ROLLBACK; one it did not
+    // create cannot be altered or dropped there.
+    client
+        .batch_execute(
+            "BEGIN; CREATE TYPE colour AS ENUM ('red'); \
+             ALTER TYPE colour ADD VALUE 'green'; \
+             CREATE TABLE paint (id BIGINT PRIMARY KEY, c colour); ROLLBACK",
+        )
+        .await
+        .expect("a block that creates a type");
+    let left = simple_rows(
+        &client,
+        "SELECT count(*) FROM pg_type WHERE typname IN ('colour', '_colour')",
+    )
+    .await;
+    assert_eq!(left, vec![vec!["0".to_string()]]);
+    client.batch_execute("BEGIN").await.expect("begin");
+    assert_eq!(
+        code(client.simple_query("ALTER TYPE mood ADD VALUE 'meh'").await),
+        "0A000"
+    );
+    client.batch_execute("ROLLBACK").await.expect("rollback");
+}

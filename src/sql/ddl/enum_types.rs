@@ -6,6 +6,7 @@
 use super::object_name;
 use crate::engine::{Engine, EngineError, LabelPosition};
 use crate::sql::sql_types::{SqlError, SqlResult, SqlType};
+use crate::sql::statement_parser::do_blocks::strip_ignore_duplicate;
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, DataType, ObjectName};
 use sqlparser::dialect::PostgreSqlDialect;
@@ -36,13 +37,17 @@ fn is_builtin(name: &str) -> bool {
     }
 }
 
-/// `CREATE TYPE name AS ENUM ('a', 'b', ...)`.
+/// `CREATE TYPE name AS ENUM ('a', 'b', ...)`: the type's name, and whether this made
+/// it. One read from a DO block that ignores "already exists" (`do_blocks`) leaves an
+/// existing type as it is.
 pub async fn create(
     engine: &Engine,
     instance: &str,
     name: &ObjectName,
     representation: Option<&ast::UserDefinedTypeRepresentation>,
-) -> SqlResult<String> {
+) -> SqlResult<(String, bool)> {
+    let (name, ignore_duplicate) = strip_ignore_duplicate(name);
+    let name = &name;
     let labels = match representation {
         Some(ast::UserDefinedTypeRepresentation::Enum { labels }) => labels,
         Some(ast::UserDefinedTypeRepresentation::Composite { .. }) => {
@@ -57,15 +62,18 @@ pub async fn create(
         }
     };
     let name = type_name(name)?;
-    if is_builtin(&name) {
+    if is_builtin(&name) && !ignore_duplicate {
         return Err(SqlError::new(
             SqlState::DuplicateObject,
             format!("type \"{name}\" already exists"),
         ));
     }
     let labels = labels.iter().map(|label| label.value.clone()).collect();
-    engine.create_enum_type(instance, &name, labels).await?;
-    Ok(name)
+    match engine.create_enum_type(instance, &name, labels).await {
+        Ok(_) => Ok((name, true)),
+        Err(EngineError::TypeExists { .. }) if ignore_duplicate => Ok((name, false)),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// `ALTER TYPE name ADD VALUE | RENAME VALUE | RENAME TO`.

@@ -5,7 +5,8 @@
 //!
 //! - `<`, `<=`, `>`, `>=` and `BETWEEN` over an enum compare its labels' positions, a
 //!   label written as a literal becoming its position (22P02 if the type lacks it);
-//! - `ORDER BY` an enum sorts by position;
+//! - `ORDER BY` an enum sorts by position, in a query, an aggregate's arguments and a
+//!   window;
 //! - `=`, `<>` and `IN` against literals stay text comparisons, the literals checked
 //!   to be labels (22P02, as PostgreSQL reads them as the type);
 //! - `min`/`max` of an enum are refused (0A000) rather than answered alphabetically;
@@ -27,7 +28,7 @@ use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::expr::{AggregateFunction, Cast, ScalarFunction, TryCast};
 use datafusion::logical_expr::{
     Between, BinaryExpr, ColumnarValue, Expr, LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDF,
-    ScalarUDFImpl, Signature, Sort, Volatility,
+    ScalarUDFImpl, Signature, Sort, SortExpr, Volatility,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -153,6 +154,21 @@ fn by_position(expr: Expr, schema: &DFSchema, types: &EnumTypes) -> Result<Trans
                 func.name()
             ))))
         }
+        // `string_agg(x, ',' ORDER BY m)`, `row_number() OVER (ORDER BY m)`.
+        Expr::AggregateFunction(mut call) => {
+            let changed = sort_keys_by_position(&mut call.params.order_by, schema, types)?;
+            Ok(Transformed::new_transformed(
+                Expr::AggregateFunction(call),
+                changed,
+            ))
+        }
+        Expr::WindowFunction(mut call) => {
+            let changed = sort_keys_by_position(&mut call.params.order_by, schema, types)?;
+            Ok(Transformed::new_transformed(
+                Expr::WindowFunction(call),
+                changed,
+            ))
+        }
         // A cast's result is its target type's, not the enum's: it loses the mark.
         Expr::Cast(Cast { expr, field }) if enum_type(&expr, schema, types).is_some() => {
             Ok(Transformed::yes(Expr::Cast(Cast {
@@ -259,20 +275,27 @@ fn position(expr: Expr, ty: &EnumTypeMeta) -> Result<Expr> {
 }
 
 /// Sorts by an enum column's label positions instead of its text.
-fn sorted_by_position(sort: Sort, types: &EnumTypes) -> Result<LogicalPlan> {
+fn sorted_by_position(mut sort: Sort, types: &EnumTypes) -> Result<LogicalPlan> {
     let schema = Arc::clone(sort.input.schema());
-    let mut keys = Vec::with_capacity(sort.expr.len());
-    for mut key in sort.expr {
-        if let Some(ty) = enum_type(&key.expr, &schema, types) {
-            key.expr = position(key.expr, ty)?;
+    sort_keys_by_position(&mut sort.expr, &schema, types)?;
+    Ok(LogicalPlan::Sort(sort))
+}
+
+/// Makes each enum sort key sort by its labels' positions; whether any was one.
+fn sort_keys_by_position(
+    keys: &mut [SortExpr],
+    schema: &DFSchema,
+    types: &EnumTypes,
+) -> Result<bool> {
+    let mut changed = false;
+    for key in keys {
+        if let Some(ty) = enum_type(&key.expr, schema, types) {
+            let expr = std::mem::replace(&mut key.expr, Expr::Literal(ScalarValue::Null, None));
+            key.expr = position(expr, ty)?;
+            changed = true;
         }
-        keys.push(key);
     }
-    Ok(LogicalPlan::Sort(Sort {
-        expr: keys,
-        input: sort.input,
-        fetch: sort.fetch,
-    }))
+    Ok(changed)
 }
 
 /// `pgwide_enum_position(value)`: the position of `value` among one enum type's labels.

@@ -19,6 +19,7 @@ const User = sequelize.define('User', {
   name: DataTypes.STRING,
   active: { type: DataTypes.BOOLEAN, defaultValue: true },
   balance: DataTypes.DECIMAL(10, 2),
+  status: { type: DataTypes.ENUM('new', 'active', 'banned'), defaultValue: 'new' },
 });
 const Post = sequelize.define(
   'Post',
@@ -105,6 +106,25 @@ async function main() {
   }
   const afterRollback = await User.count();
   check('a transaction that throws rolls back', afterRollback === 3 && !(await User.findOne({ where: { email: 'gone@x' } })), afterRollback);
+
+  await User.update({ status: 'banned' }, { where: { email: 'bob@x' } });
+  const byStatus = await User.findAll({ order: [['status', 'DESC'], ['email', 'ASC']] });
+  check(
+    'an ENUM attribute defaults, updates and sorts in its declared order',
+    byStatus.map((u) => `${u.email}:${u.status}`).join() === 'bob@x:banned,ann@x:new,cid@x:new',
+    byStatus.map((u) => u.toJSON()),
+  );
+  let badStatus = null;
+  try {
+    await User.update({ status: 'gone' }, { where: { email: 'ann@x' }, validate: false });
+  } catch (e) {
+    badStatus = e;
+  }
+  check(
+    'a value the ENUM lacks is refused by the database (22P02)',
+    badStatus && badStatus.original && badStatus.original.code === '22P02',
+    badStatus && { name: badStatus.name, message: badStatus.message },
+  );
 
   const counts = await Post.count({ group: ['UserId'] });
   const byUser = Object.fromEntries(counts.map((c) => [c.UserId, Number(c.count)]));
