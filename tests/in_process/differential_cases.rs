@@ -2219,6 +2219,7 @@ async fn enum_types_compare_and_sort_as_postgres_does() {
         "SELECT m::text AS label FROM e ORDER BY label",
         "SELECT m::text, c FROM (SELECT m, count(*) AS c FROM e GROUP BY m) g ORDER BY m",
         "SELECT 'ok'::mood < 'happy'::mood, 'happy'::mood::text, 'sad'::mood > 'ok'",
+        "SELECT pg_typeof(m)::text, pg_typeof(m::text)::text FROM e WHERE id = 1",
         "SELECT ('glad'::mood)::text",
         "SELECT id FROM e WHERE m > 'glad'",
         "UPDATE e SET m = 'ok' WHERE m < 'ok'",

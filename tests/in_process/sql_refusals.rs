@@ -311,12 +311,17 @@ async fn enum_type_operations_pgwide_cannot_do_are_refused() {
         .batch_execute(
             "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); \
              CREATE TABLE feelings (id BIGINT PRIMARY KEY, m mood); \
+             CREATE TABLE plain (id BIGINT PRIMARY KEY, s TEXT); \
              INSERT INTO feelings VALUES (1, 'ok'), (2, 'happy')",
         )
         .await
         .expect("an enum and a table of it");
     for (sql, expected) in [
         ("CREATE TABLE keyed (m mood PRIMARY KEY)", "42804"),
+        ("CREATE TABLE listed (id BIGINT PRIMARY KEY, ms mood[])", "0A000"),
+        ("ALTER TABLE feelings ADD COLUMN ms mood[]", "0A000"),
+        ("ALTER TABLE feelings ALTER COLUMN m TYPE text", "0A000"),
+        ("ALTER TABLE plain ALTER COLUMN s TYPE mood", "0A000"),
         ("SELECT max(m) FROM feelings", "0A000"),
         ("SELECT min(m) FROM feelings WHERE id > 0", "0A000"),
         ("DROP TYPE mood CASCADE", "0A000"),

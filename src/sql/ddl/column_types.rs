@@ -35,6 +35,14 @@ pub async fn alter_type(
         return Err(refused(&column, current, data_type, "a USING expression"));
     }
     super::unenforced::check_type(&column, data_type)?;
+    if super::enum_types::declared_enum(engine, instance, data_type).is_some() {
+        return Err(refused(
+            &column,
+            current,
+            data_type,
+            "a change to an enum type",
+        ));
+    }
     let target = column_type(data_type)?;
     let new = declared(target, Some(data_type), false)?;
     let stored = match meta.pk_index(&column) {

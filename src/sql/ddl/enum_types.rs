@@ -163,8 +163,16 @@ pub fn declared_enum(engine: &Engine, instance: &str, data_type: &DataType) -> O
     Some(SqlType::enum_of(meta.id))
 }
 
-/// The type a column is declared with: an enum type's, or a built-in one's.
+/// The type a column is declared with: an enum type's, or a built-in one's. An array
+/// of an enum type is 0A000.
 pub fn column_type(engine: &Engine, instance: &str, data_type: &DataType) -> SqlResult<SqlType> {
+    if let DataType::Array(ast::ArrayElemTypeDef::SquareBracket(element, _)) = data_type {
+        if declared_enum(engine, instance, element).is_some() {
+            return Err(SqlError::unsupported(format!(
+                "a column of type {data_type}: arrays of enum types are not supported yet"
+            )));
+        }
+    }
     match declared_enum(engine, instance, data_type) {
         Some(ty) => Ok(ty),
         None => super::column_type(data_type),

@@ -154,6 +154,18 @@ fn by_position(expr: Expr, schema: &DFSchema, types: &EnumTypes) -> Result<Trans
                 func.name()
             ))))
         }
+        // The type's own name, where the text it is planned as would say `text`.
+        Expr::ScalarFunction(call)
+            if call.name() == "pg_typeof"
+                && call.args.len() == 1
+                && enum_type(&call.args[0], schema, types).is_some() =>
+        {
+            let name = enum_type(&call.args[0], schema, types).map(|t| t.name.clone());
+            Ok(Transformed::yes(Expr::Literal(
+                ScalarValue::Utf8(name),
+                None,
+            )))
+        }
         // `string_agg(x, ',' ORDER BY m)`, `row_number() OVER (ORDER BY m)`.
         Expr::AggregateFunction(mut call) => {
             let changed = sort_keys_by_position(&mut call.params.order_by, schema, types)?;

@@ -67,6 +67,7 @@ def main():
             "sa.ForeignKeyConstraint(['author_id'], ['author.id']",
             "sa.UniqueConstraint('email', name='uq_author_email')",
             "op.create_index('ix_book_title'",
+            "sa.Enum('draft', 'review', 'out', name='book_status')",
         ]:
             assert expected in script, "{} not in the revision:\n{}".format(expected, script)
         ok("autogenerate wrote both tables, the key, the unique constraint and the index")
@@ -82,6 +83,10 @@ def main():
         assert uniques == {"uq_book_author_title": ["author_id", "title"]}, uniques
         indexes = {i["name"]: i["column_names"] for i in inspector.get_indexes("book")}
         assert indexes.get("ix_book_title") == ["title"], indexes
+        enums = {e["name"]: e["labels"] for e in inspector.get_enums()}
+        assert enums == {"book_status": ["draft", "review", "out"]}, enums
+        status = next(c for c in inspector.get_columns("book") if c["name"] == "status")
+        assert getattr(status["type"], "enums", None) == ["draft", "review", "out"], status
         ok("upgrade head made the schema the inspector reads back")
 
         out = alembic(work, "check")
@@ -108,6 +113,11 @@ def main():
             ).all()
             assert rows == [("Ann", 2, Decimal("22.49"))], rows
             ok("the ORM writes through the autoincrement key and reads across the key")
+            s.execute(Book.__table__.update().where(Book.title == "Two").values(status="out"))
+            s.commit()
+            statuses = s.execute(select(Book.title, Book.status).order_by(Book.status.desc())).all()
+            assert statuses == [("Two", "out"), ("One", "draft")], statuses
+            ok("the enum column defaults, updates and sorts in its declared order")
             s.add(Book(author_id=author.id + 1000, title="Orphan", price=Decimal("1")))
             try:
                 s.commit()

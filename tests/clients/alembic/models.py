@@ -1,8 +1,8 @@
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import (Column, DateTime, ForeignKey, Index, Integer, Numeric,
-                        String, UniqueConstraint, func)
+from sqlalchemy import (Column, DateTime, Enum, ForeignKey, Index, Integer,
+                        Numeric, String, UniqueConstraint, func)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -27,6 +27,9 @@ class Book(Base):
     title: Mapped[str] = mapped_column(String(200), nullable=False)
     price: Mapped[Decimal] = mapped_column(Numeric(10, 2), nullable=False)
     published: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    status: Mapped[str] = mapped_column(
+        Enum("draft", "review", "out", name="book_status"), nullable=False, server_default="draft"
+    )
     author: Mapped[Author] = relationship(back_populates="books")
     __table_args__ = (
         Index("ix_book_title", "title"),
