@@ -3,7 +3,7 @@
 //! none of the type's labels (22P02) and returns the label as text marked with the type
 //! (`pg_enum_plan`), so the result is described, compared and sorted as the enum.
 
-use super::pg_enum_plan::field_metadata;
+use super::pg_enum_plan::{field_metadata, CAST_FUNCTION as FUNCTION};
 use super::udf::{int, row_by_row, string};
 use crate::engine::Engine;
 use crate::sql::sql_error::SqlError;
@@ -21,8 +21,6 @@ use datafusion::logical_expr::{
 use sqlparser::ast::{self, Expr, Query};
 use std::ops::ControlFlow;
 use std::sync::Arc;
-
-pub const FUNCTION: &str = "pgwide_enum_cast";
 
 /// Rewrites every cast to one of `instance`'s enum types in `query`.
 pub fn rewrite(query: &mut Query, engine: &Engine, instance: &str) {

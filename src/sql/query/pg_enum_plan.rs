@@ -36,6 +36,10 @@ use std::sync::Arc;
 /// The Arrow field metadata key holding an enum column's type OID.
 pub const ENUM_OID_KEY: &str = "pgwide.enum_oid";
 
+/// The function a cast to an enum type becomes (`pg_enum_casts`), whose result this
+/// module knows as the type's.
+pub const CAST_FUNCTION: &str = "pgwide_enum_cast";
+
 /// The enum types of a database, by OID.
 pub type EnumTypes = HashMap<u32, Arc<EnumTypeMeta>>;
 
@@ -71,7 +75,7 @@ fn enum_type<'a>(expr: &Expr, schema: &DFSchema, types: &'a EnumTypes) -> Option
             types.get(&field_enum_oid(field)?).map(|t| &**t)
         }
         Expr::Alias(alias) => enum_type(&alias.expr, schema, types),
-        Expr::ScalarFunction(call) if call.name() == super::pg_enum_casts::FUNCTION => {
+        Expr::ScalarFunction(call) if call.name() == CAST_FUNCTION => {
             let oid = match call.args.get(1) {
                 Some(Expr::Literal(value, _)) => value.cast_to(&DataType::UInt32).ok()?,
                 _ => return None,

@@ -49,7 +49,8 @@ pub fn register(
 
 /// Functions whose answer pgwide knows without looking anything up: visibility (every
 /// relation is on the search path), descriptions and statistics it does not keep, and
-/// the session's database, schema and server version.
+/// the session's database, schema and server version. The type names `format_type`
+/// gives are the exception: an enum type's is the database's (`engine`).
 fn register_answers(state: &mut SessionState, engine: &Arc<Engine>, instance: &str) -> Result<()> {
     let mut add = |name: &str, returns: DataType, body: Arc<Body>| {
         register_row_function(state, name, returns, body)
