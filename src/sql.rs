@@ -64,8 +64,8 @@ pub use sql_types::{
 };
 
 /// The PostgreSQL version pgwide reports; clients choose their catalog queries by it.
-pub const SERVER_VERSION: &str = "16.4";
-pub const SERVER_VERSION_NUM: &str = "160004";
+pub const SERVER_VERSION: &str = "15.12";
+pub const SERVER_VERSION_NUM: &str = "150012";
 
 use async_trait::async_trait;
 use std::sync::Arc;

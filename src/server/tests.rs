@@ -429,8 +429,8 @@ async fn parameter_status_at_startup_and_after_set() {
     let server = start().await;
     let mut raw = Raw::connect(server.addr, "postgres").await;
     let param = |name: &str| raw.parameters.get(name).cloned().unwrap_or_default();
-    assert_eq!(param("server_version"), "16.4");
-    assert_eq!(param("server_version_num"), "160004");
+    assert_eq!(param("server_version"), "15.12");
+    assert_eq!(param("server_version_num"), "150012");
     assert_eq!(param("client_encoding"), "UTF8");
     assert_eq!(param("DateStyle"), "ISO, MDY");
     assert_eq!(param("TimeZone"), "UTC");

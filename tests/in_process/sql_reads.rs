@@ -300,7 +300,7 @@ async fn set_and_show() {
     );
     assert_eq!(
         simple_rows(&client, "SHOW server_version").await,
-        vec![vec!["16.4"]]
+        vec![vec!["15.12"]]
     );
     assert_eq!(
         code(client.batch_execute("SET no_such_thing = 1").await),
