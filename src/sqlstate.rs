@@ -57,6 +57,7 @@ sqlstates! {
     ForeignKeyViolation => "23503",
     CheckViolation => "23514",
     ActiveSqlTransaction => "25001",
+    ReadOnlySqlTransaction => "25006",
     NoActiveSqlTransaction => "25P01",
     InFailedSqlTransaction => "25P02",
     IdleInTransactionSessionTimeout => "25P03",

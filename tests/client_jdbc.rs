@@ -55,5 +55,5 @@ fn run_client(jvm_options: &[&str]) {
     let stdout = assert_success("tests/clients/java/Client.java", &output);
     assert!(stdout.contains("ALL JDBC CHECKS PASSED"), "{stdout}");
     let checks = stdout.lines().filter(|l| l.starts_with("ok ")).count();
-    assert!(checks >= 371, "only {checks} checks ran:\n{stdout}");
+    assert!(checks >= 380, "only {checks} checks ran:\n{stdout}");
 }

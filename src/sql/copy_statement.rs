@@ -71,6 +71,10 @@ pub(super) enum CopyCommand {
 impl StatementHandler for Copies {
     type Plan = CopyCommand;
 
+    fn writes(plan: &CopyCommand) -> Option<&'static str> {
+        matches!(plan, CopyCommand::FromStdin { .. }).then_some("COPY FROM")
+    }
+
     fn plan(
         state: &SessionState,
         statement: Box<Statement>,

@@ -60,6 +60,14 @@ pub(super) fn beyond_fast_path(error: &SqlError) -> bool {
 }
 
 impl QueriedWrite {
+    /// `UPDATE` or `DELETE`.
+    pub(super) fn command(&self) -> &'static str {
+        match self.change {
+            Change::Update { .. } => "UPDATE",
+            Change::Delete { .. } => "DELETE",
+        }
+    }
+
     pub(super) fn plan_update(
         state: &SessionState,
         update: &ast::Update,

@@ -21,6 +21,10 @@ impl StatementHandler for RoleStatements {
     /// Planned when it runs: what it does depends on the roles then.
     type Plan = Box<Statement>;
 
+    fn writes(_: &Box<Statement>) -> Option<&'static str> {
+        Some("a role or privilege change")
+    }
+
     fn plan(_: &SessionState, statement: Box<Statement>, _: &mut Params) -> Claim<Box<Statement>> {
         if handles(&statement) {
             Claim::Planned(Ok(statement))

@@ -53,6 +53,21 @@ pub(super) enum SchemaChange {
 impl StatementHandler for SchemaChanges {
     type Plan = SchemaChange;
 
+    fn writes(plan: &SchemaChange) -> Option<&'static str> {
+        Some(match plan {
+            SchemaChange::CreateTable(_) => "CREATE TABLE",
+            SchemaChange::AlterTable(_) => "ALTER TABLE",
+            SchemaChange::Drop { .. } => "DROP",
+            SchemaChange::CreateDatabase { .. } => "CREATE DATABASE",
+            SchemaChange::CreateSequence(_) => "CREATE SEQUENCE",
+            SchemaChange::CreateIndex(_) => "CREATE INDEX",
+            SchemaChange::Comment { .. } => "COMMENT",
+            SchemaChange::CreateSchema { .. } => "CREATE SCHEMA",
+            SchemaChange::CreateType { .. } => "CREATE TYPE",
+            SchemaChange::AlterType(_) => "ALTER TYPE",
+        })
+    }
+
     fn plan(_: &SessionState, statement: Box<Statement>, _: &mut Params) -> Claim<SchemaChange> {
         Claim::Planned(Ok(match *statement {
             Statement::CreateTable(create) => SchemaChange::CreateTable(Box::new(create)),

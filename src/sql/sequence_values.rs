@@ -1,13 +1,16 @@
 //! What this session's sequences handed out, for `currval` and `lastval`: the values
 //! `nextval` returned and those INSERTs took for generated keys, as PostgreSQL keeps
-//! them per session.
+//! them per session; and whether the statement running may advance a sequence at all
+//! (not in a read-only transaction).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 #[derive(Debug, Default)]
 pub struct SequenceValues {
     values: Mutex<Values>,
+    read_only: AtomicBool,
 }
 
 #[derive(Debug, Default)]
@@ -17,6 +20,16 @@ struct Values {
 }
 
 impl SequenceValues {
+    /// Says whether the statement about to run is in a read-only transaction, where
+    /// `nextval` and `setval` are refused.
+    pub fn set_read_only(&self, read_only: bool) {
+        self.read_only.store(read_only, Ordering::Relaxed);
+    }
+
+    pub fn read_only(&self) -> bool {
+        self.read_only.load(Ordering::Relaxed)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Values> {
         self.values.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -282,9 +282,10 @@ impl Session {
         }
         let zone = self.state.settings.time_zone();
         let state = &mut self.state;
+        state.sequence_values.set_read_only(state.read_only());
         let result = session_zone::scope(zone, async {
             with_handler!(plan, H, p => {
-                match H::authorize(state, p) {
+                match H::authorize(state, p).and_then(|()| state.allow_write(H::writes(p))) {
                     Ok(()) => H::execute(state, p, params).await,
                     Err(e) => Err(e),
                 }

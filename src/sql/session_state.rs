@@ -11,11 +11,12 @@ use super::query::{self, QueryEngine};
 use super::row_reader::ReadContext;
 use super::sequence_values::SequenceValues;
 use super::settings::Settings;
-use super::sql_types::{SqlResult, SqlType};
+use super::sql_types::{SqlError, SqlResult, SqlType};
 use super::statement_aftermath::Aftermath;
 use super::transaction_block::Transaction;
 use crate::auth::Access;
 use crate::engine::Engine;
+use crate::sqlstate::SqlState;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -135,6 +136,28 @@ impl SessionState {
 
     /// Ends the transaction block, if any: SET LOCAL values and cursors without HOLD end
     /// with it.
+    /// Whether the transaction a statement runs in is read-only: the block's
+    /// `transaction_read_only`, or outside a block `default_transaction_read_only`.
+    pub(super) fn read_only(&self) -> bool {
+        let setting = match self.transaction.is_some() {
+            true => "transaction_read_only",
+            false => "default_transaction_read_only",
+        };
+        self.settings.value(setting) == Some("on")
+    }
+
+    /// 25006 if a statement running `command` (one that changes what is stored) would
+    /// run in a read-only transaction, as PostgreSQL refuses it.
+    pub(super) fn allow_write(&self, command: Option<&'static str>) -> SqlResult<()> {
+        match command {
+            Some(command) if self.read_only() => Err(SqlError::new(
+                SqlState::ReadOnlySqlTransaction,
+                format!("cannot execute {command} in a read-only transaction"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     pub(super) fn end_transaction(&mut self) -> Option<Transaction> {
         self.settings.end_transaction();
         self.cursors.retain(|_, cursor| cursor.held());

@@ -393,6 +393,11 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
     Ok(
         if name == "transaction_isolation" || name == "default_transaction_isolation" {
             value.to_lowercase()
+        } else if let ("transaction_read_only" | "default_transaction_read_only", Some(on)) =
+            (name, read_only_value(value))
+        {
+            // Kept as PostgreSQL shows a Boolean, which `SessionState::read_only` reads.
+            if on { "on" } else { "off" }.to_string()
         } else if TIMEOUTS.contains(&name) {
             show_ms(parse_timeout(name, value)?)
         } else {
@@ -467,6 +472,7 @@ fn check_transaction_mode(name: &str, value: &str) -> SqlResult<()> {
              conflicts failing at COMMIT, and refuses a mode it would ignore"
         )))
     };
+    // READ ONLY is enforced: `SessionState::allow_write`.
     match name {
         "transaction_isolation" | "default_transaction_isolation" => {
             match value.to_lowercase().as_str() {
@@ -480,12 +486,24 @@ fn check_transaction_mode(name: &str, value: &str) -> SqlResult<()> {
             }
         }
         "transaction_read_only" | "default_transaction_read_only" => {
-            match value.to_lowercase().as_str() {
-                "off" | "false" | "no" | "0" => Ok(()),
-                _ => refused("a READ ONLY transaction"),
-            }
+            read_only_value(value).map(|_| ()).ok_or_else(|| {
+                SqlError::new(
+                    SqlState::InvalidParameterValue,
+                    format!("parameter \"{name}\" requires a Boolean value"),
+                )
+            })
         }
         _ => Ok(()),
+    }
+}
+
+/// A Boolean setting's value as PostgreSQL reads one (`on`, `true`, `yes`, `1`, and
+/// their opposites, in any case).
+fn read_only_value(value: &str) -> Option<bool> {
+    match value.trim().to_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" | "t" | "y" => Some(true),
+        "off" | "false" | "no" | "0" | "f" | "n" => Some(false),
+        _ => None,
     }
 }
 

@@ -45,6 +45,12 @@ pub(super) trait StatementHandler {
         Ok(())
     }
 
+    /// The command the plan runs, if it changes anything stored (rows, the schema,
+    /// roles): a read-only transaction refuses it (25006, `session`).
+    fn writes(_plan: &Self::Plan) -> Option<&'static str> {
+        None
+    }
+
     /// Whether the simple-query plan cache may keep the plan for statements that differ
     /// from this one only in their literals. Statements that change what later ones
     /// mean (DDL, settings) must not be cached.

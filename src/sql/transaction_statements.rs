@@ -15,7 +15,11 @@ pub(super) struct Transactions;
 
 /// A transaction control statement.
 pub(super) enum TransactionCommand {
-    Begin,
+    /// `BEGIN [READ ONLY | READ WRITE]`: the access mode given, if any (else
+    /// `default_transaction_read_only`'s).
+    Begin {
+        read_only: Option<bool>,
+    },
     Commit,
     Rollback,
     Savepoint(Ident),
@@ -46,14 +50,19 @@ impl StatementHandler for Transactions {
     ) -> Claim<TransactionCommand> {
         Claim::Planned(Ok(match *statement {
             Statement::StartTransaction { modes, .. } => {
-                // Checked, not kept: the only modes accepted are what pgwide always gives.
+                // The isolation level is checked, not kept: the only one accepted is what
+                // pgwide always gives. The access mode is kept.
+                let mut read_only = None;
                 for mode in &modes {
                     let (name, value) = transaction_mode(mode);
                     if let Err(e) = check(name, value, true) {
                         return Claim::Planned(Err(e));
                     }
+                    if name == "transaction_read_only" {
+                        read_only = Some(value == "on");
+                    }
                 }
-                TransactionCommand::Begin
+                TransactionCommand::Begin { read_only }
             }
             Statement::Commit { .. } => TransactionCommand::Commit,
             Statement::Rollback {
@@ -75,8 +84,15 @@ impl StatementHandler for Transactions {
         _: Vec<Datum>,
     ) -> SqlResult<StatementResult> {
         let tag = match plan {
-            TransactionCommand::Begin => {
-                state.transaction.get_or_insert_with(Transaction::begin);
+            TransactionCommand::Begin { read_only } => {
+                if state.transaction.is_none() {
+                    state.transaction = Some(Transaction::begin());
+                    let read_only = read_only.unwrap_or_else(|| {
+                        state.settings.value("default_transaction_read_only") == Some("on")
+                    });
+                    let mode = if read_only { "on" } else { "off" };
+                    state.settings.set_local("transaction_read_only", mode)?;
+                }
                 "BEGIN"
             }
             TransactionCommand::Commit => {

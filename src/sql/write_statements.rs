@@ -35,6 +35,16 @@ pub(super) enum WriteStatement {
 impl StatementHandler for Writes {
     type Plan = WriteStatement;
 
+    fn writes(plan: &WriteStatement) -> Option<&'static str> {
+        Some(match plan {
+            WriteStatement::Insert(_) | WriteStatement::InsertSelect(..) => "INSERT",
+            WriteStatement::Update(_) => "UPDATE",
+            WriteStatement::Delete(_) => "DELETE",
+            WriteStatement::Queried(queried) => queried.command(),
+            WriteStatement::Truncate(_) => "TRUNCATE TABLE",
+        })
+    }
+
     fn plan(
         state: &SessionState,
         statement: Box<Statement>,

@@ -2254,3 +2254,62 @@ async fn enum_types_compare_and_sort_as_postgres_does() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// A read-only transaction (`BEGIN READ ONLY`, `SET TRANSACTION READ ONLY`,
+/// `default_transaction_read_only`, `SET SESSION CHARACTERISTICS`) refuses every write,
+/// DDL and `nextval` with 25006, and reads as any other; READ WRITE writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_transactions_refuse_writes_as_postgres_does() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, v TEXT)",
+        "CREATE SEQUENCE s",
+        "INSERT INTO t VALUES (1, 'a')",
+        "BEGIN READ ONLY",
+        "SHOW transaction_read_only",
+        "SELECT id, v FROM t",
+        "INSERT INTO t VALUES (2, 'b')",
+        "ROLLBACK",
+        "BEGIN READ ONLY",
+        "UPDATE t SET v = 'b' WHERE id = 1",
+        "ROLLBACK",
+        "BEGIN READ ONLY",
+        "UPDATE t SET v = upper(v)",
+        "ROLLBACK",
+        "BEGIN READ ONLY",
+        "DELETE FROM t",
+        "ROLLBACK",
+        "BEGIN READ ONLY",
+        "CREATE TABLE u (id BIGINT PRIMARY KEY)",
+        "ROLLBACK",
+        "BEGIN READ ONLY",
+        "SELECT nextval('s')",
+        "ROLLBACK",
+        "BEGIN READ ONLY",
+        "TRUNCATE t",
+        "ROLLBACK",
+        "BEGIN",
+        "SET TRANSACTION READ ONLY",
+        "INSERT INTO t VALUES (2, 'b')",
+        "ROLLBACK",
+        "SET default_transaction_read_only = on",
+        "INSERT INTO t VALUES (2, 'b')",
+        "SELECT count(*) FROM t",
+        "BEGIN",
+        "SHOW transaction_read_only",
+        "DELETE FROM t WHERE id = 1",
+        "ROLLBACK",
+        "BEGIN READ WRITE",
+        "INSERT INTO t VALUES (3, 'c')",
+        "COMMIT",
+        "SET default_transaction_read_only = off",
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY",
+        "INSERT INTO t VALUES (4, 'd')",
+        "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+        "INSERT INTO t VALUES (4, 'd')",
+        "SELECT nextval('s')",
+        "SELECT id, v FROM t ORDER BY id",
+        "SET default_transaction_read_only = maybe",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -80,6 +80,12 @@ impl SequenceFunction {
     /// The function's value for one row's arguments.
     async fn call(&self, args: &[ScalarValue]) -> Result<ScalarValue> {
         let first = args.first().cloned().unwrap_or(ScalarValue::Null);
+        if matches!(self.name, "nextval" | "setval") && self.values.read_only() {
+            return Err(failed(SqlError::new(
+                SqlState::ReadOnlySqlTransaction,
+                format!("cannot execute {}() in a read-only transaction", self.name),
+            )));
+        }
         Ok(match self.name {
             "nextval" => {
                 let Some(sequence) = self.sequence(&first)? else {

@@ -569,6 +569,28 @@ public class Client {
                 check(!rs.next(), mode + " rolled back row absent");
             }
         }
+        // A read-only connection (Spring's @Transactional(readOnly = true)): the driver
+        // begins each transaction READ ONLY; reads run, a write is 25006.
+        conn.setReadOnly(true);
+        conn.setAutoCommit(false);
+        try (PreparedStatement ps = conn.prepareStatement("SELECT count(*) FROM pairs WHERE a = ?")) {
+            ps.setString(1, "tx" + base);
+            try (ResultSet rs = ps.executeQuery()) {
+                check(rs.next() && rs.getLong(1) == 1, mode + " a read-only transaction reads");
+            }
+        }
+        try (PreparedStatement ps = conn.prepareStatement("INSERT INTO pairs (a, b, v) VALUES (?, ?, ?)")) {
+            ps.setString(1, "tx" + base);
+            ps.setLong(2, 3);
+            ps.setString(3, "refused");
+            ps.executeUpdate();
+            check(false, mode + " a read-only transaction refuses an INSERT");
+        } catch (SQLException e) {
+            check("25006".equals(e.getSQLState()), mode + " a read-only transaction refuses an INSERT: " + e.getSQLState());
+        }
+        conn.rollback();
+        conn.setAutoCommit(true);
+        conn.setReadOnly(false);
         // A duplicate key is an error with SQLSTATE 23505, and the connection stays usable.
         try (PreparedStatement ps = conn.prepareStatement("INSERT INTO pairs (a, b, v) VALUES (?, ?, ?)")) {
             ps.setString(1, "tx" + base);
