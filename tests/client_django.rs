@@ -5,7 +5,8 @@
 //! CharField(unique=True). `makemigrations` writes the app's migration, `migrate`
 //! applies every migration, the ORM runs over the result (`workload.py`),
 //! `createsuperuser` makes the admin user and the admin's pages load
-//! (`admin_check.py`); the app's migrations are then reversed and applied again.
+//! (`admin_check.py`), `inspectdb` writes the models back from the database; the app's
+//! migrations are then reversed and applied again.
 //! The project is copied to a temporary directory, so the migration Django writes
 //! stays out of the source tree. scripts/test installs Django.
 
@@ -87,6 +88,23 @@ fn django_migrates_and_serves_the_admin() {
         5,
         "{admin}"
     );
+
+    // inspectdb reads every table back through Django's introspection (its constraint
+    // and index queries unnest `conkey` and `indkey` WITH ORDINALITY): the models it
+    // writes are those PostgreSQL 15 gives for the same migrations.
+    let inspected = run(&["manage.py", "inspectdb"]);
+    assert!(!inspected.contains("Unable to inspect"), "{inspected}");
+    for model in [
+        "class ShopOrder(models.Model):\n    id = models.BigAutoField(primary_key=True)\n    \
+         total = models.DecimalField(max_digits=10, decimal_places=2)\n    placed = \
+         models.DateTimeField()\n    note = models.CharField(max_length=100)\n    customer = \
+         models.ForeignKey(ShopCustomer, models.DO_NOTHING)\n",
+        "    email = models.CharField(unique=True, max_length=200)\n",
+        "        db_table = 'auth_group_permissions'\n        unique_together = (('group', \
+         'permission'),)\n",
+    ] {
+        assert!(inspected.contains(model), "{model}\nnot in:\n{inspected}");
+    }
 
     let again = run(&["manage.py", "migrate", "--noinput"]);
     assert!(again.contains("No migrations to apply."), "{again}");

@@ -50,6 +50,7 @@ mod pg_time;
 mod pg_time_series;
 mod pg_time_text;
 mod pg_time_zone;
+mod pg_unnest_ordinality;
 mod provider;
 mod sql_ast;
 mod subplan_exec;

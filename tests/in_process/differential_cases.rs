@@ -2313,3 +2313,24 @@ async fn read_only_transactions_refuse_writes_as_postgres_does() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// `unnest(...) WITH ORDINALITY` in FROM: alone, with column aliases, correlated with
+/// an outer row (Django's constraint query) and reading the FROM item before it
+/// (Django's index query), each element with its position from 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unnest_with_ordinality_numbers_elements_as_postgres_does() {
+    let differences = compare(&[&[
+        "SELECT * FROM unnest(ARRAY['a', 'b', 'c']) WITH ORDINALITY",
+        "SELECT x, n FROM unnest(ARRAY[10, 20, 30]) WITH ORDINALITY t(x, n) WHERE n > 1 ORDER BY n",
+        "SELECT t.x FROM unnest(ARRAY[3, 1, 2]) WITH ORDINALITY AS t(x, n) ORDER BY t.n DESC",
+        "SELECT count(*) FROM unnest(ARRAY[]::integer[]) WITH ORDINALITY",
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, tags TEXT[])",
+        "INSERT INTO t VALUES (1, ARRAY['x', 'y']), (2, ARRAY['z']), (3, ARRAY[]::text[])",
+        "SELECT id, (SELECT string_agg(v, ',' ORDER BY n DESC) FROM unnest(t.tags) \
+         WITH ORDINALITY u(v, n)) FROM t ORDER BY id",
+        "SELECT id, u.v, u.n FROM t, unnest(t.tags) WITH ORDINALITY u(v, n) ORDER BY id, u.n",
+        "SELECT * FROM t, unnest(t.tags) WITH ORDINALITY u(v, n) ORDER BY id, n",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -11,8 +11,8 @@ use super::{
     pg_enum_casts, pg_enum_plan, pg_functions, pg_in_select_list, pg_in_values,
     pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan, pg_name_results,
     pg_numeric_results, pg_parameter_types, pg_sequences, pg_set_functions, pg_settings,
-    pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text, pg_time_zone, subplan_exec,
-    zone_setting,
+    pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text, pg_time_zone,
+    pg_unnest_ordinality, subplan_exec, zone_setting,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -261,6 +261,7 @@ impl QueryEngine {
         let mut query = query.clone();
         pg_syntax::rewrite(&mut query);
         pg_in_values::rewrite(&mut query);
+        pg_unnest_ordinality::rewrite(&mut query);
         if pg_compat::is_catalog_query(&query) {
             pg_compat::rewrite(&mut query);
         }

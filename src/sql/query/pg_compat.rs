@@ -212,14 +212,21 @@ fn generate_subscripts(f: &ast::Function) -> Option<Expr> {
         .ok()
 }
 
-/// `pg_index.indkey` is an `int2vector` PostgreSQL lets clients unnest and subscript
-/// like an array; pgwide keeps its text form (`1 2`), so such uses split it first.
-fn int2vector(arg: &str) -> String {
-    if arg.to_lowercase().ends_with("indkey") {
+/// `pg_index.indkey` and `indoption` are `int2vector`s PostgreSQL lets clients unnest
+/// and subscript like arrays; pgwide keeps their text form (`1 2`), so such uses split
+/// them first.
+pub(super) fn int2vector(arg: &str) -> String {
+    if is_int2vector(arg) {
         format!("CAST(string_to_array({arg}, ' ') AS BIGINT[])")
     } else {
         arg.to_string()
     }
+}
+
+/// Whether `arg` names one of `pg_index`'s `int2vector` columns.
+fn is_int2vector(arg: &str) -> bool {
+    let arg = arg.to_lowercase();
+    arg.ends_with("indkey") || arg.ends_with("indoption")
 }
 
 /// `unnest(indkey)` as the unnest of the split vector (see `int2vector`).
@@ -231,7 +238,7 @@ fn unnest_int2vector(f: &ast::Function) -> Option<Expr> {
         return None;
     };
     let arg = arg.to_string();
-    if !arg.to_lowercase().ends_with("indkey") {
+    if !is_int2vector(&arg) {
         return None;
     }
     sqlparser::parser::Parser::new(&sqlparser::dialect::PostgreSqlDialect {})
