@@ -655,6 +655,11 @@ impl Catalog {
         if self.relation_exists(instance, &spec.name) {
             return Err(EngineError::TableExists { name: spec.name });
         }
+        // A table's name is also its row type's in PostgreSQL.
+        if self.enum_type(instance, &spec.name).is_some() {
+            return Err(EngineError::TypeExists { name: spec.name });
+        }
+        self.check_enum_kinds(&spec.declared)?;
         if count >= limits.max_tables_per_instance {
             return Err(EngineError::TooManyTables {
                 instance: instance.into(),
@@ -719,6 +724,7 @@ impl Catalog {
         let _ddl = self.ddl.lock().await;
         let mut meta = (*self.table(instance, name)?).clone();
         change(&mut meta)?;
+        self.check_enum_kinds(&meta.declared)?;
         self.store_table(meta, WriteBatch::default()).await
     }
 

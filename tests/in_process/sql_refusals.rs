@@ -328,6 +328,8 @@ async fn enum_type_operations_pgwide_cannot_do_are_refused() {
         ("ALTER TYPE mood RENAME VALUE 'ok' TO 'fine'", "0A000"),
         ("CREATE TYPE pair AS (a INTEGER, b TEXT)", "0A000"),
         ("CREATE TYPE text AS ENUM ('a')", "42710"),
+        ("CREATE TYPE feelings AS ENUM ('a')", "42710"),
+        ("CREATE TABLE mood (id BIGINT PRIMARY KEY)", "42710"),
         ("CREATE TYPE long AS ENUM ('a', 'a')", "42710"),
         (
             "CREATE TYPE long AS ENUM ('aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa')",

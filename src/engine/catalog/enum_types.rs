@@ -244,6 +244,25 @@ impl Catalog {
         }
     }
 
+    /// `TypeNotFound` if a column is declared with an enum type that no longer exists
+    /// (dropped between the statement's lookup and its catalog change). Called under
+    /// the DDL lock, which DROP TYPE takes too.
+    pub(super) fn check_enum_kinds(
+        &self,
+        declared: &super::ColumnDeclarations,
+    ) -> EngineResult<()> {
+        for kind in declared.kinds.values() {
+            if let SqlKind::Enum { type_id } = kind {
+                if self.enum_type_by_id(*type_id).is_none() {
+                    return Err(EngineError::TypeNotFound {
+                        name: format!("with id {type_id}"),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn existing_enum_type(&self, instance: &str, name: &str) -> EngineResult<Arc<EnumTypeMeta>> {
         self.enum_type(instance, name)
             .ok_or_else(|| EngineError::TypeNotFound { name: name.into() })
