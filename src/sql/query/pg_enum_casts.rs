@@ -3,7 +3,7 @@
 //! none of the type's labels (22P02) and returns the label as text marked with the type
 //! (`pg_enum_plan`), so the result is described, compared and sorted as the enum.
 
-use super::pg_enum_plan::{field_metadata, CAST_FUNCTION as FUNCTION};
+use super::pg_enum_plan::{field_metadata, invalid_label, CAST_FUNCTION as FUNCTION};
 use super::udf::{int, row_by_row, string};
 use crate::engine::Engine;
 use crate::sql::sql_error::SqlError;
@@ -128,13 +128,7 @@ impl ScalarUDFImpl for EnumCast {
                 })?;
             match enum_type.position(label) {
                 Some(_) => Ok(ScalarValue::Utf8(Some(label.to_string()))),
-                None => Err(DataFusionError::External(Box::new(SqlError::new(
-                    SqlState::InvalidTextRepresentation,
-                    format!(
-                        "invalid input value for enum {}: \"{label}\"",
-                        enum_type.name
-                    ),
-                )))),
+                None => Err(invalid_label(&enum_type.name, label)),
             }
         })
     }

@@ -18,7 +18,7 @@
 
 use super::pg_integer_overflow::rewrite_expressions;
 use super::udf::{row_by_row, string};
-use crate::engine::EnumTypeMeta;
+use crate::engine::{EngineError, EnumTypeMeta};
 use crate::sql::sql_error::SqlError;
 use crate::sqlstate::SqlState;
 use datafusion::arrow::datatypes::{DataType, Field};
@@ -237,7 +237,7 @@ fn check_same_type(
 /// 22P02 if `expr` is a text literal that is none of `ty`'s labels.
 fn check_label(expr: &Expr, ty: &EnumTypeMeta) -> Result<()> {
     match literal_text(expr) {
-        Some(label) if ty.position(label).is_none() => Err(invalid_label(ty, label)),
+        Some(label) if ty.position(label).is_none() => Err(invalid_label(&ty.name, label)),
         _ => Ok(()),
     }
 }
@@ -255,11 +255,13 @@ fn literal_text(expr: &Expr) -> Option<&str> {
     }
 }
 
-fn invalid_label(ty: &EnumTypeMeta, label: &str) -> DataFusionError {
-    external(SqlError::new(
-        SqlState::InvalidTextRepresentation,
-        format!("invalid input value for enum {}: \"{label}\"", ty.name),
-    ))
+/// 22P02 for a value the enum type `type_name` lacks, in the engine's words (a write
+/// of one is refused there).
+pub(super) fn invalid_label(type_name: &str, label: &str) -> DataFusionError {
+    external(SqlError::from(EngineError::InvalidEnumValue {
+        type_name: type_name.to_string(),
+        value: label.to_string(),
+    }))
 }
 
 fn external(error: SqlError) -> DataFusionError {
@@ -270,7 +272,9 @@ fn external(error: SqlError) -> DataFusionError {
 /// `pgwide_enum_position` as rows are read.
 fn position(expr: Expr, ty: &EnumTypeMeta) -> Result<Expr> {
     if let Some(label) = literal_text(&expr) {
-        let at = ty.position(label).ok_or_else(|| invalid_label(ty, label))?;
+        let at = ty
+            .position(label)
+            .ok_or_else(|| invalid_label(&ty.name, label))?;
         return Ok(Expr::Literal(
             ScalarValue::Int32(Some(i32::try_from(at).unwrap_or(i32::MAX))),
             None,
@@ -341,13 +345,7 @@ impl ScalarUDFImpl for EnumPosition {
                 Some(at) => Ok(ScalarValue::Int32(Some(
                     i32::try_from(at).unwrap_or(i32::MAX),
                 ))),
-                None => Err(external(SqlError::new(
-                    SqlState::InvalidTextRepresentation,
-                    format!(
-                        "invalid input value for enum {}: \"{label}\"",
-                        self.type_name
-                    ),
-                ))),
+                None => Err(invalid_label(&self.type_name, label)),
             }
         })
     }

@@ -119,21 +119,7 @@ fn merged(
         quoted(&table_alias.name),
         previous.relation
     );
-    let subquery = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(&sql)
-        .and_then(|mut parser| parser.parse_query())
-        .ok()?;
-    let derived = TableFactor::Derived {
-        lateral: false,
-        subquery,
-        alias: Some(ast::TableAlias {
-            explicit: true,
-            name: table_alias.name.clone(),
-            columns: Vec::new(),
-            at: None,
-        }),
-        sample: None,
-    };
+    let derived = derived_table(&sql, table_alias.name.clone())?;
     Some((
         derived,
         alias.as_ref().map(|a| a.name.clone()),
@@ -213,20 +199,24 @@ fn as_derived_table(factor: &TableFactor) -> Option<TableFactor> {
         return None;
     };
     let items = unnest_items(alias.as_ref(), array_exprs)?;
-    let sql = format!("SELECT {items}");
-    let subquery = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(&sql)
-        .and_then(|mut parser| parser.parse_query())
-        .ok()?;
     let table_name = alias
         .as_ref()
         .map_or_else(|| Ident::new("unnest"), |a| a.name.clone());
+    derived_table(&format!("SELECT {items}"), table_name)
+}
+
+/// `(sql) AS name`.
+fn derived_table(sql: &str, name: Ident) -> Option<TableFactor> {
+    let subquery = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(sql)
+        .and_then(|mut parser| parser.parse_query())
+        .ok()?;
     Some(TableFactor::Derived {
         lateral: false,
         subquery,
         alias: Some(ast::TableAlias {
             explicit: true,
-            name: table_name,
+            name,
             columns: Vec::new(),
             at: None,
         }),

@@ -41,16 +41,7 @@ pub(super) fn respell(sql: &str) -> Option<SqlResult<(String, Vec<usize>)>> {
             .iter()
             .filter(|t| !matches!(t, Token::Whitespace(_)))
             .collect();
-        if words.is_empty() {
-            respelled.push(
-                statement
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<String>(),
-            );
-            continue;
-        }
-        index += 1;
+        index += usize::from(!words.is_empty());
         let is_do = matches!(words.first(), Some(Token::Word(w)) if w.keyword == Keyword::DO && w.quote_style.is_none());
         if !is_do {
             respelled.push(
