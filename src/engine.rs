@@ -33,7 +33,7 @@ mod write;
 pub use capacity::{Capacity, TableStats, TableStatsSnapshot};
 pub use catalog::{
     AttrColumn, EnumTypeMeta, Generated, GeneratedKind, InstanceMeta, LabelPosition, PkColumn,
-    SequenceMeta, SequenceSpec, TableMeta, TableSpec, MAX_LABEL_BYTES,
+    SequenceMeta, SequenceSpec, TableMeta, TableSpec, ViewColumn, ViewMeta, MAX_LABEL_BYTES,
 };
 pub use check::{CheckMeta, RowRules};
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -555,6 +555,45 @@ impl Engine {
 
     pub async fn rename_enum_type(&self, instance: &str, name: &str, to: &str) -> EngineResult<()> {
         self.catalog.rename_enum_type(instance, name, to).await
+    }
+
+    /// The views of a database (see `catalog::views`).
+    pub fn views(&self, instance: &str) -> Vec<Arc<ViewMeta>> {
+        self.catalog.views(instance)
+    }
+
+    pub fn view(&self, instance: &str, name: &str) -> Option<Arc<ViewMeta>> {
+        self.catalog.view(instance, name)
+    }
+
+    pub fn has_views(&self, instance: &str) -> bool {
+        self.catalog.has_views(instance)
+    }
+
+    pub fn views_reading(&self, instance: &str, name: &str) -> Vec<Arc<ViewMeta>> {
+        self.catalog.views_reading(instance, name)
+    }
+
+    pub async fn create_view(
+        &self,
+        instance: &str,
+        name: &str,
+        query: String,
+        columns: Vec<ViewColumn>,
+        reads: Vec<String>,
+        replace: bool,
+    ) -> EngineResult<Arc<ViewMeta>> {
+        self.catalog
+            .create_view(instance, name, query, columns, reads, replace)
+            .await
+    }
+
+    pub async fn restore_view(&self, meta: ViewMeta) -> EngineResult<Arc<ViewMeta>> {
+        self.catalog.restore_view(meta).await
+    }
+
+    pub async fn drop_view(&self, instance: &str, name: &str) -> EngineResult<()> {
+        self.catalog.drop_view(instance, name).await
     }
 
     /// The sequence's next value (see `catalog::sequences`).

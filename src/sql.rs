@@ -50,6 +50,8 @@ mod transaction_block;
 mod transaction_statements;
 mod truncate_statement;
 mod values;
+mod view_statements;
+mod views;
 mod write_statements;
 
 pub use check_constraints::CheckRules;

@@ -95,6 +95,7 @@ sqlstates! {
     AmbiguousFunction => "42725",
     InvalidColumnReference => "42P10",
     InvalidTableDefinition => "42P16",
+    InvalidObjectDefinition => "42P17",
     DependentObjectsStillExist => "2BP01",
     InvalidForeignKey => "42830",
     WrongObjectType => "42809",

@@ -8,10 +8,12 @@ mod foreign_keys;
 mod indexes;
 mod renamed_columns;
 mod sequences;
+mod views;
 
 pub use enum_types::{EnumTypeMeta, LabelPosition, MAX_LABEL_BYTES};
 pub(crate) use renamed_columns::ensure_renamable;
 pub use sequences::{SequenceMeta, SequenceSpec};
+pub use views::{ViewColumn, ViewMeta};
 
 use super::check::CheckMeta;
 use super::codec::CATALOG_PREFIX;
@@ -358,6 +360,7 @@ struct CatalogState {
     tables: HashMap<String, BTreeMap<String, Arc<TableMeta>>>,
     sequences: HashMap<String, BTreeMap<String, Arc<SequenceMeta>>>,
     enum_types: HashMap<String, BTreeMap<String, Arc<enum_types::EnumTypeMeta>>>,
+    views: HashMap<String, BTreeMap<String, Arc<views::ViewMeta>>>,
     next_id: u32,
 }
 
@@ -441,6 +444,15 @@ impl Catalog {
                     state.next_id = state.next_id.max(meta.id + 1);
                     state
                         .enum_types
+                        .entry(meta.instance.clone())
+                        .or_default()
+                        .insert(meta.name.clone(), Arc::new(meta));
+                }
+                Some(&views::VIEW_TAG) => {
+                    let meta = views::load(&value)?;
+                    state.next_id = state.next_id.max(meta.id + 1);
+                    state
+                        .views
                         .entry(meta.instance.clone())
                         .or_default()
                         .insert(meta.name.clone(), Arc::new(meta));
@@ -573,6 +585,10 @@ impl Catalog {
         for enum_type in self.enum_types(name) {
             batch.delete(enum_types::enum_key(name, &enum_type.name));
         }
+        // And its views, which only its tables could feed.
+        for view in self.views(name) {
+            batch.delete(views::view_key(name, &view.name));
+        }
         self.backend.write(batch).await?;
         for sequence in &sequences {
             self.forget_sequence(sequence);
@@ -582,6 +598,7 @@ impl Catalog {
         state.tables.remove(name);
         state.sequences.remove(name);
         state.enum_types.remove(name);
+        state.views.remove(name);
         Ok(())
     }
 

@@ -90,9 +90,6 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
     }
 }
 
-/// `character varying`'s type OID.
-const VARCHAR_OID: u32 = 1043;
-
 /// Appends a RowDescription for `columns`.
 pub(crate) fn put_row_description(out: &mut BytesMut, columns: &[OutputColumn], formats: &Formats) {
     let start = out.len();
@@ -107,21 +104,9 @@ pub(crate) fn put_row_description(out: &mut BytesMut, columns: &[OutputColumn], 
         let (table, attnum) = column.origin.map_or((0, 0), |o| (o.table_oid, o.attnum));
         out.put_u32(table);
         out.put_i16(attnum);
-        // A table column declared VARCHAR is `character varying`: pgwide keeps it as
-        // text, PostgreSQL names its type.
-        let varchar = column
-            .origin
-            .and_then(|o| o.varchar_typmod)
-            .filter(|_| column.ty == SqlType::Text);
-        out.put_u32(varchar.map_or(column.ty.oid(), |_| VARCHAR_OID));
+        let (type_oid, typmod) = column.described_type();
+        out.put_u32(type_oid);
         out.put_i16(type_size(column.ty));
-        // A table column's NUMERIC(p,s) or VARCHAR(n) says so, as PostgreSQL's
-        // `atttypmod`.
-        let typmod = match (column.ty, column.origin, varchar) {
-            (_, _, Some(typmod)) => typmod,
-            (SqlType::Numeric(Some(typmod)), Some(_), _) => typmod.atttypmod(),
-            _ => -1,
-        };
         out.put_i32(typmod);
         out.put_i16(i16::from(formats.is_binary(i)));
     }

@@ -30,6 +30,7 @@ mod pg_tables;
 mod pg_tablespace;
 mod pg_type;
 mod pg_user;
+mod pg_views;
 mod pgwide_table_stats;
 mod pgwide_tables;
 mod table_columns;
@@ -38,7 +39,7 @@ mod table_sizes;
 pub use empty_tables::EMPTY_TABLES;
 pub use oids::{
     attnum, attribute_count, catalog_relation_oid, check_by_oid, database_oid, foreign_key_by_oid,
-    index_by_oid, index_oid, sequence_oid, table_by_oid, table_oid, INFORMATION_SCHEMA,
+    index_by_oid, index_oid, sequence_oid, table_by_oid, table_oid, view_oid, INFORMATION_SCHEMA,
     INFORMATION_SCHEMA_OID, OWNER, PGWIDE, PG_CATALOG, PG_CATALOG_OID, PUBLIC_OID,
 };
 pub use pg_constraint::{check_definition, foreign_key_definition};
@@ -47,9 +48,10 @@ pub use pg_enum::{type_name as enum_type_name, type_oid_by_name as enum_type_oid
 pub use pg_indexes::definition as index_definition;
 pub use pg_roles::role_rows;
 pub use pg_type::{format_type, format_type_with_typmod, type_oid_by_name};
+pub use pg_views::definition_of as view_definition;
 pub use table_columns::{pk_columns, pkey_name};
 
-use crate::engine::{Engine, TableMeta};
+use crate::engine::{Engine, TableMeta, ViewMeta};
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, TableProvider};
 use datafusion::error::Result;
@@ -80,6 +82,7 @@ const PG_TABLES: &[&str] = &[
     "pg_proc",
     "pg_get_keywords",
     "pg_enum",
+    "pg_views",
 ];
 /// The statistics views of `pg_catalog`, which count table sizes when scanned.
 const PG_SIZED_VIEWS: &[&str] = &[
@@ -96,6 +99,7 @@ const INFO_TABLES: &[&str] = &[
     "key_column_usage",
     "referential_constraints",
     "constraint_column_usage",
+    "views",
 ];
 
 /// The relations a catalog schema serves.
@@ -188,6 +192,10 @@ impl CatalogSchema {
         self.engine.tables(&self.instance).unwrap_or_default()
     }
 
+    fn views(&self) -> Vec<Arc<ViewMeta>> {
+        self.engine.views(&self.instance)
+    }
+
     /// How to build `name` if it is a view that needs table sizes (see `table_sizes`).
     fn sized_view(&self, name: &str) -> Option<BuildView> {
         let build: BuildView = match (self.kind, name) {
@@ -210,10 +218,13 @@ impl CatalogSchema {
         let roles = self.roles.as_deref();
         Some(match name {
             "pg_namespace" => (pg_namespace::COLUMNS, pg_namespace::rows()),
-            "pg_class" => (
-                pg_class::COLUMNS,
-                pg_class::rows(&tables, &self.engine.sequences(&self.instance), roles),
-            ),
+            "pg_class" => {
+                let mut rows =
+                    pg_class::rows(&tables, &self.engine.sequences(&self.instance), roles);
+                rows.extend(pg_views::class_rows(&self.views()));
+                (pg_class::COLUMNS, rows)
+            }
+            "pg_views" => (pg_views::COLUMNS, pg_views::rows(&self.views())),
             "pg_depend" => (
                 pg_depend::COLUMNS,
                 pg_depend::rows(&tables, &self.engine.sequences(&self.instance)),
@@ -223,7 +234,11 @@ impl CatalogSchema {
                 pg_class::SEQUENCE_COLUMNS,
                 pg_class::sequence_rows(&self.engine.sequences(&self.instance)),
             ),
-            "pg_attribute" => (pg_attribute::COLUMNS, pg_attribute::rows(&tables)),
+            "pg_attribute" => {
+                let mut rows = pg_attribute::rows(&tables);
+                rows.extend(pg_views::attribute_rows(&self.views()));
+                (pg_attribute::COLUMNS, rows)
+            }
             "pg_attrdef" => (
                 pg_attribute::ATTRDEF_COLUMNS,
                 pg_attribute::attrdef_rows(&tables),
@@ -261,10 +276,24 @@ impl CatalogSchema {
         let db = self.instance.as_str();
         Some(match name {
             "schemata" => (info::SCHEMATA, info::schemata_rows(db)),
-            "tables" => (info::TABLES, info::tables_rows(db, &tables)),
-            "columns" => (
-                info::COLUMNS,
-                info::columns_rows(db, &tables, &self.engine.enum_types(db)),
+            "tables" => {
+                let mut rows = info::tables_rows(db, &tables);
+                rows.extend(pg_views::information_schema_tables_rows(db, &self.views()));
+                (info::TABLES, rows)
+            }
+            "columns" => {
+                let enum_types = self.engine.enum_types(db);
+                let mut rows = info::columns_rows(db, &tables, &enum_types);
+                rows.extend(pg_views::information_schema_columns_rows(
+                    db,
+                    &self.views(),
+                    &enum_types,
+                ));
+                (info::COLUMNS, rows)
+            }
+            "views" => (
+                pg_views::INFORMATION_SCHEMA_VIEWS,
+                pg_views::information_schema_views_rows(db, &self.views()),
             ),
             "table_constraints" => (
                 info::TABLE_CONSTRAINTS,

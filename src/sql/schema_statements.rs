@@ -12,6 +12,7 @@ use super::session_state::SessionState;
 use super::sql_types::{Datum, SqlError, SqlResult, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
 use super::transaction_block::SchemaUndo;
+use super::view_statements;
 use crate::engine::EngineError;
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, Statement};
@@ -48,6 +49,7 @@ pub(super) enum SchemaChange {
         representation: Option<ast::UserDefinedTypeRepresentation>,
     },
     AlterType(ast::AlterType),
+    CreateView(Box<ast::CreateView>),
 }
 
 impl StatementHandler for SchemaChanges {
@@ -65,6 +67,7 @@ impl StatementHandler for SchemaChanges {
             SchemaChange::CreateSchema { .. } => "CREATE SCHEMA",
             SchemaChange::CreateType { .. } => "CREATE TYPE",
             SchemaChange::AlterType(_) => "ALTER TYPE",
+            SchemaChange::CreateView(_) => "CREATE VIEW",
         })
     }
 
@@ -104,6 +107,7 @@ impl StatementHandler for SchemaChanges {
                 representation,
             },
             Statement::AlterType(alter) => SchemaChange::AlterType(alter),
+            Statement::CreateView(create) => SchemaChange::CreateView(Box::new(create)),
             // `COMMENT IF EXISTS` is another dialect's: refused, not ignored.
             Statement::Comment {
                 if_exists: true, ..
@@ -171,6 +175,10 @@ impl StatementHandler for SchemaChanges {
                 object_type: ast::ObjectType::Type,
                 ..
             } => "drop type",
+            SchemaChange::Drop {
+                object_type: ast::ObjectType::View,
+                ..
+            } => "drop view",
             // Refused as unsupported when it runs.
             SchemaChange::Drop { .. } => return Ok(()),
             SchemaChange::CreateDatabase { .. } => "create database",
@@ -178,6 +186,7 @@ impl StatementHandler for SchemaChanges {
             SchemaChange::CreateSchema { .. } => "create schema",
             SchemaChange::CreateType { .. } => "create type",
             SchemaChange::AlterType(_) => "alter type",
+            SchemaChange::CreateView(_) => "create view",
         };
         Ok(state.access.require_superuser(action)?)
     }
@@ -208,8 +217,22 @@ impl StatementHandler for SchemaChanges {
                 return Ok(result);
             }
             SchemaChange::AlterTable(alter) => {
+                view_statements::refuse_alter_under_views(state, alter)?;
                 alter_table(state, alter).await?;
                 "ALTER TABLE"
+            }
+            SchemaChange::CreateView(create) => {
+                view_statements::create(state, create).await?;
+                "CREATE VIEW"
+            }
+            SchemaChange::Drop {
+                object_type: ast::ObjectType::View,
+                if_exists,
+                names,
+                cascade,
+            } => {
+                view_statements::drop(state, names, *if_exists, *cascade).await?;
+                "DROP VIEW"
             }
             SchemaChange::Drop {
                 object_type,
@@ -221,6 +244,7 @@ impl StatementHandler for SchemaChanges {
             {
                 match object_type {
                     ast::ObjectType::Table => {
+                        drop_views_reading_tables(state, names, *cascade).await?;
                         deferred_drops::drop_tables(state, names, *if_exists, *cascade).await?;
                         "DROP TABLE"
                     }
@@ -236,6 +260,10 @@ impl StatementHandler for SchemaChanges {
                 names,
                 cascade,
             } => {
+                if *object_type == ast::ObjectType::Table {
+                    drop_views_reading_tables(state, names, *cascade).await?;
+                }
+                let (engine, instance) = (&state.engine, state.instance.as_str());
                 let tag =
                     ddl::drop(engine, instance, *object_type, *if_exists, names, *cascade).await?;
                 if let Some(block) = state.transaction.as_mut() {
@@ -341,6 +369,27 @@ impl StatementHandler for SchemaChanges {
     }
 }
 
+/// Before DROP TABLE: 42809 for a name that is a view's; the views that read the
+/// tables refused, or with CASCADE dropped (`view_statements`).
+async fn drop_views_reading_tables(
+    state: &mut SessionState,
+    names: &[ast::ObjectName],
+    cascade: bool,
+) -> SqlResult<()> {
+    let mut tables = Vec::with_capacity(names.len());
+    for name in names {
+        let name = ddl::table_name(name)?;
+        if state.engine.view(&state.instance, &name).is_some() {
+            return Err(SqlError::new(
+                SqlState::WrongObjectType,
+                format!("\"{name}\" is not a table (use DROP VIEW to remove a view)"),
+            ));
+        }
+        tables.push(name);
+    }
+    view_statements::drop_views_reading(state, &tables, cascade).await
+}
+
 /// In a transaction block, only what a rollback can undo: creating a table or a
 /// sequence (dropped again), altering a table (its declarations restored), and dropping
 /// a table or sequence the block itself created. Anything else
@@ -435,6 +484,12 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
             ..
         } => cannot_undo("DROP TYPE of a type the block did not create"),
         SchemaChange::AlterType(alter) if created(&alter.name) => Ok(()),
+        // Views are put back as they were (`view_statements`).
+        SchemaChange::CreateView(_)
+        | SchemaChange::Drop {
+            object_type: ast::ObjectType::View,
+            ..
+        } => Ok(()),
         SchemaChange::AlterType(_) => cannot_undo("ALTER TYPE of a type the block did not create"),
         SchemaChange::CreateSequence(_)
         | SchemaChange::CreateIndex(_)

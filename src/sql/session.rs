@@ -24,6 +24,7 @@ use super::statement_handler::{Claim, StatementHandler};
 use super::statement_parser::parse;
 use super::transaction_block;
 use super::transaction_statements::{TransactionCommand, Transactions};
+use super::views;
 use super::write_statements::{WriteStatement, Writes};
 use super::{ParsedStatement, PreparedStatement, SqlSession};
 use crate::auth::Access;
@@ -97,7 +98,17 @@ macro_rules! with_handler {
 
 /// Offers `statement` to each handler in turn (the frequent kinds first) and wraps the
 /// plan of the one that claims it.
-fn route(state: &SessionState, statement: Box<Statement>, params: &mut Params) -> SqlResult<Plan> {
+fn route(
+    state: &SessionState,
+    mut statement: Box<Statement>,
+    params: &mut Params,
+) -> SqlResult<Plan> {
+    // Views are read through their queries; CREATE VIEW keeps the views its own query
+    // names as they are.
+    views::refuse_as_target(&state.engine, &state.instance, &statement)?;
+    if !matches!(*statement, Statement::CreateView(_)) {
+        views::expand(&state.engine, &state.instance, &mut statement)?;
+    }
     macro_rules! offer {
         ($statement:expr, $handler:ty, $variant:path) => {
             match <$handler>::plan(state, $statement, params) {

@@ -427,6 +427,26 @@ pub struct OutputColumn {
     pub origin: Option<ColumnOrigin>,
 }
 
+impl OutputColumn {
+    /// The type OID and type modifier RowDescription gives the column: a table column
+    /// declared `VARCHAR` is `character varying` (pgwide keeps it as text), a table
+    /// column's `NUMERIC(p,s)` or `VARCHAR(n)` carries its `atttypmod`.
+    pub fn described_type(&self) -> (u32, i32) {
+        const VARCHAR_OID: u32 = 1043;
+        let varchar = self
+            .origin
+            .and_then(|o| o.varchar_typmod)
+            .filter(|_| self.ty == SqlType::Text);
+        let oid = varchar.map_or(self.ty.oid(), |_| VARCHAR_OID);
+        let typmod = match (self.ty, self.origin, varchar) {
+            (_, _, Some(typmod)) => typmod,
+            (SqlType::Numeric(Some(typmod)), Some(_), _) => typmod.atttypmod(),
+            _ => -1,
+        };
+        (oid, typmod)
+    }
+}
+
 /// A result column's base table column as PostgreSQL identifies it: the table's
 /// `pg_class.oid` and the column's `pg_attribute.attnum`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

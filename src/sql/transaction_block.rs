@@ -28,6 +28,12 @@ pub(super) enum SchemaUndo {
     DropSequence(String),
     /// The block created the enum type: drop it.
     DropType(String),
+    /// The block created, replaced or dropped view `name`: put back the view as it was
+    /// `before` (none: drop it).
+    RestoreView {
+        name: String,
+        before: Option<crate::engine::ViewMeta>,
+    },
     /// The block renamed table `to` to `from`: rename it back.
     RenameTable { from: String, to: String },
     /// The block renamed column `to` of `table` to `from`: rename it back.
@@ -56,6 +62,7 @@ impl SchemaUndo {
             | SchemaUndo::DropType(name)
             | SchemaUndo::DropIndex(name) => name,
             SchemaUndo::RenameTable { from, .. } => from,
+            SchemaUndo::RestoreView { name, .. } => name,
             SchemaUndo::RenameColumn { table, .. } => table,
             SchemaUndo::RestoreTable { before, .. } => &before.name,
             SchemaUndo::AtCommit(DeferredDrop::Table(name) | DeferredDrop::Index(name)) => name,
@@ -266,6 +273,10 @@ pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[Sche
                 other => other,
             },
             SchemaUndo::DropIndex(name) => engine.drop_index(instance, name).await,
+            SchemaUndo::RestoreView { name, before } => match before {
+                Some(before) => engine.restore_view(before.clone()).await.map(|_| ()),
+                None => engine.drop_view(instance, name).await,
+            },
             SchemaUndo::RenameTable { from, to } => {
                 engine.rename_table(instance, from, to).await.map(|_| ())
             }

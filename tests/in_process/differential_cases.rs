@@ -2334,3 +2334,86 @@ async fn unnest_with_ordinality_numbers_elements_as_postgres_does() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// Views: read alone, joined, nested, in subqueries and WITH-shadowed; a `SELECT *`
+/// view keeps its columns when the table gains one; OR REPLACE keeps the old columns
+/// or is 42P16; what depends on a view or a table refuses DROP (2BP01) unless CASCADE;
+/// the catalogs list views and their columns; a block's CREATE/DROP VIEW rolls back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_read_and_refuse_as_postgres_does() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id BIGINT PRIMARY KEY, grp VARCHAR(10), amount NUMERIC(10,2), n INTEGER)",
+        "CREATE TABLE u (grp TEXT PRIMARY KEY, label TEXT)",
+        "INSERT INTO t VALUES (1, 'x', 1.50, 10), (2, 'y', 2.25, NULL), (3, 'x', 3.00, 30)",
+        "INSERT INTO u VALUES ('x', 'Ex'), ('y', 'Why')",
+        "CREATE VIEW totals AS SELECT grp, sum(amount) AS total, count(*) FROM t GROUP BY grp",
+        "SELECT * FROM totals ORDER BY grp",
+        "SELECT count, grp FROM totals WHERE total > 2 ORDER BY 2",
+        "CREATE VIEW labelled (name, sum_total) AS SELECT u.label, totals.total \
+         FROM totals JOIN u ON u.grp = totals.grp",
+        "SELECT * FROM labelled ORDER BY name",
+        "SELECT l.name FROM labelled AS l WHERE l.sum_total < 3",
+        "SELECT id FROM t WHERE grp IN (SELECT grp FROM totals WHERE count > 1) ORDER BY id",
+        "SELECT (SELECT max(total) FROM totals) AS m",
+        "WITH totals AS (SELECT 'shadow' AS grp) SELECT * FROM totals",
+        "CREATE VIEW doubled AS SELECT id, n * 2, upper(grp) FROM t WHERE id < 3",
+        "SELECT * FROM doubled ORDER BY id",
+        "CREATE VIEW both_ AS SELECT id, grp::text FROM t WHERE id = 1 UNION ALL SELECT 9, label FROM u",
+        "SELECT * FROM both_ ORDER BY id, grp",
+        "CREATE VIEW star AS SELECT * FROM t",
+        "ALTER TABLE t ADD COLUMN extra TEXT",
+        "SELECT * FROM star ORDER BY id",
+        "INSERT INTO u SELECT grp || '2', 'copied' FROM totals",
+        "SELECT * FROM u ORDER BY grp",
+        "CREATE OR REPLACE VIEW star AS SELECT id, grp FROM t",
+        "CREATE OR REPLACE VIEW star AS SELECT id, grp AS g, amount, n FROM t",
+        "CREATE OR REPLACE VIEW star AS SELECT id, grp, amount::float8, n FROM t",
+        "CREATE OR REPLACE VIEW star AS SELECT id, grp, amount, n, extra FROM t",
+        "SELECT * FROM star ORDER BY id",
+        "CREATE VIEW star AS SELECT 1",
+        "CREATE VIEW t AS SELECT 1",
+        "CREATE OR REPLACE VIEW t AS SELECT 1",
+        "CREATE VIEW bad AS SELECT nope FROM t",
+        "CREATE VIEW bad AS SELECT * FROM nope",
+        "CREATE VIEW bad (a, b, c) AS SELECT 1, 2",
+        "CREATE VIEW bad AS SELECT 1 AS a, 2 AS a",
+        "CREATE VIEW bad (a, a) AS SELECT 1, 2",
+        "CREATE VIEW bad AS SELECT $1",
+        "TRUNCATE totals",
+        "DROP VIEW t",
+        "DROP TABLE totals",
+        "DROP TABLE IF EXISTS totals",
+        "DROP VIEW nope",
+        "DROP VIEW IF EXISTS nope",
+        "DROP TABLE u",
+        "DROP VIEW totals",
+        "ALTER TABLE t DROP COLUMN n",
+        // The catalogs' own column types are not yet PostgreSQL's (`varchar`, `"char"`,
+        // `integer`): their values are compared as text.
+        "SELECT table_name, table_type::text FROM information_schema.tables \
+         WHERE table_schema = 'public' ORDER BY 1",
+        "SELECT table_name, check_option::text FROM information_schema.views \
+         WHERE table_schema = 'public' ORDER BY 1",
+        "SELECT table_name, column_name, ordinal_position::text, data_type::text, \
+         is_nullable::text, character_maximum_length::text, numeric_precision::text, \
+         numeric_scale::text FROM information_schema.columns \
+         WHERE table_name IN ('star', 'totals') ORDER BY 1, 3",
+        "SELECT c.relkind::text, a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_class c \
+         JOIN pg_attribute a ON a.attrelid = c.oid WHERE c.relname = 'labelled' ORDER BY a.attnum",
+        "SELECT viewname, viewowner FROM pg_views WHERE schemaname = 'public' ORDER BY 1",
+        "SELECT pg_get_viewdef('star'::regclass) IS NOT NULL",
+        "BEGIN",
+        "CREATE VIEW fleeting AS SELECT id FROM t",
+        "DROP VIEW doubled",
+        "SELECT count(*) FROM fleeting",
+        "ROLLBACK",
+        "SELECT viewname FROM pg_views WHERE schemaname = 'public' ORDER BY 1",
+        "SELECT * FROM doubled ORDER BY id",
+        "DROP VIEW totals CASCADE",
+        "SELECT viewname FROM pg_views WHERE schemaname = 'public' ORDER BY 1",
+        "DROP TABLE t CASCADE",
+        "SELECT viewname FROM pg_views WHERE schemaname = 'public' ORDER BY 1",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -110,7 +110,8 @@ impl Catalog {
         let _ddl = self.ddl.lock().await;
         self.instance(instance)?;
         // A table's name is also its row type's in PostgreSQL.
-        if self.enum_type(instance, name).is_some() || self.table(instance, name).is_ok() {
+        let row_type = self.table(instance, name).is_ok() || self.view(instance, name).is_some();
+        if self.enum_type(instance, name).is_some() || row_type {
             return Err(EngineError::TypeExists { name: name.into() });
         }
         let mut batch = WriteBatch::default();
@@ -215,7 +216,8 @@ impl Catalog {
         crate::engine::check_name(to)?;
         let _ddl = self.ddl.lock().await;
         let mut meta = (*self.existing_enum_type(instance, name)?).clone();
-        if self.enum_type(instance, to).is_some() || self.table(instance, to).is_ok() {
+        let row_type = self.table(instance, to).is_ok() || self.view(instance, to).is_some();
+        if self.enum_type(instance, to).is_some() || row_type {
             return Err(EngineError::TypeExists { name: to.into() });
         }
         let mut batch = WriteBatch::default();

@@ -31,7 +31,8 @@ impl Catalog {
         })
     }
 
-    /// Whether a table, sequence or index of `instance` is called `name`.
+    /// Whether a table, sequence, index or view of `instance` is called `name`: they
+    /// share one namespace, as PostgreSQL's relations do.
     pub(super) fn relation_exists(&self, instance: &str, name: &str) -> bool {
         let state = self.read();
         let table_or_index = state.tables.get(instance).is_some_and(|tables| {
@@ -45,6 +46,10 @@ impl Catalog {
                 .sequences
                 .get(instance)
                 .is_some_and(|s| s.contains_key(name))
+            || state
+                .views
+                .get(instance)
+                .is_some_and(|v| v.contains_key(name))
     }
 
     /// Adds an index, not yet ready, to table `table`; returns the table and the

@@ -114,9 +114,7 @@ impl Catalog {
         crate::engine::check_name(&spec.name)?;
         let _ddl = self.ddl.lock().await;
         self.instance(instance)?;
-        let taken =
-            self.table(instance, &spec.name).is_ok() || self.sequence(instance, &spec.name).is_ok();
-        if taken {
+        if self.relation_exists(instance, &spec.name) {
             return Err(EngineError::TableExists { name: spec.name });
         }
         let mut batch = WriteBatch::default();

@@ -71,10 +71,6 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
         "pg_extension",
         &[("oid", 'i'), ("extname", 't'), ("extversion", 't')],
     ),
-    (
-        "pg_views",
-        &[("schemaname", 'n'), ("viewname", 'n'), ("definition", 't')],
-    ),
     ("pg_matviews", &[("schemaname", 'n'), ("matviewname", 't')]),
     (
         "pg_auth_members",

@@ -366,7 +366,7 @@ pub fn referential_constraints_rows(db: &str, tables: &[Arc<TableMeta>]) -> Vec<
 
 /// `numeric_precision`: binary digits for integers and floats, decimal digits for a
 /// `NUMERIC(p,s)`, as PostgreSQL reports them.
-fn precision(ty: SqlType) -> V {
+pub(super) fn precision(ty: SqlType) -> V {
     match ty {
         SqlType::Int2 => V::I(16),
         SqlType::Int4 => V::I(32),
@@ -379,7 +379,7 @@ fn precision(ty: SqlType) -> V {
 }
 
 /// `numeric_scale`: 0 for integers, a `NUMERIC(p,s)`'s `s`.
-fn scale(ty: SqlType) -> V {
+pub(super) fn scale(ty: SqlType) -> V {
     match ty {
         SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => V::I(0),
         SqlType::Numeric(Some(typmod)) => V::I(i64::from(typmod.scale)),

@@ -5,7 +5,7 @@
 //! restarts; its PK index and constraint take the next OID.
 
 use crate::engine::{
-    CheckMeta, Engine, ForeignKeyMeta, IndexMeta, InstanceMeta, SequenceMeta, TableMeta,
+    CheckMeta, Engine, ForeignKeyMeta, IndexMeta, InstanceMeta, SequenceMeta, TableMeta, ViewMeta,
 };
 use std::sync::Arc;
 
@@ -49,6 +49,12 @@ pub fn database_oid(instance: &InstanceMeta) -> i64 {
 /// counter, so it never meets a table's (`16384 + 2 * id`).
 pub fn sequence_oid(sequence: &SequenceMeta) -> i64 {
     16_384 + 2 * i64::from(sequence.id)
+}
+
+/// A view's OID: from its catalog id, drawn from the counter tables and sequences draw
+/// from (`16384 + 2 * id`).
+pub fn view_oid(view: &ViewMeta) -> i64 {
+    16_384 + 2 * i64::from(view.id)
 }
 
 /// The table whose primary-key index (or constraint) has this OID, or which has it.

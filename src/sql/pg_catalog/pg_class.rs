@@ -154,7 +154,7 @@ pub fn sequence_rows(sequences: &[Arc<SequenceMeta>]) -> Vec<Vec<V>> {
 }
 
 /// One `pg_class` row: a relation of `kind` with `natts` columns.
-fn relation_row(
+pub(super) fn relation_row(
     oid: i64,
     name: String,
     kind: &str,

@@ -1,6 +1,6 @@
 //! The relation a system function's `regclass` argument names, given as a name (`t`,
 //! `public.t`, `"T"`, `pg_catalog.pg_class`) or as an OID: a table, a sequence, an
-//! index or a catalog relation; and the database a database argument names. As
+//! index, a view or a catalog relation; and the database a database argument names. As
 //! PostgreSQL's `regclass` input does, an unknown name is an error (42P01, 3D000); an
 //! unknown OID is nothing (the functions answer NULL for it).
 
@@ -22,6 +22,8 @@ pub(super) enum NamedRelation {
     Index(Option<IndexMeta>),
     /// A `pg_catalog`, `information_schema` or `pgwide` relation, computed when read.
     Catalog,
+    /// A view, which stores nothing.
+    View,
 }
 
 /// The relation `object` names in `instance`; `None` for an OID nothing has.
@@ -51,6 +53,13 @@ pub(super) fn resolve(
     }
     if let Some((_, index)) = pg_catalog::index_by_oid(engine, instance, oid) {
         return Ok(Some(NamedRelation::Index(Some(index))));
+    }
+    if engine
+        .views(instance)
+        .iter()
+        .any(|v| pg_catalog::view_oid(v) == oid)
+    {
+        return Ok(Some(NamedRelation::View));
     }
     // The catalog relations clients name by OID.
     let catalog = [
@@ -105,6 +114,9 @@ fn by_name(engine: &Engine, instance: &str, given: &str) -> Result<NamedRelation
     }
     if let Some((_, index)) = engine.index(instance, name) {
         return Ok(NamedRelation::Index(Some(index)));
+    }
+    if engine.view(instance, name).is_some() {
+        return Ok(NamedRelation::View);
     }
     let tables = engine.tables(instance).unwrap_or_default();
     if tables.iter().any(|t| pg_catalog::pkey_name(t) == name) {

@@ -92,7 +92,6 @@ fn register_answers(state: &mut SessionState, engine: &Arc<Engine>, instance: &s
         "pg_get_function_arguments",
         "pg_get_function_identity_arguments",
         "shobj_description",
-        "pg_get_viewdef",
         "pg_get_triggerdef",
         "pg_get_partkeydef",
     ] {
@@ -231,6 +230,19 @@ fn register_definitions(
                 return text(at.and_then(|at| columns.get(at)).map(|c| quote_ident(c)));
             }
             text(Some(definition))
+        }),
+    )?;
+    // A view's definition, by OID or by name (`pg_get_viewdef('v')`); the second
+    // argument, pretty-printing or a line width, changes nothing pgwide shows.
+    let (e, i) = (Arc::clone(engine), instance.to_string());
+    add(
+        "pg_get_viewdef",
+        DataType::Utf8,
+        Arc::new(move |a| match a.first() {
+            Some(ScalarValue::Utf8(Some(name)) | ScalarValue::Utf8View(Some(name))) => {
+                text(pg_catalog::view_definition(&e, &i, None, Some(name)))
+            }
+            first => text(pg_catalog::view_definition(&e, &i, int(first), None)),
         }),
     )?;
     // Comments: only tables and their columns take one (`COMMENT ON`), so an OID of
@@ -430,6 +442,9 @@ fn table_oid_by_name(engine: &Engine, instance: &str, name: &str) -> Option<i64>
     }
     if let Ok(sequence) = engine.sequence(instance, &name) {
         return Some(pg_catalog::sequence_oid(&sequence));
+    }
+    if let Some(view) = engine.view(instance, &name) {
+        return Some(pg_catalog::view_oid(&view));
     }
     engine
         .index(instance, &name)

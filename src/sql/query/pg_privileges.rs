@@ -224,7 +224,8 @@ impl Context {
             // nextval, currval and setval check no privilege.
             NamedRelation::Sequence => matches!(privilege, "SELECT" | "UPDATE" | "USAGE"),
             NamedRelation::Catalog => privilege == "SELECT",
-            NamedRelation::Index(..) => false,
+            // pgwide grants nothing on a view: reading one checks the tables it reads.
+            NamedRelation::Index(..) | NamedRelation::View => false,
         }
     }
 
