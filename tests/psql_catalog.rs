@@ -78,6 +78,36 @@ fn declared_column_types_survive_a_restart() {
 /// An enum type, its labels' order (one added before another included) and the columns
 /// declared with it survive a restart: values still sort in that order, a label the
 /// type lacks is still refused.
+/// A view keeps its query and its columns across a restart, and reads the tables'
+/// rows through them.
+#[test]
+fn views_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let query = "SELECT * FROM per_group ORDER BY grp";
+    let before = {
+        let server = Pgwide::start(&data, &[], &[]);
+        server.setup(&[
+            "CREATE TABLE t (k BIGINT PRIMARY KEY, grp TEXT, n BIGINT)",
+            "INSERT INTO t VALUES (1, 'a', 1), (2, 'a', 2), (3, 'b', 5)",
+            "CREATE VIEW per_group (grp, total) AS SELECT grp, sum(n) FROM t GROUP BY grp",
+        ]);
+        server.psql_args(&["-A", "-t", "-c", query]).stdout
+    };
+    let server = Pgwide::start(&data, &[], &[]);
+    let after = server.psql_args(&["-A", "-t", "-c", query]).stdout;
+    let before = String::from_utf8_lossy(&before).into_owned();
+    assert_eq!(before.trim(), "a|3\nb|5");
+    assert_eq!(before, String::from_utf8_lossy(&after));
+    let refused = server.psql_args(&["-c", "DROP TABLE t"]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("view per_group depends on table t"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+}
+
 #[test]
 fn enum_types_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();

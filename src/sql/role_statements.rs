@@ -367,7 +367,14 @@ async fn change(
             }
             let mut tables = Vec::new();
             for name in names {
-                let table = engine.table(instance, &table_name(name)?)?;
+                let name = table_name(name)?;
+                if engine.view(instance, &name).is_some() {
+                    return Err(SqlError::unsupported(format!(
+                        "GRANT and REVOKE on view \"{name}\" are not supported: reading a view \
+                         checks the privileges on the tables it reads"
+                    )));
+                }
+                let table = engine.table(instance, &name)?;
                 tables.push(TableGrant {
                     instance: table.instance.clone(),
                     table: table.name.clone(),

@@ -91,3 +91,14 @@ DROP TYPE mood;
 DROP TABLE moods;
 DROP TYPE mood;
 \dT
+-- Views: \dv lists them, \d shows a view's columns, \d+ its definition.
+CREATE TABLE orders (id BIGINT PRIMARY KEY, customer VARCHAR(40), amount NUMERIC(10,2));
+INSERT INTO orders VALUES (1, 'ada', 12.50), (2, 'ada', 7.25), (3, 'bob', 3.00);
+CREATE VIEW customer_totals AS SELECT customer, sum(amount) AS total FROM orders GROUP BY customer;
+\dv
+\d customer_totals
+\d+ customer_totals
+SELECT * FROM customer_totals ORDER BY customer;
+DROP TABLE orders;
+DROP TABLE orders CASCADE;
+\dv

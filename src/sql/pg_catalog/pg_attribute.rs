@@ -57,11 +57,7 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bo
         t(identity),
         t(""),
         V::I(if text { 100 } else { 0 }),
-        t(if matches!(ty, SqlType::Text | SqlType::Bytea) {
-            "x"
-        } else {
-            "p"
-        }),
+        t(storage(ty)),
         V::I(-1),
         V::I(0),
         V::B(false),
@@ -75,6 +71,21 @@ pub fn type_oid(table: &TableMeta, column: &str, ty: SqlType) -> i64 {
     match ty == SqlType::Text && table.is_varchar(column) {
         true => VARCHAR_OID,
         false => i64::from(ty.oid()),
+    }
+}
+
+/// `attstorage` as PostgreSQL has it for the type: variable-length types are kept
+/// out of line when large (`x`), `numeric` in line (`m`), fixed-size ones plain (`p`).
+pub fn storage(ty: SqlType) -> &'static str {
+    match ty {
+        SqlType::Text
+        | SqlType::Name
+        | SqlType::Bytea
+        | SqlType::Json
+        | SqlType::Jsonb
+        | SqlType::Array(_) => "x",
+        SqlType::Numeric(_) => "m",
+        _ => "p",
     }
 }
 

@@ -5,6 +5,7 @@
 
 use super::memory_table::{t, Col, V};
 use super::oids::{view_oid, OWNER, PG_CATALOG};
+use super::pg_attribute::storage;
 use super::pg_type::TYPES;
 use crate::engine::{Engine, EnumTypeMeta, ViewColumn, ViewMeta};
 use crate::sql::sql_types::SqlType;
@@ -101,11 +102,7 @@ pub fn attribute_rows(views: &[Arc<ViewMeta>]) -> Vec<Vec<V>> {
                     t(""),
                     t(""),
                     V::I(if text { 100 } else { 0 }),
-                    t(if text || column.type_oid == 17 {
-                        "x"
-                    } else {
-                        "p"
-                    }),
+                    t(SqlType::from_oid(column.type_oid).map_or("p", storage)),
                     V::I(-1),
                     V::I(0),
                     V::B(false),
