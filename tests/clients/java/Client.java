@@ -229,6 +229,18 @@ public class Client {
         }
         Collections.sort(tables);
         check(tables.equals(List.of("items", "pairs", "quad")), "getTables " + tables);
+        // A view is listed apart from the tables, as pgjdbc maps relkind 'v'.
+        try (Statement st = conn.createStatement()) {
+            st.execute("CREATE VIEW item_names AS SELECT id FROM items");
+        }
+        List<String> views = new ArrayList<>();
+        try (ResultSet rs = md.getTables(null, "public", "%", new String[] {"VIEW"})) {
+            while (rs.next()) views.add(rs.getString("TABLE_NAME") + ":" + rs.getString("TABLE_TYPE"));
+        }
+        check(views.equals(List.of("item_names:VIEW")), "getTables VIEW " + views);
+        try (Statement st = conn.createStatement()) {
+            st.execute("DROP VIEW item_names");
+        }
         List<String> schemas = new ArrayList<>();
         try (ResultSet rs = md.getSchemas()) {
             while (rs.next()) schemas.add(rs.getString("TABLE_SCHEM"));

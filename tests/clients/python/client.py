@@ -201,6 +201,27 @@ def sqlalchemy_inspect(engine):
           f"get_columns sees NUMERIC(10,2) {price!r}")
     with psycopg.connect(DSN, autocommit=True) as conn:
         conn.execute("DROP TABLE defaulted")
+    sqlalchemy_views(engine)
+
+
+def sqlalchemy_views(engine):
+    """SQLAlchemy's inspector lists a view apart from the tables, with its columns and
+    definition, and the ORM's Core reads through it."""
+    with engine.begin() as conn:
+        conn.execute(text("CREATE VIEW named_users AS SELECT id, upper(name) AS shout "
+                          "FROM users WHERE name IS NOT NULL"))
+    insp = inspect(engine)
+    check(insp.get_view_names() == ["named_users"], f"get_view_names {insp.get_view_names()}")
+    check("named_users" not in insp.get_table_names(), "a view is not a table")
+    cols = [(c["name"], type(c["type"]).__name__) for c in insp.get_columns("named_users")]
+    check(cols == [("id", "BIGINT"), ("shout", "TEXT")], f"get_columns of a view {cols}")
+    definition = insp.get_view_definition("named_users")
+    check("upper(name)" in definition, f"get_view_definition {definition!r}")
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT shout FROM named_users WHERE id = :id"), {"id": 1}).all()
+    check(len(rows) == 1 and rows[0][0] == rows[0][0].upper(), f"read through a view {rows}")
+    with engine.begin() as conn:
+        conn.execute(text("DROP VIEW named_users"))
 
 
 def sqlalchemy_orm(engine):
