@@ -9,6 +9,7 @@
 //! (ARCHITECTURE.md §3.1, "Flushing only at Sync"), results stream without per-row
 //! allocations, and portals can be suspended at Execute's row limit.
 
+mod activity;
 mod affinity;
 mod authenticate;
 mod cancel;
@@ -120,7 +121,7 @@ where
     let deadline = tokio::time::Instant::now() + shared.authentication_timeout;
     // Never stopped: the stream ends when the client closes it.
     let (_stop_tx, stop_rx) = watch::channel(false);
-    connection::run_stream(stream, false, deadline, &shared, stop_rx).await;
+    connection::run_stream(stream, false, None, deadline, &shared, stop_rx).await;
 }
 
 /// Serves clients on `listeners` (a `TcpListener`, or [`Listeners`] with a Unix-domain

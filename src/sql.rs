@@ -3,6 +3,7 @@
 //! The wire server talks to it only through [`SessionFactory`] and [`SqlSession`].
 
 mod access;
+pub mod activity;
 mod char_casts;
 mod check_constraints;
 mod copy_statement;
@@ -176,6 +177,10 @@ pub trait SqlSession: Send + 'static {
     fn cursor_columns(&self, _name: &str) -> Option<Arc<Vec<OutputColumn>>> {
         None
     }
+
+    /// The server's connection this session serves, and all of the server's
+    /// connections (`pg_stat_activity`, `pg_backend_pid()`).
+    fn attach_backend(&mut self, _backend: activity::SessionBackend) {}
 
     /// A statement was interrupted (cancel or `statement_timeout`) before it finished:
     /// an open transaction block is aborted, as after any error.

@@ -6,6 +6,7 @@
 //! PostgreSQL. The session's `statement_timeout` interrupts the same way, from a
 //! deadline set when the statement starts.
 
+use super::activity::ConnectionActivity;
 use crate::sql::{Interruption, SqlError, SqlResult};
 use std::collections::HashMap;
 use std::future::Future;
@@ -30,11 +31,13 @@ pub(crate) struct CancelHandle {
     /// The session's `statement_timeout` in milliseconds (0 = none), read when a
     /// statement starts; the connection updates it before each message.
     statement_timeout_ms: AtomicU64,
+    /// What the connection is doing, for `pg_stat_activity` (`activity`).
+    pub activity: ConnectionActivity,
 }
 
 impl CancelHandle {
     /// Interrupts the running statement, if any.
-    fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         if self.running.load(Ordering::Acquire) {
             self.requested.store(true, Ordering::Release);
             self.notify.notify_waiters();
@@ -157,6 +160,7 @@ impl CancelRegistry {
             requested: AtomicBool::new(false),
             notify: Notify::new(),
             statement_timeout_ms: AtomicU64::new(0),
+            activity: ConnectionActivity::default(),
         });
         if let Ok(mut handles) = self.handles.lock() {
             handles.insert(pid, Arc::clone(&handle));
@@ -177,6 +181,19 @@ impl CancelRegistry {
             Some(h) if secret == h.secret.to_be_bytes() => h.cancel(),
             _ => tracing::debug!(pid, "cancel request for an unknown process or wrong key"),
         }
+    }
+
+    /// Every registered connection's handle.
+    pub(crate) fn handles(&self) -> Vec<Arc<CancelHandle>> {
+        match self.handles.lock() {
+            Ok(handles) => handles.values().cloned().collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Connection `pid`'s handle.
+    pub(crate) fn handle(&self, pid: i32) -> Option<Arc<CancelHandle>> {
+        self.handles.lock().ok()?.get(&pid).cloned()
     }
 
     /// An unpredictable key: SipHash with the process's random keys over a counter.

@@ -25,6 +25,7 @@ use crate::sqlstate::SqlState;
 use futures::{FutureExt, StreamExt};
 use pgwire::messages::response::EmptyQueryResponse;
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -60,6 +61,8 @@ enum Event {
     Shutdown,
     /// An idle timeout expired: its SQLSTATE and message.
     Idle(SqlState, &'static str),
+    /// `pg_terminate_backend` asked the connection to end.
+    Terminated,
 }
 
 /// Serves one accepted socket to the end.
@@ -74,21 +77,24 @@ pub(crate) async fn run<F: SessionFactory>(
             if let Err(e) = stream.set_nodelay(true) {
                 tracing::debug!(error = %e, "could not set TCP_NODELAY");
             }
-            negotiate_and_run(stream, shared.tls.as_ref(), false, &shared, stop).await;
+            let client = stream.peer_addr().ok();
+            negotiate_and_run(stream, shared.tls.as_ref(), false, client, &shared, stop).await;
         }
         // As PostgreSQL does, a local socket is not encrypted (an SSLRequest is
         // answered 'N') and counts as private: nobody between the ends could read it,
         // so `require_tls`, which guards the network, does not refuse it.
-        Client::Unix(stream) => negotiate_and_run(stream, None, true, &shared, stop).await,
+        Client::Unix(stream) => negotiate_and_run(stream, None, true, None, &shared, stop).await,
     }
 }
 
 /// Answers the client's SSLRequest (upgrading the socket when `tls` is given), then
-/// serves it; `local` marks a socket no one else can read.
+/// serves it; `local` marks a socket no one else can read, `client` is the peer's
+/// address (none for a local socket).
 async fn negotiate_and_run<IO, F>(
     io: IO,
     tls: Option<&Tls>,
     local: bool,
+    client: Option<SocketAddr>,
     shared: &Shared<F>,
     stop: watch::Receiver<bool>,
 ) where
@@ -107,7 +113,7 @@ async fn negotiate_and_run<IO, F>(
         }
     };
     let private = local || stream.is_tls();
-    run_stream(stream, private, deadline, shared, stop).await;
+    run_stream(stream, private, client, deadline, shared, stop).await;
 }
 
 /// Serves a connected client stream, after any TLS negotiation, to the end: startup
@@ -116,6 +122,7 @@ async fn negotiate_and_run<IO, F>(
 pub(crate) async fn run_stream<S, F>(
     stream: S,
     private: bool,
+    client: Option<SocketAddr>,
     deadline: tokio::time::Instant,
     shared: &Shared<F>,
     stop: watch::Receiver<bool>,
@@ -125,30 +132,34 @@ pub(crate) async fn run_stream<S, F>(
 {
     let mut wire = Wire::new(stream);
     wire.set_max_message_size(shared.max_message_size);
-    let established =
-        match tokio::time::timeout_at(deadline, handshake(&mut wire, shared, private)).await {
-            Ok(Ok(Some(established))) => established,
-            Ok(Ok(None)) => return,
-            Ok(Err(WireError::Io(e))) => {
-                tracing::debug!(error = %e, "connection lost during startup");
-                return;
+    let established = match tokio::time::timeout_at(
+        deadline,
+        handshake(&mut wire, shared, private, client),
+    )
+    .await
+    {
+        Ok(Ok(Some(established))) => established,
+        Ok(Ok(None)) => return,
+        Ok(Err(WireError::Io(e))) => {
+            tracing::debug!(error = %e, "connection lost during startup");
+            return;
+        }
+        Ok(Err(e)) => {
+            if let Some((code, message)) = e.fatal() {
+                wire.fatal(code, message.to_owned()).await;
             }
-            Ok(Err(e)) => {
-                if let Some((code, message)) = e.fatal() {
-                    wire.fatal(code, message.to_owned()).await;
-                }
-                return;
-            }
-            Err(_) => {
-                tracing::debug!("client did not finish startup in time");
-                wire.fatal(
-                    SqlState::ProtocolViolation,
-                    "canceling authentication due to timeout",
-                )
-                .await;
-                return;
-            }
-        };
+            return;
+        }
+        Err(_) => {
+            tracing::debug!("client did not finish startup in time");
+            wire.fatal(
+                SqlState::ProtocolViolation,
+                "canceling authentication due to timeout",
+            )
+            .await;
+            return;
+        }
+    };
     let Established {
         session,
         registration,
@@ -189,9 +200,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
             let timeouts = self.session.timeouts();
             self.cancel.set_statement_timeout(timeouts.statement);
             let idle = self.idle_limit(&timeouts);
+            let activity = Arc::clone(&self.cancel);
             let event = tokio::select! {
-                // A message already buffered is handled before shutdown is noticed.
+                // A message already buffered is handled before shutdown is noticed,
+                // but not before pg_terminate_backend's signal.
                 biased;
+                _ = activity.activity.terminated() => Event::Terminated,
                 message = self.wire.read_message() => Event::Message(message),
                 _ = stop.wait_for(|stopping| *stopping) => Event::Shutdown,
                 (code, message) = expire(idle) => Event::Idle(code, message),
@@ -199,6 +213,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
             let message = match event {
                 Event::Message(message) => message,
                 Event::Shutdown => {
+                    self.wire
+                        .fatal(
+                            SqlState::AdminShutdown,
+                            "terminating connection due to administrator command",
+                        )
+                        .await;
+                    return;
+                }
+                Event::Terminated => {
+                    tracing::debug!("pg_terminate_backend ended the connection");
                     self.wire
                         .fatal(
                             SqlState::AdminShutdown,
@@ -296,6 +320,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
                 self.extended_outcome(result, |c| c.statement_sql(&name))?;
             }
             Frontend::Execute { portal, max_rows } => {
+                if let Some(sql) = self.portals.sql_of(&portal) {
+                    self.cancel.activity.statement_started(sql);
+                }
                 let result = self.execute(&portal, max_rows).await;
                 self.extended_outcome(result, |c| c.portals.sql_of(&portal).map(str::to_owned))?;
             }
@@ -363,7 +390,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
     /// Pending ParameterStatus, then ReadyForQuery, then one write to the socket.
     async fn ready(&mut self) -> std::io::Result<()> {
         self.put_parameter_changes();
-        self.wire.put_ready(self.session.transaction_status());
+        let status = self.session.transaction_status();
+        self.cancel.activity.ready(status);
+        self.wire.put_ready(status);
         self.awaiting_command = true;
         self.wire.flush().await
     }
@@ -371,6 +400,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
     pub(super) fn put_parameter_changes(&mut self) {
         self.put_notices();
         for (name, value) in self.session.take_parameter_changes() {
+            if name == "application_name" {
+                self.cancel.activity.set_application_name(&value);
+            }
             self.wire.put_parameter(&name, &value);
         }
     }
@@ -385,6 +417,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
     /// The simple query protocol: every statement of the string in turn, stopping at
     /// the first error, then ReadyForQuery.
     async fn simple_query(&mut self, sql: &str) -> Result<(), WireError> {
+        self.cancel.activity.statement_started(sql);
         match self.run_simple(sql).await {
             Ok(()) => {}
             Err(Fault::Sql(e)) => self.sql_error(&e, Some(sql)),

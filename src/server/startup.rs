@@ -7,10 +7,12 @@ use super::authenticate::{authenticate, Outcome};
 use super::cancel::Registration;
 use super::wire::{Wire, WireError};
 use super::Shared;
+use crate::sql::activity::{Backends, SessionBackend};
 use crate::sql::{SessionFactory, SqlSession, TransactionStatus};
 use crate::sqlstate::SqlState;
 use bytes::{Buf, BufMut, Bytes};
 use pgwire::messages::startup::{Authentication, BackendKeyData, SecretKey};
+use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -36,6 +38,7 @@ pub(crate) async fn handshake<S, F>(
     wire: &mut Wire<S>,
     shared: &Shared<F>,
     private: bool,
+    client: Option<std::net::SocketAddr>,
 ) -> Result<Option<Established<F::Session>>, WireError>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
@@ -134,6 +137,14 @@ where
     let registration = shared.cancels.register();
     wire.put(&Authentication::Ok);
     let application_name = param("application_name").unwrap_or("");
+    registration
+        .handle
+        .activity
+        .identify(database, user, application_name, client);
+    session.attach_backend(SessionBackend {
+        pid: registration.handle.pid,
+        backends: Arc::clone(&shared.cancels) as Arc<dyn Backends>,
+    });
     let is_superuser = match shared.auth.roles.as_ref().and_then(|r| r.get(user)) {
         Some(role) if !role.superuser => "off",
         _ => "on",

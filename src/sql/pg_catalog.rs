@@ -24,6 +24,7 @@ mod pg_namespace;
 mod pg_proc;
 mod pg_roles;
 mod pg_settings_view;
+mod pg_stat_activity;
 mod pg_stat_tables;
 mod pg_statio_tables;
 mod pg_tables;
@@ -83,6 +84,7 @@ const PG_TABLES: &[&str] = &[
     "pg_get_keywords",
     "pg_enum",
     "pg_views",
+    "pg_stat_activity",
 ];
 /// The statistics views of `pg_catalog`, which count table sizes when scanned.
 const PG_SIZED_VIEWS: &[&str] = &[
@@ -149,6 +151,11 @@ pub struct CatalogSchema {
     pub kind: Kind,
     /// The role store pg_roles / pg_user / pg_authid list; `None`: the one owner.
     pub roles: Option<Arc<crate::auth::Roles>>,
+    /// The server's connections, for `pg_stat_activity`; `None` outside a server.
+    pub backends: Option<Arc<dyn crate::sql::activity::Backends>>,
+    /// The session's role, and whether it is a superuser: what `pg_stat_activity`
+    /// shows it of other roles' connections.
+    pub viewer: (String, bool),
 }
 
 impl std::fmt::Debug for CatalogSchema {
@@ -225,6 +232,17 @@ impl CatalogSchema {
                 (pg_class::COLUMNS, rows)
             }
             "pg_views" => (pg_views::COLUMNS, pg_views::rows(&self.views())),
+            "pg_stat_activity" => {
+                let backends = self.backends.as_ref().map(|b| b.list()).unwrap_or_default();
+                let viewer = pg_stat_activity::Viewer {
+                    user: &self.viewer.0,
+                    superuser: self.viewer.1,
+                };
+                (
+                    pg_stat_activity::COLUMNS,
+                    pg_stat_activity::rows(&self.engine, roles, &backends, &viewer),
+                )
+            }
             "pg_depend" => (
                 pg_depend::COLUMNS,
                 pg_depend::rows(&tables, &self.engine.sequences(&self.instance)),

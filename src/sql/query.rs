@@ -19,6 +19,7 @@ mod pg_any_parameters;
 mod pg_array_literals;
 mod pg_array_subqueries;
 mod pg_arrays;
+mod pg_backends;
 mod pg_char_casts;
 mod pg_compat;
 mod pg_datetime_functions;
@@ -59,6 +60,7 @@ mod test_sql;
 mod udf;
 mod zone_setting;
 
+pub use convert::UTC;
 pub use datafusion_session::{runtime, QueryEngine, QueryPlan, DEFAULT_QUERY_MEMORY_MB};
 pub use explain_physical::explain_query;
 pub use pg_compat::is_catalog_query;

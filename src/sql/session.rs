@@ -526,6 +526,10 @@ impl SqlSession for Session {
         self.run(&plan, params).await
     }
 
+    fn attach_backend(&mut self, backend: super::activity::SessionBackend) {
+        self.state.backend = Some(backend);
+    }
+
     fn transaction_status(&self) -> TransactionStatus {
         match &self.state.transaction {
             None => TransactionStatus::Idle,

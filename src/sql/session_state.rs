@@ -3,6 +3,7 @@
 //! dropped prepared statements). Statement handlers get it by reference; the session
 //! around it only routes statements and keeps plans.
 
+use super::activity::SessionBackend;
 use super::dml::WriteTarget;
 use super::expr::Params;
 use super::notices::Notices;
@@ -44,6 +45,9 @@ pub(super) struct SessionState {
     pub(super) sequence_values: Arc<SequenceValues>,
     /// The cursors DECLARE opened, by name.
     pub(super) cursors: HashMap<String, Cursor>,
+    /// The server's connection this session serves (`activity`); `None` outside a
+    /// server.
+    pub(super) backend: Option<SessionBackend>,
 }
 
 impl SessionState {
@@ -67,6 +71,7 @@ impl SessionState {
             aftermath: Arc::default(),
             sequence_values: Arc::default(),
             cursors: HashMap::new(),
+            backend: None,
         }
     }
 
@@ -86,6 +91,7 @@ impl SessionState {
             runtime,
             &self.access,
             &self.sequence_values,
+            self.backend.as_ref(),
         );
         engine.sync_settings(&self.settings);
         Ok(self.query_engine.get_or_init(|| engine))

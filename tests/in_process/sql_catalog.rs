@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::TestServer;
+use common::{code, simple_rows, TestServer};
 
 #[tokio::test]
 async fn catalog_queries_with_parameters_follow_ddl() {
@@ -389,4 +389,113 @@ async fn an_always_empty_catalog_query_takes_its_parameters() {
         .await
         .expect("pg_range");
     assert!(rows.is_empty());
+}
+
+/// `pg_stat_activity` lists every connection with its database, role, application,
+/// client and state; `pg_backend_pid()` is the session's own row; `pg_cancel_backend`
+/// interrupts another connection's statement (57014 for it) and `pg_terminate_backend`
+/// ends the connection; a pid that is no connection's gives false.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_stat_activity_lists_connections_and_signals_reach_them() {
+    let server = TestServer::start().await;
+    let watcher = server.connect().await;
+    let worker = server.connect().await;
+    worker
+        .batch_execute("SET application_name = 'worker'; BEGIN; SELECT 1")
+        .await
+        .expect("a block left open");
+    let rows = simple_rows(
+        &watcher,
+        "SELECT usename, datname, state, query, client_addr, client_port > 0, \
+         xact_start IS NOT NULL, backend_type FROM pg_stat_activity \
+         WHERE application_name = 'worker'",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        [[
+            "tester",
+            "postgres",
+            "idle in transaction",
+            // The whole query string, as PostgreSQL shows it.
+            "SET application_name = 'worker'; BEGIN; SELECT 1",
+            "127.0.0.1",
+            "t",
+            "t",
+            "client backend"
+        ]]
+    );
+    let own = simple_rows(
+        &watcher,
+        "SELECT count(*), max(state) FROM pg_stat_activity WHERE pid = pg_backend_pid()",
+    )
+    .await;
+    assert_eq!(own, [["1", "active"]]);
+    let worker_pid = simple_rows(
+        &watcher,
+        "SELECT pid FROM pg_stat_activity WHERE application_name = 'worker'",
+    )
+    .await[0][0]
+        .clone();
+    assert_eq!(
+        simple_rows(&worker, "SELECT pg_backend_pid()::text").await,
+        [[worker_pid.clone()]]
+    );
+    worker.batch_execute("ROLLBACK").await.expect("rollback");
+
+    // A cancel interrupts the statement the other connection runs, and only that.
+    let sleeping = tokio::spawn(async move {
+        let outcome = code(worker.simple_query("SELECT pg_sleep(30)").await);
+        (worker, outcome)
+    });
+    let cancel = format!("SELECT pg_cancel_backend({worker_pid})");
+    let mut canceled = false;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let state = simple_rows(
+            &watcher,
+            &format!("SELECT state FROM pg_stat_activity WHERE pid = {worker_pid}"),
+        )
+        .await;
+        if state == [["active"]] {
+            assert_eq!(simple_rows(&watcher, &cancel).await, [["t"]]);
+            canceled = true;
+            break;
+        }
+    }
+    assert!(canceled, "the worker's statement never showed as active");
+    let (worker, outcome) = sleeping.await.expect("the worker's task");
+    assert_eq!(outcome, "57014");
+    assert_eq!(simple_rows(&worker, "SELECT 1").await, [["1"]]);
+
+    // A terminate ends the connection.
+    let terminate = format!("SELECT pg_terminate_backend({worker_pid})");
+    assert_eq!(simple_rows(&watcher, &terminate).await, [["t"]]);
+    let mut ended = false;
+    for _ in 0..100 {
+        if worker.simple_query("SELECT 1").await.is_err() {
+            ended = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(ended, "the terminated connection still answers");
+    let gone = format!("SELECT count(*) FROM pg_stat_activity WHERE pid = {worker_pid}");
+    let mut left = Vec::new();
+    for _ in 0..100 {
+        left = simple_rows(&watcher, &gone).await;
+        if left == [["0"]] {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(left, [["0"]]);
+    assert_eq!(
+        simple_rows(
+            &watcher,
+            "SELECT pg_cancel_backend(1), pg_terminate_backend(1)"
+        )
+        .await,
+        [["f", "f"]]
+    );
 }

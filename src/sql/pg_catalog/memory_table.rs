@@ -2,11 +2,12 @@
 //! columns as [`Col`]s and its rows as cells ([`V`]), and [`mem_table`] turns them into
 //! a `MemTable` built afresh for every query that names the relation.
 
+use crate::sql::query::UTC;
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Int64Builder, ListBuilder, RecordBatch, StringBuilder,
-    StringViewBuilder,
+    StringViewBuilder, TimestampMicrosecondBuilder,
 };
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, TimeUnit};
 use datafusion::catalog::TableProvider;
 use datafusion::datasource::MemTable;
 use datafusion::error::Result;
@@ -32,7 +33,8 @@ pub fn count(n: u64) -> V {
 }
 
 /// A column's kind: `i` bigint, `t` text, `n` name (an identifier, as PostgreSQL types
-/// `relname`), `b` boolean, `a` text[].
+/// `relname`), `b` boolean, `a` text[], `z` timestamptz (a `V::I` of microseconds since
+/// the Unix epoch).
 pub type Col = (&'static str, char);
 
 /// A table with these columns and rows; a missing or mistyped cell is NULL.
@@ -46,6 +48,7 @@ pub fn mem_table(cols: &[Col], rows: Vec<Vec<V>>) -> Result<Arc<dyn TableProvide
                 'b' => DataType::Boolean,
                 'a' => DataType::List(Arc::clone(&item)),
                 'n' => DataType::Utf8View,
+                'z' => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
                 _ => DataType::Utf8,
             };
             Field::new(*name, ty, true)
@@ -58,6 +61,11 @@ pub fn mem_table(cols: &[Col], rows: Vec<Vec<V>>) -> Result<Arc<dyn TableProvide
         arrays.push(match kind {
             'i' => {
                 let mut b = Int64Builder::new();
+                cells.for_each(|c| b.append_option(if let V::I(v) = c { Some(*v) } else { None }));
+                Arc::new(b.finish())
+            }
+            'z' => {
+                let mut b = TimestampMicrosecondBuilder::new().with_timezone(UTC);
                 cells.for_each(|c| b.append_option(if let V::I(v) = c { Some(*v) } else { None }));
                 Arc::new(b.finish())
             }

@@ -4,6 +4,7 @@
 
 use super::provider::EngineTable;
 use crate::engine::{Engine, EngineError};
+use crate::sql::activity::SessionBackend;
 use crate::sql::pg_catalog::{CatalogSchema, Kind, INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
 use crate::sql::relation::{RelationKind, VERSIONS_SCHEMA};
 use async_trait::async_trait;
@@ -21,6 +22,8 @@ pub fn catalog_list(
     engine: Arc<Engine>,
     instance: &str,
     roles: Option<Arc<crate::auth::Roles>>,
+    backend: Option<&SessionBackend>,
+    viewer: (String, bool),
 ) -> Arc<dyn CatalogProviderList> {
     let list = MemoryCatalogProviderList::new();
     let catalog = InstanceCatalog {
@@ -40,6 +43,8 @@ pub fn catalog_list(
                 instance: instance.to_string(),
                 kind,
                 roles: roles.clone(),
+                backends: backend.map(|b| Arc::clone(&b.backends)),
+                viewer: viewer.clone(),
             })
         }),
     };

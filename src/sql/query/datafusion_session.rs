@@ -7,11 +7,11 @@
 use super::datafusion_error::{self, from_datafusion};
 use super::{
     branch_order, catalog_list, convert, empty_catalog, origin, pg_any_parameters,
-    pg_array_literals, pg_array_subqueries, pg_char_casts, pg_compat, pg_datetime_functions,
-    pg_enum_casts, pg_enum_plan, pg_functions, pg_in_select_list, pg_in_values,
-    pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan, pg_name_results,
-    pg_numeric_results, pg_parameter_types, pg_sequences, pg_set_functions, pg_settings,
-    pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text, pg_time_zone,
+    pg_array_literals, pg_array_subqueries, pg_backends, pg_char_casts, pg_compat,
+    pg_datetime_functions, pg_enum_casts, pg_enum_plan, pg_functions, pg_in_select_list,
+    pg_in_values, pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan,
+    pg_name_results, pg_numeric_results, pg_parameter_types, pg_sequences, pg_set_functions,
+    pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text, pg_time_zone,
     pg_unnest_ordinality, subplan_exec, zone_setting,
 };
 use crate::sql::expr::output_name;
@@ -172,6 +172,7 @@ impl QueryEngine {
         runtime: Arc<RuntimeEnv>,
         access: &crate::auth::Access,
         sequence_values: &Arc<crate::sql::sequence_values::SequenceValues>,
+        backend: Option<&crate::sql::activity::SessionBackend>,
     ) -> Self {
         // One partition: the engine scan is one ordered stream, plans stay small for
         // short queries, and EXPLAIN output does not depend on the machine's cores.
@@ -192,8 +193,13 @@ impl QueryEngine {
         // `text` and `varchar` are plain strings; string views are the catalogs' `name`
         // (`pg_name_results`).
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
-        let catalogs =
-            catalog_list::catalog_list(Arc::clone(&engine), instance, access.roles().cloned());
+        let catalogs = catalog_list::catalog_list(
+            Arc::clone(&engine),
+            instance,
+            access.roles().cloned(),
+            backend,
+            (user.to_string(), access.is_superuser()),
+        );
         let mut state = SessionStateBuilder::new()
             .with_config(config)
             .with_runtime_env(runtime)
@@ -218,6 +224,7 @@ impl QueryEngine {
         })
         .and_then(|()| pg_json_functions::register(&mut state))
         .and_then(|()| pg_time_series::register(&mut state))
+        .and_then(|()| pg_backends::register(&mut state, backend, user, access.is_superuser()))
         {
             tracing::warn!("registering the JSON functions failed: {e}");
         }
