@@ -2417,3 +2417,20 @@ async fn views_read_and_refuse_as_postgres_does() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// Two `unnest`s of scalar subqueries in one SELECT list each read their own
+/// subquery's array, also when the subqueries' columns would have the same name
+/// (pgcli's foreign-key query unnests a key's parent and child columns so).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unnests_of_subqueries_read_each_their_own() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (k BIGINT PRIMARY KEY, a BIGINT[], b BIGINT[])",
+        "INSERT INTO t VALUES (1, ARRAY[1, 2], ARRAY[3]), (2, ARRAY[4], ARRAY[5, 6])",
+        "SELECT k, unnest((SELECT array_agg(v ORDER BY v) FROM (SELECT unnest(a) AS v) x)) AS p, \
+         unnest((SELECT array_agg(v ORDER BY v) FROM (SELECT unnest(b) AS v) x)) AS c \
+         FROM t ORDER BY k, p, c",
+        "SELECT unnest((SELECT max(a) FROM t)), unnest((SELECT max(b) FROM t))",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

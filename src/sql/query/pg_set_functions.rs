@@ -4,6 +4,11 @@
 //! list run side by side, the shorter padded with NULLs, as in PostgreSQL 10 and later.
 //! A series of integer literals is of `integer`s, as in FROM (`pg_syntax`), and one
 //! whose arguments are plainly times is PostgreSQL's (`pg_time_series`).
+//!
+//! The column of a scalar subquery `unnest` reads gets a name of its own: DataFusion
+//! keys an unnest's input by its name, so `unnest((SELECT array_agg(attname) ...)),
+//! unnest((SELECT array_agg(attname) ...))` read the first subquery's array twice
+//! (pgcli's foreign-key query, which unnests a key's parent and child columns so).
 
 use super::sql_ast::{function_call, last};
 use sqlparser::ast::{self, Expr, Query, SelectItem, SetExpr};
@@ -11,10 +16,13 @@ use std::ops::ControlFlow;
 
 /// Rewrites the set-returning calls of every SELECT list of `query`, subqueries too.
 pub fn rewrite(query: &mut Query) {
-    let _ = ast::VisitMut::visit(query, &mut SelectLists);
+    let _ = ast::VisitMut::visit(query, &mut SelectLists { unnested: 0 });
 }
 
-struct SelectLists;
+struct SelectLists {
+    /// Scalar subqueries unnested so far, which numbers their columns' names.
+    unnested: usize,
+}
 
 impl ast::VisitorMut for SelectLists {
     type Break = ();
@@ -22,6 +30,49 @@ impl ast::VisitorMut for SelectLists {
     fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
         select_lists(&mut query.body);
         ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
+        let Expr::Function(function) = expr else {
+            return ControlFlow::Continue(());
+        };
+        if last(&function.name) != "unnest" {
+            return ControlFlow::Continue(());
+        }
+        if let ast::FunctionArguments::List(list) = &mut function.args {
+            for arg in list.args.iter_mut() {
+                if let ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(Expr::Subquery(q))) =
+                    arg
+                {
+                    self.unnested += 1;
+                    name_only_column(q, &format!("__pgwide_unnested_{}", self.unnested));
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// Names the one column of a scalar subquery (its first SELECT's, of a UNION) `name`.
+fn name_only_column(query: &mut Query, name: &str) {
+    let mut body = query.body.as_mut();
+    let select = loop {
+        match body {
+            SetExpr::Select(select) => break select,
+            SetExpr::SetOperation { left, .. } => body = left.as_mut(),
+            SetExpr::Query(inner) => body = inner.body.as_mut(),
+            _ => return,
+        }
+    };
+    if let [item] = select.projection.as_mut_slice() {
+        let expr = match item {
+            SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => expr.clone(),
+            _ => return,
+        };
+        *item = SelectItem::ExprWithAlias {
+            expr,
+            alias: ast::Ident::new(name),
+        };
     }
 }
 
@@ -130,6 +181,17 @@ mod tests {
         assert_eq!(
             rewritten("SELECT unnest(generate_series(1, 3))"),
             "SELECT unnest(generate_series(1, 3))"
+        );
+    }
+
+    #[test]
+    fn unnested_subqueries_name_their_columns_apart() {
+        assert_eq!(
+            rewritten(
+                "SELECT unnest((SELECT array_agg(v) FROM a)), unnest((SELECT array_agg(v) FROM b))"
+            ),
+            "SELECT unnest((SELECT array_agg(v) AS __pgwide_unnested_1 FROM a)), \
+             unnest((SELECT array_agg(v) AS __pgwide_unnested_2 FROM b))"
         );
     }
 }
