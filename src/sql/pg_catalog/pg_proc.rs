@@ -12,6 +12,12 @@ pub const COLUMNS: &[Col] = &[
     ("prokind", 't'),
     ("proretset", 'b'),
     ("proargtypes", 't'),
+    ("proallargtypes", 'a'),
+    ("proargmodes", 'a'),
+    ("proargnames", 'a'),
+    ("proargdefaults", 't'),
+    ("prosrc", 't'),
+    ("prolang", 'i'),
 ];
 
 /// No rows: pgwide lists no functions.

@@ -269,12 +269,13 @@ impl QueryEngine {
         pg_syntax::rewrite(&mut query);
         pg_in_values::rewrite(&mut query);
         pg_unnest_ordinality::rewrite(&mut query);
+        // Named before the rewrites below, which replace what PostgreSQL names a
+        // column by (`'{1}'::int[]` is `int4`, not `array`; `23::regtype` is `regtype`,
+        // not the function pgwide computes it with).
+        let names = column_names(&query);
         if pg_compat::is_catalog_query(&query) {
             pg_compat::rewrite(&mut query);
         }
-        // Named before the rewrites below, which replace what PostgreSQL names a
-        // column by (`'{1}'::int[]` is `int4`, not `array`).
-        let names = column_names(&query);
         let varchar_casts = varchar_casts(&query);
         pg_array_literals::rewrite(&mut query)?;
         pg_char_casts::rewrite(&mut query)?;

@@ -624,9 +624,17 @@ fn reg_casts(expr: &mut Expr) -> Outcome {
     let name = match data_type {
         DataType::Regclass => "regclass".to_string(),
         DataType::Custom(name, _) => last(name),
+        DataType::Array(
+            ast::ArrayElemTypeDef::SquareBracket(element, _)
+            | ast::ArrayElemTypeDef::AngleBracket(element),
+        ) => match element.as_ref() {
+            DataType::Custom(name, _) if last(name) == "regtype" => "regtype[]".to_string(),
+            _ => String::new(),
+        },
         _ => String::new(),
     };
     match name.as_str() {
+        "regtype[]" => Outcome::Replace(call("pgwide_regtype_names", (**inner).clone())),
         "regclass" => Outcome::Replace(call("pgwide_regclass", (**inner).clone())),
         "regtype" => Outcome::Replace(call("pgwide_regtype_name", (**inner).clone())),
         "regnamespace" | "regproc" | "regprocedure" | "regrole" => {

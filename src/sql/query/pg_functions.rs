@@ -7,7 +7,8 @@ use super::udf::{int, text, udf, Body};
 use crate::engine::Engine;
 use crate::sql::expr::quote_ident;
 use crate::sql::pg_catalog::{self, OWNER};
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::array::{Array, ArrayRef};
+use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::ScalarValue;
 use datafusion::error::Result;
 use datafusion::execution::session_state::SessionState;
@@ -403,16 +404,42 @@ fn register_reg_casts(
     add(
         "pgwide_regtype_name",
         DataType::Utf8,
+        Arc::new(move |a| text(int(a.first()).map(|oid| regtype_name(&e, &i, oid)))),
+    )?;
+    // `x::regtype[]`: each type OID of a list as its type's name (pgcli reads
+    // `proargtypes::regtype[]`).
+    let (e, i) = (Arc::clone(engine), instance.to_string());
+    add(
+        "pgwide_regtype_names",
+        DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true))),
         Arc::new(move |a| {
-            text(int(a.first()).map(|oid| {
-                pg_catalog::format_type(oid)
-                    .map(String::from)
-                    .or_else(|| pg_catalog::enum_type_name(&e, &i, oid))
-                    .unwrap_or_else(|| oid.to_string())
-            }))
+            let list: Option<ArrayRef> = match a.first() {
+                Some(ScalarValue::List(list)) if !list.is_null(0) => Some(list.value(0)),
+                _ => None,
+            };
+            let Some(list) = list else {
+                return ScalarValue::new_null_list(DataType::Utf8, true, 1);
+            };
+            let names: Vec<ScalarValue> = (0..list.len())
+                .map(|at| {
+                    let item = ScalarValue::try_from_array(&list, at).ok();
+                    let oid = int(item.as_ref())
+                        .or_else(|| super::udf::string(item.as_ref()).and_then(|s| s.parse().ok()));
+                    text(oid.map(|oid| regtype_name(&e, &i, oid)))
+                })
+                .collect();
+            ScalarValue::List(ScalarValue::new_list_nullable(&names, &DataType::Utf8))
         }),
     )?;
     Ok(())
+}
+
+/// A type's name as `regtype` shows it: a built-in's, an enum type's, else its OID.
+fn regtype_name(engine: &Engine, instance: &str, oid: i64) -> String {
+    pg_catalog::format_type(oid)
+        .map(String::from)
+        .or_else(|| pg_catalog::enum_type_name(engine, instance, oid))
+        .unwrap_or_else(|| oid.to_string())
 }
 
 /// Registers one row-by-row function on `state`.
