@@ -102,3 +102,4 @@ SELECT * FROM customer_totals ORDER BY customer;
 DROP TABLE orders;
 DROP TABLE orders CASCADE;
 \dv
+SELECT 23::regtype, 25::regtype::text AS named, ARRAY[20, 16]::text[] AS kept;
