@@ -85,6 +85,7 @@ const PG_TABLES: &[&str] = &[
     "pg_enum",
     "pg_views",
     "pg_stat_activity",
+    "pg_stat_gssapi",
 ];
 /// The statistics views of `pg_catalog`, which count table sizes when scanned.
 const PG_SIZED_VIEWS: &[&str] = &[
@@ -232,6 +233,13 @@ impl CatalogSchema {
                 (pg_class::COLUMNS, rows)
             }
             "pg_views" => (pg_views::COLUMNS, pg_views::rows(&self.views())),
+            "pg_stat_gssapi" => {
+                let backends = self.backends.as_ref().map(|b| b.list()).unwrap_or_default();
+                (
+                    pg_stat_activity::GSSAPI_COLUMNS,
+                    pg_stat_activity::gssapi_rows(&backends),
+                )
+            }
             "pg_stat_activity" => {
                 let backends = self.backends.as_ref().map(|b| b.list()).unwrap_or_default();
                 let viewer = pg_stat_activity::Viewer {

@@ -2434,3 +2434,20 @@ async fn unnests_of_subqueries_read_each_their_own() {
     .await;
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
+
+/// A catalog table pgwide leaves empty still aggregates to one row (`count(*)` is 0),
+/// as PostgreSQL's empty tables do; without an aggregate it has no rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_catalog_tables_aggregate_to_one_row() {
+    let differences = compare(&[&[
+        "SELECT count(*) FROM pg_catalog.pg_trigger",
+        "SELECT count(*) FROM pg_replication_slots",
+        "SELECT count(*), count(polname) FROM pg_policy",
+        "SELECT count(*) FROM pg_policy HAVING count(*) > 0",
+        "CREATE TABLE t (k BIGINT PRIMARY KEY)",
+        "SELECT (SELECT count(*) FROM pg_trigger WHERE tgrelid = c.oid) FROM pg_class c \
+         WHERE c.relname = 't'",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}

@@ -266,6 +266,8 @@ impl QueryEngine {
             return Ok(empty_plan(query, given));
         }
         let mut query = query.clone();
+        // Before `pg_syntax` makes a function in FROM a select of it.
+        pg_compat::settings_function(&mut query);
         pg_syntax::rewrite(&mut query);
         pg_in_values::rewrite(&mut query);
         pg_unnest_ordinality::rewrite(&mut query);

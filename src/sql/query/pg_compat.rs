@@ -799,6 +799,38 @@ pub fn rewrite(query: &mut Query) {
     super::pg_subqueries::rewrite(query);
 }
 
+/// `FROM pg_show_all_settings()` (pgAdmin sets `bytea_output` through it) reads
+/// `pg_settings`, which PostgreSQL defines as that function's rows.
+pub fn settings_function(query: &mut Query) {
+    struct Settings;
+    impl ast::VisitorMut for Settings {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+            if let TableFactor::Table {
+                name, args, alias, ..
+            } = factor
+            {
+                let no_arguments = args.as_ref().is_some_and(|a| a.args.is_empty());
+                if no_arguments && last(name) == "pg_show_all_settings" {
+                    *args = None;
+                    alias.get_or_insert_with(|| ast::TableAlias {
+                        explicit: false,
+                        name: Ident::new("pg_show_all_settings"),
+                        columns: Vec::new(),
+                        at: None,
+                    });
+                    *name = ast::ObjectName(vec![
+                        ObjectNamePart::Identifier(Ident::new(PG_CATALOG)),
+                        ObjectNamePart::Identifier(Ident::new("pg_settings")),
+                    ]);
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = ast::VisitMut::visit(query, &mut Settings);
+}
+
 /// A `regclass` the outer SELECT list shows is the relation's name, as PostgreSQL's
 /// `regclass` prints (psql's `\d` lists the tables referencing one this way); in
 /// comparisons and joins it stays the OID.

@@ -4,12 +4,15 @@
 -- for this server (last_system_oid 16383, schema OID 2200, the table's OID).
 -- Format: see metabase.sql.
 
--- source: web/pgadmin/utils/driver/psycopg3/connection.py (connection start-up; one simple query there)
+-- source: web/pgadmin/utils/driver/psycopg3/connection.py (connection start-up; one simple query there; pgAdmin 9.x reads pg_show_all_settings() where 8.x read pg_settings)
 SET DateStyle=ISO;
 SET client_min_messages=notice;
-SELECT set_config('bytea_output','hex',false) FROM pg_settings WHERE name = 'bytea_output';
-SET client_encoding='UNICODE';
+SELECT set_config('bytea_output','hex',false) FROM pg_show_all_settings() WHERE name = 'bytea_output';
+SET client_encoding='utf-8';
 SELECT version();
+
+-- source: web/pgadmin/utils/driver/psycopg3/connection.py (pgAdmin 9.x, for servers from PostgreSQL 12 on)
+SELECT gss_authenticated, encrypted FROM pg_catalog.pg_stat_gssapi WHERE pid = pg_backend_pid();
 
 -- source: web/pgadmin/utils/driver/psycopg3/connection.py, _set_server_type_and_password / database info
 -- expect: postgres, UTF8
