@@ -66,6 +66,11 @@ REVOKE UPDATE ON shared FROM reader;
 \dC
 \do
 \drds
+\dF
+\deu
+\dRs
+\dAc
+\dO
 DROP TABLE shared;
 DROP ROLE reader;
 -- Sizes follow what a table holds: its rows, then its index entries.

@@ -92,6 +92,59 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
         &[("oid", 'i'), ("extname", 't'), ("extversion", 't')],
     ),
     ("pg_matviews", &[("schemaname", 'n'), ("matviewname", 't')]),
+    // Text search, foreign-data user mappings, logical replication subscriptions and
+    // operator classes: pgwide has none (psql's \dF, \deu, \dRs, \dAc list nothing).
+    (
+        "pg_ts_config",
+        &[
+            ("oid", 'i'),
+            ("cfgname", 'n'),
+            ("cfgnamespace", 'i'),
+            ("cfgowner", 'i'),
+            ("cfgparser", 'i'),
+        ],
+    ),
+    (
+        "pg_user_mappings",
+        &[
+            ("umid", 'i'),
+            ("srvid", 'i'),
+            ("srvname", 'n'),
+            ("umuser", 'i'),
+            ("usename", 'n'),
+            ("umoptions", 'a'),
+        ],
+    ),
+    (
+        "pg_subscription",
+        &[
+            ("oid", 'i'),
+            ("subdbid", 'i'),
+            ("subname", 'n'),
+            ("subowner", 'i'),
+            ("subenabled", 'b'),
+            ("subbinary", 'b'),
+            ("substream", 'b'),
+            ("subconninfo", 't'),
+            ("subslotname", 'n'),
+            ("subsynccommit", 't'),
+            ("subpublications", 'a'),
+        ],
+    ),
+    (
+        "pg_opclass",
+        &[
+            ("oid", 'i'),
+            ("opcmethod", 'i'),
+            ("opcname", 'n'),
+            ("opcnamespace", 'i'),
+            ("opcowner", 'i'),
+            ("opcfamily", 'i'),
+            ("opcintype", 'i'),
+            ("opcdefault", 'b'),
+            ("opckeytype", 'i'),
+        ],
+    ),
     // pgwide replicates through its store, not through PostgreSQL's slots.
     (
         "pg_replication_slots",

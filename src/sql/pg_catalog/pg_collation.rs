@@ -10,26 +10,38 @@ pub const COLUMNS: &[Col] = &[
     ("collnamespace", 'i'),
     ("collowner", 'i'),
     ("collprovider", 't'),
+    ("collisdeterministic", 'b'),
     ("collencoding", 'i'),
     ("collcollate", 't'),
     ("collctype", 't'),
+    ("colliculocale", 't'),
+    ("collversion", 't'),
 ];
 
-/// The three built-in collations, with PostgreSQL's OIDs.
+/// The three built-in collations, with PostgreSQL's OIDs; `default`'s locale is the
+/// database's (`C`), so it names none of its own, as in PostgreSQL.
 pub fn rows() -> Vec<Vec<V>> {
-    [(100, "default", "d"), (950, "C", "c"), (951, "POSIX", "c")]
-        .iter()
-        .map(|(oid, n, p)| {
-            vec![
-                V::I(*oid),
-                t(n),
-                V::I(PG_CATALOG_OID),
-                V::I(OWNER_OID),
-                t(p),
-                V::I(-1),
-                t("C"),
-                t("C"),
-            ]
-        })
-        .collect()
+    [
+        (100, "default", "d", None),
+        (950, "C", "c", Some("C")),
+        (951, "POSIX", "c", Some("POSIX")),
+    ]
+    .iter()
+    .map(|(oid, n, p, locale)| {
+        let locale = || locale.map_or(V::N, t);
+        vec![
+            V::I(*oid),
+            t(n),
+            V::I(PG_CATALOG_OID),
+            V::I(OWNER_OID),
+            t(p),
+            V::B(true),
+            V::I(-1),
+            locale(),
+            locale(),
+            V::N,
+            V::N,
+        ]
+    })
+    .collect()
 }

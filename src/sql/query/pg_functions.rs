@@ -61,6 +61,12 @@ fn register_answers(state: &mut SessionState, engine: &Arc<Engine>, instance: &s
         "pg_table_is_visible",
         "pg_type_is_visible",
         "pg_function_is_visible",
+        // Everything pgwide has is in a schema on the search path.
+        "pg_collation_is_visible",
+        "pg_ts_config_is_visible",
+        "pg_opclass_is_visible",
+        "pg_operator_is_visible",
+        "pg_conversion_is_visible",
     ] {
         add(name, DataType::Boolean, Arc::clone(&yes))?;
     }
@@ -141,6 +147,26 @@ fn register_answers(state: &mut SessionState, engine: &Arc<Engine>, instance: &s
     )?;
     add(
         "pg_encoding_to_char",
+        DataType::Utf8,
+        Arc::new(|_| text(Some("UTF8".into()))),
+    )?;
+    // The one encoding pgwide speaks, by PostgreSQL's number for it (6); any other
+    // name is -1, as PostgreSQL answers an unknown one.
+    add(
+        "pg_char_to_encoding",
+        DataType::Int32,
+        Arc::new(|a| {
+            ScalarValue::Int32(super::udf::string(a.first()).map(|name| {
+                match name.to_ascii_uppercase().replace(['-', '_'], "").as_str() {
+                    "UTF8" | "UNICODE" => 6,
+                    "SQLASCII" => 0,
+                    _ => -1,
+                }
+            }))
+        }),
+    )?;
+    add(
+        "getdatabaseencoding",
         DataType::Utf8,
         Arc::new(|_| text(Some("UTF8".into()))),
     )?;
