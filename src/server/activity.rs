@@ -13,6 +13,10 @@ use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 use tokio::sync::Notify;
 
+/// How much of a statement's text `pg_stat_activity` shows: PostgreSQL's default
+/// `track_activity_query_size` (1024 bytes, less one for its terminator).
+const QUERY_TEXT_BYTES: usize = 1023;
+
 /// One connection's activity.
 #[derive(Debug)]
 pub(crate) struct ConnectionActivity {
@@ -86,12 +90,19 @@ impl ConnectionActivity {
     }
 
     /// A statement starts: the connection is active with it. A transaction starts with
-    /// the first statement after the connection was idle outside a block.
+    /// the first statement after the connection was idle outside a block. The text kept
+    /// is cut to PostgreSQL's default `track_activity_query_size`, so a huge statement
+    /// is not copied whole, and reuses its buffer, so the hot path does not allocate.
     pub(crate) fn statement_started(&self, sql: &str) {
         let at = SystemTime::now();
+        let mut cut = sql.len().min(QUERY_TEXT_BYTES);
+        while !sql.is_char_boundary(cut) {
+            cut -= 1;
+        }
         let mut now = self.now.lock().unwrap_or_else(|p| p.into_inner());
         now.state = "active";
-        now.query = sql.to_string();
+        now.query.clear();
+        now.query.push_str(&sql[..cut]);
         now.query_start = Some(at);
         now.state_change = Some(at);
         now.xact_start.get_or_insert(at);

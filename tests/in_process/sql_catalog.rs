@@ -442,6 +442,16 @@ async fn pg_stat_activity_lists_connections_and_signals_reach_them() {
         [[worker_pid.clone()]]
     );
     worker.batch_execute("ROLLBACK").await.expect("rollback");
+    // A long statement shows its first 1023 bytes, as PostgreSQL's default
+    // track_activity_query_size keeps.
+    let long = format!("SELECT '{}'", "x".repeat(2000));
+    worker.batch_execute(&long).await.expect("a long statement");
+    let shown = simple_rows(
+        &watcher,
+        &format!("SELECT length(query) FROM pg_stat_activity WHERE pid = {worker_pid}"),
+    )
+    .await;
+    assert_eq!(shown, [["1023"]]);
 
     // A cancel interrupts the statement the other connection runs, and only that.
     let sleeping = tokio::spawn(async move {
