@@ -193,9 +193,10 @@ fn view_columns(create: &ast::CreateView, planned: &[OutputColumn]) -> SqlResult
 }
 
 /// Gives each unnamed expression of the query's select list (the first one, of a UNION)
-/// but a plain column, which keeps its name anyway, the name its result column has, so the view selects it by that name whatever name
-/// the planner gives it inside a derived table. An expression between two `*` keeps
-/// its own: where its column falls is not known.
+/// but a plain column, which keeps its name anyway, the name its result column has, so
+/// the view selects it by that name whatever name the planner gives it inside a derived
+/// table. An expression between two `*` keeps its own: where its column falls is not
+/// known.
 fn name_select_items(query: &mut Query, planned: &[OutputColumn]) {
     let mut body = query.body.as_mut();
     let select = loop {

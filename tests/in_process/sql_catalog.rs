@@ -508,4 +508,17 @@ async fn pg_stat_activity_lists_connections_and_signals_reach_them() {
         .await,
         [["f", "f"]]
     );
+    // A timeout pgwide would not wait out is refused, not ignored; 0 is no wait.
+    let waiting = "SELECT pg_terminate_backend(pg_backend_pid(), 1000)";
+    assert_eq!(code(watcher.simple_query(waiting).await), "0A000");
+    assert_eq!(
+        simple_rows(&watcher, "SELECT pg_terminate_backend(1, 0)").await,
+        [["f"]]
+    );
+    // pg_cancel_backend takes no second argument (refused, here 42601 where
+    // PostgreSQL says 42883).
+    assert!(watcher
+        .simple_query("SELECT pg_cancel_backend(1, 0)")
+        .await
+        .is_err());
 }

@@ -9,7 +9,7 @@ use sqlparser::ast::{self, Expr, ObjectName, Query, SetExpr, TableFactor};
 use std::ops::ControlFlow;
 
 /// Aggregates, which make one row of no rows when nothing groups them.
-const AGGREGATES: &[&str] = &[
+pub(super) const AGGREGATES: &[&str] = &[
     "count",
     "max",
     "min",

@@ -2,7 +2,8 @@
 //! timeout])` over the server's connections (`activity`). As in PostgreSQL, a role that
 //! is not a superuser may signal only its own connections (42501 otherwise), and a pid
 //! that is no connection's gives false. The signals are volatile functions, run when a
-//! row asks for them, never folded while planning.
+//! row asks for them, never folded while planning. `pg_terminate_backend`'s timeout,
+//! which would wait for the connection to end, is refused (0A000) unless 0.
 
 use super::named_relation::sql_error;
 use super::udf::{int, row_by_row, udf};
@@ -38,8 +39,12 @@ pub fn register(
             backend: backend.cloned(),
             user: user.to_string(),
             superuser,
+            // Only pg_terminate_backend takes a second argument, its timeout.
             signature: Signature::one_of(
-                vec![TypeSignature::Any(1), TypeSignature::Any(2)],
+                match kind {
+                    SignalKind::Cancel => vec![TypeSignature::Any(1)],
+                    SignalKind::Terminate => vec![TypeSignature::Any(1), TypeSignature::Any(2)],
+                },
                 Volatility::Volatile,
             ),
         };
@@ -94,6 +99,16 @@ impl ScalarUDFImpl for Signal {
             let Some(pid) = int(values.first()).and_then(|p| i32::try_from(p).ok()) else {
                 return Ok(ScalarValue::Boolean(None));
             };
+            // PostgreSQL's timeout waits for the connection to end; pgwide signals and
+            // returns at once, so a wait it would not keep is refused, not ignored.
+            if int(values.get(1)).is_some_and(|timeout| timeout != 0) {
+                return Err(sql_error(
+                    SqlState::FeatureNotSupported,
+                    "pg_terminate_backend with a timeout is not supported: pgwide does not \
+                     wait for the connection to end (call it without one)"
+                        .to_string(),
+                ));
+            }
             self.send(pid).map(|sent| ScalarValue::Boolean(Some(sent)))
         })
     }

@@ -8,7 +8,7 @@
 //! correlated ARRAY subqueries) DataFusion cannot plan and could never return a row
 //! anyway. Subqueries DataFusion cannot plan are rewritten by `pg_subqueries`.
 
-use super::empty_catalog::always_empty;
+use super::empty_catalog::{always_empty, AGGREGATES};
 use super::sql_ast::{first, last, parse_expr, plain};
 use crate::sql::pg_catalog::{INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
 use sqlparser::ast::{
@@ -138,18 +138,6 @@ fn plain_type(name: &str) -> Option<DataType> {
         _ => return None,
     })
 }
-
-const AGGREGATES: &[&str] = &[
-    "count",
-    "max",
-    "min",
-    "sum",
-    "avg",
-    "string_agg",
-    "array_agg",
-    "bool_and",
-    "bool_or",
-];
 
 /// DataFusion plans a correlated scalar subquery only when it aggregates, to be sure it
 /// returns one row; psql's (`SELECT c.collname FROM pg_collation c ... WHERE c.oid =
