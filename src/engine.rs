@@ -33,7 +33,8 @@ mod write;
 pub use capacity::{Capacity, TableStats, TableStatsSnapshot};
 pub use catalog::{
     AttrColumn, EnumTypeMeta, Generated, GeneratedKind, InstanceMeta, LabelPosition, PkColumn,
-    SequenceMeta, SequenceSpec, TableMeta, TableSpec, ViewColumn, ViewMeta, MAX_LABEL_BYTES,
+    SequenceMeta, SequenceSpec, SequenceType, SequenceUndo, TableMeta, TableSpec, ViewColumn,
+    ViewMeta, MAX_LABEL_BYTES,
 };
 pub use check::{CheckMeta, RowRules};
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -496,6 +497,24 @@ impl Engine {
 
     pub fn sequence(&self, instance: &str, name: &str) -> EngineResult<Arc<SequenceMeta>> {
         self.catalog.sequence(instance, name)
+    }
+
+    /// ALTER SEQUENCE (see `catalog::sequences`): returns what undoes it.
+    pub async fn alter_sequence(
+        &self,
+        instance: &str,
+        name: &str,
+        spec: SequenceSpec,
+        restart: Option<Option<i64>>,
+    ) -> EngineResult<SequenceUndo> {
+        self.catalog
+            .alter_sequence(instance, name, spec, restart)
+            .await
+    }
+
+    /// Undoes the ALTER SEQUENCE of a rolled-back transaction block.
+    pub async fn restore_sequence(&self, undo: &SequenceUndo) -> EngineResult<()> {
+        self.catalog.restore_sequence(undo).await
     }
 
     pub fn sequences(&self, instance: &str) -> Vec<Arc<SequenceMeta>> {

@@ -13,8 +13,8 @@
 use pgwide::engine::Direction;
 use pgwide::engine::{
     BatchMode, ColumnOp, Condition, Engine, Limits, PkBound, PkColumn, PkType, PkValue,
-    RangeRequest, ReadOptions, Row, RowChange, RowWrite, SequenceSpec, SystemClock, TableSpec,
-    Value, WriteOutcome, DEFAULT_INSTANCE,
+    RangeRequest, ReadOptions, Row, RowChange, RowWrite, SequenceSpec, SequenceType, SystemClock,
+    TableSpec, Value, WriteOutcome, DEFAULT_INSTANCE,
 };
 use pgwide::storage::{CacheOptions, Cached, SledBackend, SledOptions};
 use rand::Rng;
@@ -54,6 +54,7 @@ async fn open(dir: &Path) -> Engine {
                 DEFAULT_INSTANCE,
                 SequenceSpec {
                     name: "crash_seq".into(),
+                    data_type: Some(SequenceType::Int8),
                     increment: 1,
                     min: 1,
                     max: i64::MAX,

@@ -108,6 +108,37 @@ fn views_survive_a_restart() {
     );
 }
 
+/// An altered sequence keeps its new definition and goes on where it was after a
+/// restart: the values it handed out before never come again.
+#[test]
+fn altered_sequences_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let definition = "SELECT format_type(seqtypid, NULL), seqincrement, seqmax \
+                      FROM pg_sequence WHERE seqrelid = 's'::regclass";
+    let before = {
+        let server = Pgwide::start(&data, &[], &[]);
+        server.setup(&[
+            "CREATE SEQUENCE s AS integer",
+            "ALTER SEQUENCE s AS bigint INCREMENT BY 10 RESTART WITH 100",
+        ]);
+        let taken = server.psql_args(&["-A", "-t", "-c", "SELECT nextval('s'), nextval('s')"]);
+        assert_eq!(String::from_utf8_lossy(&taken.stdout).trim(), "100|110");
+        server.psql_args(&["-A", "-t", "-c", definition]).stdout
+    };
+    let server = Pgwide::start(&data, &[], &[]);
+    let after = server.psql_args(&["-A", "-t", "-c", definition]).stdout;
+    let before = String::from_utf8_lossy(&before).into_owned();
+    assert_eq!(before.trim(), "bigint|10|9223372036854775807");
+    assert_eq!(before, String::from_utf8_lossy(&after));
+    let next = server.psql_args(&["-A", "-t", "-c", "SELECT nextval('s')"]);
+    let next: i64 = String::from_utf8_lossy(&next.stdout)
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(next > 110 && (next - 100) % 10 == 0, "{next}");
+}
+
 #[test]
 fn enum_types_survive_a_restart() {
     let dir = tempfile::tempdir().unwrap();

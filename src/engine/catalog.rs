@@ -12,7 +12,7 @@ mod views;
 
 pub use enum_types::{EnumTypeMeta, LabelPosition, MAX_LABEL_BYTES};
 pub(crate) use renamed_columns::ensure_renamable;
-pub use sequences::{SequenceMeta, SequenceSpec};
+pub use sequences::{SequenceMeta, SequenceSpec, SequenceType, SequenceUndo};
 pub use views::{ViewColumn, ViewMeta};
 
 use super::check::CheckMeta;

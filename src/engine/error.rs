@@ -34,6 +34,8 @@ pub enum EngineError {
         min: i64,
         max: i64,
     },
+    #[error("RESTART value ({value}) cannot be {} ({bound})", if *below { "less than MINVALUE" } else { "greater than MAXVALUE" })]
+    RestartOutOfBounds { value: i64, below: bool, bound: i64 },
     #[error("type \"{name}\" already exists")]
     TypeExists { name: String },
     #[error("type \"{name}\" does not exist")]

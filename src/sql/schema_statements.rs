@@ -11,6 +11,7 @@ use super::read_statements::plan_query;
 use super::session_state::SessionState;
 use super::sql_types::{Datum, SqlError, SqlResult, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
+use super::statement_parser::{carried_alter_sequence, AlterSequence};
 use super::transaction_block::SchemaUndo;
 use super::view_statements;
 use crate::engine::EngineError;
@@ -35,6 +36,7 @@ pub(super) enum SchemaChange {
         if_not_exists: bool,
     },
     CreateSequence(Box<Statement>),
+    AlterSequence(Box<AlterSequence>),
     CreateIndex(Box<ast::CreateIndex>),
     Comment {
         target: ddl::comments::Commented,
@@ -62,6 +64,7 @@ impl StatementHandler for SchemaChanges {
             SchemaChange::Drop { .. } => "DROP",
             SchemaChange::CreateDatabase { .. } => "CREATE DATABASE",
             SchemaChange::CreateSequence(_) => "CREATE SEQUENCE",
+            SchemaChange::AlterSequence(_) => "ALTER SEQUENCE",
             SchemaChange::CreateIndex(_) => "CREATE INDEX",
             SchemaChange::Comment { .. } => "COMMENT",
             SchemaChange::CreateSchema { .. } => "CREATE SCHEMA",
@@ -72,6 +75,9 @@ impl StatementHandler for SchemaChanges {
     }
 
     fn plan(_: &SessionState, statement: Box<Statement>, _: &mut Params) -> Claim<SchemaChange> {
+        if let Some(alter) = carried_alter_sequence(&statement) {
+            return Claim::Planned(alter.map(|alter| SchemaChange::AlterSequence(Box::new(alter))));
+        }
         Claim::Planned(Ok(match *statement {
             Statement::CreateTable(create) => SchemaChange::CreateTable(Box::new(create)),
             Statement::AlterTable(alter) => SchemaChange::AlterTable(Box::new(alter)),
@@ -166,6 +172,7 @@ impl StatementHandler for SchemaChanges {
                 ..
             } => "drop sequence",
             SchemaChange::CreateSequence(_) => "create sequence",
+            SchemaChange::AlterSequence(_) => "alter sequence",
             SchemaChange::CreateIndex(_) => "create index",
             SchemaChange::Drop {
                 object_type: ast::ObjectType::Index,
@@ -309,6 +316,20 @@ impl StatementHandler for SchemaChanges {
                     block.changed_schema(SchemaUndo::DropSequence(sequence));
                 }
                 "CREATE SEQUENCE"
+            }
+            SchemaChange::AlterSequence(alter) => {
+                match ddl::sequences::alter(engine, instance, alter).await? {
+                    Some(before) => {
+                        if let Some(block) = state.transaction.as_mut() {
+                            block.changed_schema(SchemaUndo::RestoreSequence(before));
+                        }
+                    }
+                    None => state.notices.push(format!(
+                        "relation \"{}\" does not exist, skipping",
+                        ddl::table_name(&alter.name)?
+                    )),
+                }
+                "ALTER SEQUENCE"
             }
             SchemaChange::CreateIndex(create) => {
                 let made = ddl::indexes::create(engine, instance, create).await?;
@@ -491,6 +512,11 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
             ..
         } => Ok(()),
         SchemaChange::AlterType(_) => cannot_undo("ALTER TYPE of a type the block did not create"),
+        // A restart cannot be undone: values handed out since would come again.
+        SchemaChange::AlterSequence(alter) if alter.restart.is_some() && !created(&alter.name) => {
+            cannot_undo("ALTER SEQUENCE ... RESTART of a sequence the block did not create")
+        }
+        SchemaChange::AlterSequence(_) => Ok(()),
         SchemaChange::CreateSequence(_)
         | SchemaChange::CreateIndex(_)
         | SchemaChange::Comment { .. }

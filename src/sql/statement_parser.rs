@@ -1,6 +1,7 @@
 //! SQL text into sqlparser statements, in PostgreSQL's dialect, with the spellings
 //! sqlparser reads another way rewritten first.
 
+mod alter_sequence;
 pub(super) mod do_blocks;
 mod fetch_spelling;
 mod lock_strength;
@@ -10,6 +11,7 @@ pub(super) mod set_constraints;
 use super::role_statements;
 use super::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
+pub(super) use alter_sequence::{carried as carried_alter_sequence, AlterSequence};
 pub(super) use fetch_spelling::MOVE_MARKER;
 use sqlparser::ast::{BinaryOperator, Expr, Query, Statement, Visit, Visitor};
 use sqlparser::dialect::PostgreSqlDialect;
@@ -36,6 +38,9 @@ pub(super) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
             }
         }
         return Ok(statements);
+    }
+    if let Some(statements) = alter_sequence::parse(sql) {
+        return statements;
     }
     if let Some(reordered) = sequence_options::reorder(sql) {
         return parse_sql(&reordered);

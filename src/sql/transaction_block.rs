@@ -34,6 +34,8 @@ pub(super) enum SchemaUndo {
         name: String,
         before: Option<crate::engine::ViewMeta>,
     },
+    /// The block altered the sequence: put back its definition as it was.
+    RestoreSequence(crate::engine::SequenceUndo),
     /// The block renamed table `to` to `from`: rename it back.
     RenameTable { from: String, to: String },
     /// The block renamed column `to` of `table` to `from`: rename it back.
@@ -63,6 +65,7 @@ impl SchemaUndo {
             | SchemaUndo::DropIndex(name) => name,
             SchemaUndo::RenameTable { from, .. } => from,
             SchemaUndo::RestoreView { name, .. } => name,
+            SchemaUndo::RestoreSequence(undo) => &undo.before.spec.name,
             SchemaUndo::RenameColumn { table, .. } => table,
             SchemaUndo::RestoreTable { before, .. } => &before.name,
             SchemaUndo::AtCommit(DeferredDrop::Table(name) | DeferredDrop::Index(name)) => name,
@@ -277,6 +280,7 @@ pub(super) async fn undo_schema(engine: &Engine, instance: &str, changes: &[Sche
                 Some(before) => engine.restore_view(before.clone()).await.map(|_| ()),
                 None => engine.drop_view(instance, name).await,
             },
+            SchemaUndo::RestoreSequence(undo) => engine.restore_sequence(undo).await,
             SchemaUndo::RenameTable { from, to } => {
                 engine.rename_table(instance, from, to).await.map(|_| ())
             }

@@ -52,9 +52,11 @@ impl From<&EngineError> for SqlState {
             | RequestTooLarge { .. }
             | TooManyTables { .. }
             | TooManyInstances { .. } => SqlState::ProgramLimitExceeded,
-            BadOption { .. } | VersionOutOfRange { .. } | ExpiredWrite { .. } | BadContinuation => {
-                SqlState::InvalidParameterValue
-            }
+            BadOption { .. }
+            | VersionOutOfRange { .. }
+            | ExpiredWrite { .. }
+            | BadContinuation
+            | RestartOutOfBounds { .. } => SqlState::InvalidParameterValue,
             IncrementOverflow { .. } | IntegerOutOfRange { .. } | RealOutOfRange { .. } => {
                 SqlState::NumericValueOutOfRange
             }

@@ -645,6 +645,74 @@ async fn sequences_generate_keys() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// ALTER SEQUENCE changes what comes next as in PostgreSQL: a new increment goes on
+/// from the last value, RESTART starts again (at START or a given value), bounds must
+/// hold the last value (22023), a new type takes the bounds that were the old type's
+/// limits (Django's AutoField to BigAutoField), options are checked (22023, 42601), and
+/// in a block that rolls back the definition and the next value come back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alter_sequence_changes_what_comes_next() {
+    let catalog = "SELECT seqtypid::regtype::text, seqstart, seqincrement, seqmax, seqmin, \
+                   seqcycle FROM pg_sequence WHERE seqrelid = 's'::regclass";
+    let differences = compare(&[&[
+        "CREATE SEQUENCE s",
+        "SELECT nextval('s'), nextval('s')",
+        "ALTER SEQUENCE s INCREMENT BY 10",
+        "SELECT nextval('s')",
+        "ALTER SEQUENCE s RESTART",
+        "SELECT nextval('s')",
+        "ALTER SEQUENCE s RESTART WITH 100 MAXVALUE 200",
+        "SELECT nextval('s'), nextval('s')",
+        "ALTER SEQUENCE s MAXVALUE 105",
+        "ALTER SEQUENCE s MAXVALUE 115 CYCLE",
+        "SELECT nextval('s'), nextval('s')",
+        catalog,
+        "ALTER SEQUENCE s AS integer",
+        catalog,
+        "ALTER SEQUENCE s NO MAXVALUE AS smallint",
+        catalog,
+        "ALTER SEQUENCE s AS bigint",
+        catalog,
+        "ALTER SEQUENCE s AS text",
+        "ALTER SEQUENCE s",
+        "ALTER SEQUENCE s INCREMENT 1 INCREMENT 2",
+        "ALTER SEQUENCE s INCREMENT 0",
+        "ALTER SEQUENCE s START 0",
+        "ALTER SEQUENCE s MINVALUE 1000",
+        "ALTER SEQUENCE s INCREMENT -1 NO MINVALUE NO MAXVALUE",
+        catalog,
+        "ALTER SEQUENCE IF EXISTS nope RESTART",
+        "ALTER SEQUENCE nope RESTART",
+        "CREATE TABLE t (id SERIAL PRIMARY KEY, v INT)",
+        "ALTER SEQUENCE t_id_seq AS bigint",
+        "ALTER SEQUENCE t_id_seq RESTART WITH 50",
+        "INSERT INTO t (v) VALUES (1) RETURNING id",
+        "ALTER SEQUENCE t_id_seq START WITH 5 RESTART",
+        "INSERT INTO t (v) VALUES (2) RETURNING id",
+        "SELECT setval('t_id_seq', 10, false)",
+        "ALTER SEQUENCE t_id_seq INCREMENT BY 3",
+        "INSERT INTO t (v) VALUES (3), (4) RETURNING id",
+        "BEGIN",
+        "ALTER SEQUENCE t_id_seq INCREMENT BY 100 MAXVALUE 1000",
+        "ROLLBACK",
+        "INSERT INTO t (v) VALUES (5) RETURNING id",
+        "SELECT seqincrement, seqmax FROM pg_sequence WHERE seqrelid = 't_id_seq'::regclass",
+        "ALTER SEQUENCE s OWNED BY t.v",
+        "ALTER SEQUENCE s OWNED BY t.nope",
+        "ALTER SEQUENCE s OWNED BY t",
+        "ALTER TABLE t DROP COLUMN v",
+        "SELECT count(*) FROM pg_class WHERE relname = 's'",
+        "CREATE SEQUENCE s OWNED BY t.id",
+        "DROP SEQUENCE s",
+        "CREATE SEQUENCE s OWNED BY t.id",
+        "DROP SEQUENCE t_id_seq",
+        "DROP TABLE t",
+        "SELECT count(*) FROM pg_class WHERE relname = 's'",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// UUID columns (key or attribute) read `uuid_in`'s forms, print `uuid_out`'s, compare
 /// and sort as PostgreSQL's, cast to and from text, and refuse malformed text (22P02).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

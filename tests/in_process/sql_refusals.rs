@@ -433,3 +433,42 @@ async fn view_operations_pgwide_cannot_do_are_refused() {
         .await
         .expect("the drop once the view is gone");
 }
+
+/// ALTER SEQUENCE forms pgwide does not have are 0A000, and so is a RESTART inside a
+/// transaction block of a sequence the block did not create (values handed out after
+/// it would come again if the block rolled back); nothing changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequence_changes_pgwide_cannot_do_are_refused() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE t (id SERIAL PRIMARY KEY, v BIGINT); CREATE SEQUENCE s")
+        .await
+        .expect("a table with a SERIAL and a sequence");
+    for (sql, expected) in [
+        ("ALTER SEQUENCE s RENAME TO s2", "0A000"),
+        ("ALTER SEQUENCE s OWNER TO postgres", "0A000"),
+        ("ALTER SEQUENCE s SET SCHEMA public", "0A000"),
+        ("ALTER SEQUENCE t_id_seq OWNED BY NONE", "0A000"),
+        ("ALTER SEQUENCE t_id_seq OWNED BY t.v", "0A000"),
+    ] {
+        assert_eq!(code(client.simple_query(sql).await), expected, "{sql}");
+    }
+    client.batch_execute("BEGIN").await.expect("BEGIN");
+    assert_eq!(
+        code(client.simple_query("ALTER SEQUENCE s RESTART WITH 7").await),
+        "0A000"
+    );
+    client.batch_execute("ROLLBACK").await.expect("ROLLBACK");
+    let rows = simple_rows(&client, "SELECT nextval('s'), nextval('t_id_seq')").await;
+    assert_eq!(rows, vec![vec!["1".to_string(), "1".to_string()]]);
+    // A block that made the sequence may restart it: rolling back drops it.
+    client
+        .batch_execute("BEGIN; CREATE SEQUENCE s2; ALTER SEQUENCE s2 RESTART WITH 7; ROLLBACK")
+        .await
+        .expect("a restart of a sequence the block created");
+    assert_eq!(
+        code(client.simple_query("SELECT nextval('s2')").await),
+        "42P01"
+    );
+}

@@ -28,10 +28,33 @@ pub struct SequenceMeta {
     pub spec: SequenceSpec,
 }
 
+/// The integer type of a sequence's values (`CREATE SEQUENCE ... AS type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SequenceType {
+    Int2,
+    Int4,
+    Int8,
+}
+
+impl SequenceType {
+    /// The smallest and largest values of the type.
+    pub fn bounds(self) -> (i64, i64) {
+        match self {
+            SequenceType::Int2 => (i64::from(i16::MIN), i64::from(i16::MAX)),
+            SequenceType::Int4 => (i64::from(i32::MIN), i64::from(i32::MAX)),
+            SequenceType::Int8 => (i64::MIN, i64::MAX),
+        }
+    }
+}
+
 /// A sequence's definition: what `create_sequence` needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SequenceSpec {
     pub name: String,
+    /// Absent from records written before sequences kept their type: `value_type` tells
+    /// it from the bounds then.
+    #[serde(default)]
+    pub data_type: Option<SequenceType>,
     pub increment: i64,
     pub min: i64,
     pub max: i64,
@@ -39,6 +62,26 @@ pub struct SequenceSpec {
     pub cycle: bool,
     /// The column whose values it generates (`SERIAL`, identity): dropped with its table.
     pub owner: Option<(String, String)>,
+}
+
+impl SequenceSpec {
+    /// The type of the sequence's values.
+    pub fn value_type(&self) -> SequenceType {
+        self.data_type.unwrap_or(match self.max {
+            32_767 => SequenceType::Int2,
+            2_147_483_647 => SequenceType::Int4,
+            _ => SequenceType::Int8,
+        })
+    }
+}
+
+/// What undoes an ALTER SEQUENCE: the definition before it, and its counter as written
+/// and as it was.
+#[derive(Debug, Clone)]
+pub struct SequenceUndo {
+    pub before: Arc<SequenceMeta>,
+    written: Vec<u8>,
+    restored: Vec<u8>,
 }
 
 /// Values of a sequence this process reserved and has not handed out yet.
@@ -62,11 +105,46 @@ fn counter_key(id: u32) -> Vec<u8> {
     key
 }
 
-/// The counter's value: the next value a new block starts at.
-fn decode_counter(raw: &[u8]) -> EngineResult<i128> {
-    raw.try_into()
-        .map(i128::from_be_bytes)
-        .map_err(|_| EngineError::Corrupt("sequence counter".into()))
+/// A sequence's counter: the next value a new block starts at, and whether a value was
+/// handed out since the sequence was created, restarted or set with `is_called` false
+/// (PostgreSQL's `is_called`, which ALTER SEQUENCE needs to find the last value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Counter {
+    next: i128,
+    called: bool,
+}
+
+impl Counter {
+    fn encode(self) -> Vec<u8> {
+        let mut raw = self.next.to_be_bytes().to_vec();
+        raw.push(u8::from(self.called));
+        raw
+    }
+
+    /// Reads a counter; one written before the flag was kept is called unless it is
+    /// still at the start.
+    fn decode(raw: &[u8], spec: &SequenceSpec) -> EngineResult<Counter> {
+        let corrupt = || EngineError::Corrupt("sequence counter".into());
+        let next = raw
+            .get(..16)
+            .and_then(|bytes| bytes.try_into().ok())
+            .map(i128::from_be_bytes)
+            .ok_or_else(corrupt)?;
+        let called = match raw.get(16..) {
+            Some([]) => next != i128::from(spec.start),
+            Some([flag]) => *flag != 0,
+            _ => return Err(corrupt()),
+        };
+        Ok(Counter { next, called })
+    }
+
+    /// The value `currval` would have said last (PostgreSQL's `last_value`).
+    fn last_value(self, increment: i64) -> i128 {
+        match self.called {
+            true => self.next - i128::from(increment),
+            false => self.next,
+        }
+    }
 }
 
 impl SequenceMeta {
@@ -124,10 +202,11 @@ impl Catalog {
             spec,
         };
         batch.put(sequence_key(instance, &meta.spec.name), to_json(&meta)?);
-        batch.put(
-            counter_key(meta.id),
-            i128::from(meta.spec.start).to_be_bytes().to_vec(),
-        );
+        let counter = Counter {
+            next: i128::from(meta.spec.start),
+            called: false,
+        };
+        batch.put(counter_key(meta.id), counter.encode());
         self.backend.write(batch).await?;
         let meta = Arc::new(meta);
         self.write()
@@ -191,7 +270,7 @@ impl Catalog {
                     name: meta.spec.name.clone(),
                 });
             };
-            let mut next = decode_counter(raw)?;
+            let mut next = Counter::decode(raw, &meta.spec)?.next;
             if !meta.holds(next) {
                 if !meta.spec.cycle {
                     return Err(meta.exhausted());
@@ -213,7 +292,17 @@ impl Catalog {
             let after = next + count * increment;
             if self
                 .backend
-                .compare_and_swap(&key, current, Some(after.to_be_bytes().to_vec()))
+                .compare_and_swap(
+                    &key,
+                    current,
+                    Some(
+                        Counter {
+                            next: after,
+                            called: true,
+                        }
+                        .encode(),
+                    ),
+                )
                 .await?
             {
                 let mut block = Block { next, left: count };
@@ -239,9 +328,168 @@ impl Catalog {
             false => i128::from(value),
         };
         let mut batch = WriteBatch::default();
-        batch.put(counter_key(meta.id), next.to_be_bytes().to_vec());
+        batch.put(counter_key(meta.id), Counter { next, called }.encode());
         self.backend.write(batch).await?;
         self.blocks_lock().remove(&meta.id);
+        Ok(())
+    }
+
+    /// `ALTER SEQUENCE`: gives sequence `name` the definition `spec`, and restarts it at
+    /// `restart` (`Some(None)`: at its start). As in PostgreSQL, the sequence goes on
+    /// from its last value with the new increment, and that value (or the restart) must
+    /// lie within the new bounds. Values this process reserved and did not hand out are
+    /// given back first, so the next value is the one PostgreSQL would give; another
+    /// gateway's reserved values stay its own, as another backend's cached values do in
+    /// PostgreSQL. Returns what undoes the change.
+    pub async fn alter_sequence(
+        &self,
+        instance: &str,
+        name: &str,
+        spec: SequenceSpec,
+        restart: Option<Option<i64>>,
+    ) -> EngineResult<SequenceUndo> {
+        let _ddl = self.ddl.lock().await;
+        let before = self.sequence(instance, name)?;
+        let meta = Arc::new(SequenceMeta {
+            spec,
+            ..(*before).clone()
+        });
+        loop {
+            // Taken out so no value of it is handed out meanwhile; put back if the
+            // change fails.
+            let block = self.blocks_lock().remove(&meta.id);
+            let written = self
+                .write_altered_counter(&before, &meta, block, restart)
+                .await;
+            match written {
+                Ok(Some((written, restored))) => {
+                    self.write()
+                        .sequences
+                        .entry(instance.into())
+                        .or_default()
+                        .insert(name.to_string(), Arc::clone(&meta));
+                    return Ok(SequenceUndo {
+                        before,
+                        written,
+                        restored,
+                    });
+                }
+                // Another gateway took a block meanwhile: read the counter again.
+                Ok(None) => continue,
+                Err(e) => {
+                    if let Some(block) = block {
+                        self.blocks_lock().entry(meta.id).or_insert(block);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Writes `meta`, the altered definition of `before`, with the counter where the
+    /// sequence goes on (see `alter_sequence`), if the counter is still as read; returns
+    /// the counter written and the one an undo puts back, if it was.
+    async fn write_altered_counter(
+        &self,
+        before: &SequenceMeta,
+        meta: &SequenceMeta,
+        block: Option<Block>,
+        restart: Option<Option<i64>>,
+    ) -> EngineResult<Option<(Vec<u8>, Vec<u8>)>> {
+        let key = counter_key(meta.id);
+        let raw = self
+            .backend
+            .get(&key)
+            .await?
+            .ok_or_else(|| EngineError::TableNotFound {
+                name: meta.spec.name.clone(),
+            })?;
+        let stored = Counter::decode(&raw, &before.spec)?;
+        // The block's unused values go back only if no block was taken after it.
+        let current = match block {
+            Some(block)
+                if block.next + block.left * i128::from(before.spec.increment) == stored.next =>
+            {
+                Counter {
+                    next: block.next,
+                    called: true,
+                }
+            }
+            _ => stored,
+        };
+        let (last, counter) = match restart {
+            Some(at) => {
+                let at = i128::from(at.unwrap_or(meta.spec.start));
+                let counter = Counter {
+                    next: at,
+                    called: false,
+                };
+                (at, counter)
+            }
+            None => {
+                let last = current.last_value(before.spec.increment);
+                let next = match current.called {
+                    true => last + i128::from(meta.spec.increment),
+                    false => last,
+                };
+                let counter = Counter {
+                    next,
+                    called: current.called,
+                };
+                (last, counter)
+            }
+        };
+        let out_of_bounds = |below: bool, bound: i64| EngineError::RestartOutOfBounds {
+            value: i64::try_from(last).unwrap_or(if below { i64::MIN } else { i64::MAX }),
+            below,
+            bound,
+        };
+        if last < i128::from(meta.spec.min) {
+            return Err(out_of_bounds(true, meta.spec.min));
+        }
+        if last > i128::from(meta.spec.max) {
+            return Err(out_of_bounds(false, meta.spec.max));
+        }
+        let mut batch = WriteBatch::default();
+        batch.put(
+            sequence_key(&meta.instance, &meta.spec.name),
+            to_json(meta)?,
+        );
+        let written = counter.encode();
+        batch.put(key.clone(), written.clone());
+        let check = crate::storage::Check {
+            key,
+            expected: Some(raw),
+        };
+        let applied = self.backend.write_if(&[check], batch).await?;
+        Ok(applied.then(|| (written, current.encode())))
+    }
+
+    /// Undoes an ALTER SEQUENCE of a rolled-back block: puts back the definition, and
+    /// the counter as it was if no value was handed out since (one that was is never
+    /// handed out again: the sequence goes on past it).
+    pub async fn restore_sequence(&self, undo: &SequenceUndo) -> EngineResult<()> {
+        let _ddl = self.ddl.lock().await;
+        let before = &*undo.before;
+        let mut batch = WriteBatch::default();
+        batch.put(
+            sequence_key(&before.instance, &before.spec.name),
+            to_json(before)?,
+        );
+        self.backend.write(batch).await?;
+        self.backend
+            .compare_and_swap(
+                &counter_key(before.id),
+                Some(undo.written.clone()),
+                Some(undo.restored.clone()),
+            )
+            .await?;
+        self.blocks_lock().remove(&before.id);
+        self.write()
+            .sequences
+            .entry(before.instance.clone())
+            .or_default()
+            .insert(before.spec.name.clone(), Arc::new(before.clone()));
         Ok(())
     }
 }

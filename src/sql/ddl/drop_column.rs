@@ -85,9 +85,21 @@ pub async fn drop(
         refuse_index_in_use(engine, &meta, &index)?;
         engine.drop_index(instance, &index).await?;
     }
-    let sequence = meta.generated.get(&column).map(|g| g.sequence.clone());
+    // The column's generator, and any sequence made its own with OWNED BY.
+    let owner = Some((meta.name.clone(), column.clone()));
+    let mut sequences: Vec<String> = engine
+        .sequences(instance)
+        .into_iter()
+        .filter(|s| s.spec.owner == owner)
+        .map(|s| s.spec.name.clone())
+        .collect();
+    if let Some(generated) = meta.generated.get(&column) {
+        if !sequences.contains(&generated.sequence) {
+            sequences.push(generated.sequence.clone());
+        }
+    }
     engine.hide_column(instance, table, &column).await?;
-    if let Some(sequence) = sequence {
+    for sequence in sequences {
         engine.drop_sequence(instance, &sequence).await?;
     }
     Ok(Some(DroppedColumn {

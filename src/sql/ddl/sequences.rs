@@ -1,11 +1,12 @@
-//! Sequences in DDL: `CREATE SEQUENCE` and `DROP SEQUENCE`, and the sequences behind
-//! `SERIAL` and `GENERATED ... AS IDENTITY` columns, which CREATE TABLE makes as
-//! PostgreSQL does (`<table>_<column>_seq`, owned by the column, dropped with the
-//! table). The values come from the engine (`engine::catalog::sequences`).
+//! Sequences in DDL: `CREATE SEQUENCE`, `ALTER SEQUENCE` and `DROP SEQUENCE`, and the
+//! sequences behind `SERIAL` and `GENERATED ... AS IDENTITY` columns, which CREATE
+//! TABLE makes as PostgreSQL does (`<table>_<column>_seq`, owned by the column, dropped
+//! with the table). The values come from the engine (`engine::catalog::sequences`).
 
-use crate::engine::{Engine, EngineError, GeneratedKind, SequenceSpec};
+use crate::engine::{Engine, EngineError, GeneratedKind, SequenceSpec, SequenceType, SequenceUndo};
 use crate::sql::expr::fold;
 use crate::sql::sql_types::{SqlError, SqlResult, SqlType};
+use crate::sql::statement_parser::AlterSequence;
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, ColumnDef, ColumnOption, DataType, Expr, SequenceOptions};
 
@@ -107,6 +108,34 @@ fn number(expr: &Expr) -> SqlResult<i64> {
     }
 }
 
+/// The sequence type of values of SQL type `ty`.
+fn sequence_type(ty: SqlType) -> SqlResult<SequenceType> {
+    match ty {
+        SqlType::Int2 => Ok(SequenceType::Int2),
+        SqlType::Int4 => Ok(SequenceType::Int4),
+        SqlType::Int8 => Ok(SequenceType::Int8),
+        other => Err(SqlError::new(
+            SqlState::InvalidParameterValue,
+            format!(
+                "sequence type must be smallint, integer, or bigint, not {}",
+                other.name()
+            ),
+        )),
+    }
+}
+
+/// `CACHE n`: every value is reserved durably in blocks anyway (see the engine), so the
+/// size is only checked.
+fn check_cache(value: &Expr) -> SqlResult<()> {
+    match number(value)? {
+        n if n < 1 => Err(SqlError::new(
+            SqlState::InvalidParameterValue,
+            format!("CACHE ({n}) must be greater than zero"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The definition a sequence of values of type `ty` with `options` gets, with
 /// PostgreSQL's defaults: ascending from 1 up to the type's maximum, or descending
 /// from -1 down to its minimum.
@@ -116,20 +145,8 @@ pub fn spec(
     options: &[SequenceOptions],
     owner: Option<(String, String)>,
 ) -> SqlResult<SequenceSpec> {
-    let (type_min, type_max) = match ty {
-        SqlType::Int2 => (i64::from(i16::MIN), i64::from(i16::MAX)),
-        SqlType::Int4 => (i64::from(i32::MIN), i64::from(i32::MAX)),
-        SqlType::Int8 => (i64::MIN, i64::MAX),
-        other => {
-            return Err(SqlError::new(
-                SqlState::InvalidParameterValue,
-                format!(
-                    "sequence type must be smallint, integer, or bigint, not {}",
-                    other.name()
-                ),
-            ))
-        }
-    };
+    let data_type = sequence_type(ty)?;
+    let (type_min, type_max) = data_type.bounds();
     let (mut increment, mut min, mut max, mut start, mut cycle) = (1, None, None, None, false);
     for option in options {
         match option {
@@ -137,15 +154,7 @@ pub fn spec(
             SequenceOptions::MinValue(value) => min = value.as_ref().map(number).transpose()?,
             SequenceOptions::MaxValue(value) => max = value.as_ref().map(number).transpose()?,
             SequenceOptions::StartWith(value, _) => start = Some(number(value)?),
-            // Every value is reserved durably in blocks anyway (see the engine).
-            SequenceOptions::Cache(value) => {
-                if number(value)? < 1 {
-                    return Err(SqlError::new(
-                        SqlState::InvalidParameterValue,
-                        "CACHE must be greater than zero",
-                    ));
-                }
-            }
+            SequenceOptions::Cache(value) => check_cache(value)?,
             // sqlparser's flag says `NO CYCLE`.
             SequenceOptions::Cycle(no) => cycle = !*no,
         }
@@ -184,6 +193,7 @@ pub fn spec(
     }
     Ok(SequenceSpec {
         name,
+        data_type: Some(data_type),
         increment,
         min,
         max,
@@ -238,18 +248,18 @@ pub async fn create(
     options: &[SequenceOptions],
     owned_by: Option<&ast::ObjectName>,
 ) -> SqlResult<()> {
-    if owned_by.is_some() {
-        return Err(SqlError::unsupported(
-            "OWNED BY on CREATE SEQUENCE is not supported yet",
-        ));
-    }
     let name = super::table_name(name)?;
     let ty = match data_type {
         Some(data_type) => crate::sql::sql_types::sql_type(data_type)?,
         None => SqlType::Int8,
     };
+    // sqlparser reads `OWNED BY NONE` as a name.
+    let owner = match owned_by {
+        Some(column) if !is_none(column) => Some(owning_column(engine, instance, column)?),
+        _ => None,
+    };
     match engine
-        .create_sequence(instance, spec(name, ty, options, None)?)
+        .create_sequence(instance, spec(name, ty, options, owner)?)
         .await
     {
         Err(EngineError::TableExists { name }) if if_not_exists => {
@@ -260,7 +270,8 @@ pub async fn create(
     }
 }
 
-/// `DROP SEQUENCE`: a sequence a column owns goes only with its table.
+/// `DROP SEQUENCE`: the sequence of a SERIAL or identity column goes only with its
+/// column or table; one that is only `OWNED BY` a column may be dropped.
 pub async fn drop(
     engine: &Engine,
     instance: &str,
@@ -269,11 +280,11 @@ pub async fn drop(
 ) -> SqlResult<()> {
     for name in names {
         let name = super::table_name(name)?;
-        let sequence = match engine.sequence(instance, &name) {
+        match engine.sequence(instance, &name) {
             Err(EngineError::TableNotFound { .. }) if if_exists => continue,
             other => other?,
         };
-        if let Some((table, column)) = &sequence.spec.owner {
+        if let Some((table, column)) = generated_column_of(engine, instance, &name)? {
             return Err(SqlError::new(
                 SqlState::DependentObjectsStillExist,
                 format!(
@@ -285,4 +296,221 @@ pub async fn drop(
         engine.drop_sequence(instance, &name).await?;
     }
     Ok(())
+}
+
+fn is_none(name: &ast::ObjectName) -> bool {
+    matches!(name.0.as_slice(), [part] if part.as_ident().is_some_and(|i| i.quote_style.is_none() && i.value.eq_ignore_ascii_case("none")))
+}
+
+/// The table and column `OWNED BY table.column` names, which must exist.
+fn owning_column(
+    engine: &Engine,
+    instance: &str,
+    name: &ast::ObjectName,
+) -> SqlResult<(String, String)> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .filter_map(|part| part.as_ident().map(fold))
+        .collect();
+    let (table, column) = match parts.as_slice() {
+        [table, column] => (table, column),
+        [schema, table, column] if schema == "public" => (table, column),
+        [schema, ..] if parts.len() == 3 => {
+            return Err(SqlError::new(
+                SqlState::UndefinedTable,
+                format!("relation \"{schema}.{}\" does not exist", parts[1]),
+            ))
+        }
+        _ => {
+            return Err(SqlError::syntax(
+                "invalid OWNED BY option: specify OWNED BY table.column or OWNED BY NONE",
+            ))
+        }
+    };
+    let meta = engine.table(instance, table)?;
+    if meta.pk_index(column).is_none() && meta.column(column).is_none() {
+        return Err(EngineError::NoSuchColumn {
+            table: table.clone(),
+            column: column.clone(),
+        }
+        .into());
+    }
+    Ok((table.clone(), column.clone()))
+}
+
+/// `ALTER SEQUENCE`: returns what undoes it, for a transaction block that rolls back,
+/// or `None` when `IF EXISTS` found no sequence.
+pub async fn alter(
+    engine: &Engine,
+    instance: &str,
+    alter: &AlterSequence,
+) -> SqlResult<Option<SequenceUndo>> {
+    let name = super::table_name(&alter.name)?;
+    let current = match engine.sequence(instance, &name) {
+        Err(EngineError::TableNotFound { .. }) if alter.if_exists => {
+            tracing::debug!(name, "sequence does not exist, skipping");
+            return Ok(None);
+        }
+        other => other?,
+    };
+    let data_type = match &alter.data_type {
+        Some(data_type) => Some(sequence_type(crate::sql::sql_types::sql_type(data_type)?)?),
+        None => None,
+    };
+    let owner = match &alter.owned_by {
+        None => current.spec.owner.clone(),
+        Some(owned_by) => {
+            let owner = owned_by
+                .as_ref()
+                .map(|column| owning_column(engine, instance, column))
+                .transpose()?;
+            if owner != current.spec.owner {
+                refuse_new_owner_of_generator(engine, instance, &name)?;
+            }
+            owner
+        }
+    };
+    let spec = altered(&current.spec, data_type, &alter.options, owner)?;
+    let restart = match &alter.restart {
+        Some(Some(value)) => Some(Some(number(value)?)),
+        Some(None) => Some(None),
+        None => None,
+    };
+    let undo = engine
+        .alter_sequence(instance, &name, spec, restart)
+        .await?;
+    Ok(Some(undo))
+}
+
+/// A default maximum: the type's limit, or -1 for a descending sequence.
+fn default_max(to_type_limit: bool, type_max: i64) -> i64 {
+    if to_type_limit {
+        type_max
+    } else {
+        -1
+    }
+}
+
+/// A default minimum: the type's limit, or 1 for an ascending sequence.
+fn default_min(to_type_limit: bool, type_min: i64) -> i64 {
+    if to_type_limit {
+        type_min
+    } else {
+        1
+    }
+}
+
+/// The sequence of a SERIAL or identity column keeps its owner: the column names it.
+fn refuse_new_owner_of_generator(engine: &Engine, instance: &str, name: &str) -> SqlResult<()> {
+    match generated_column_of(engine, instance, name)? {
+        Some((table, column)) => Err(SqlError::unsupported(format!(
+            "cannot change ownership of sequence \"{name}\": it generates column \"{column}\" \
+             of table \"{table}\""
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The table and column whose values sequence `name` generates (SERIAL, identity).
+fn generated_column_of(
+    engine: &Engine,
+    instance: &str,
+    name: &str,
+) -> SqlResult<Option<(String, String)>> {
+    Ok(engine.tables(instance)?.into_iter().find_map(|table| {
+        table
+            .generated
+            .iter()
+            .find(|(_, g)| g.sequence == name)
+            .map(|(column, _)| (table.name.clone(), column.clone()))
+    }))
+}
+
+/// The definition ALTER SEQUENCE makes of `old`, as PostgreSQL's: bounds left at the
+/// old type's limits follow a new type, `NO MINVALUE` / `NO MAXVALUE` go back to the
+/// defaults for the (new) increment's direction, and the start must lie within the
+/// bounds.
+fn altered(
+    old: &SequenceSpec,
+    data_type: Option<SequenceType>,
+    options: &[SequenceOptions],
+    owner: Option<(String, String)>,
+) -> SqlResult<SequenceSpec> {
+    let old_type = old.value_type();
+    let new_type = data_type.unwrap_or(old_type);
+    let (old_min, old_max) = old_type.bounds();
+    let (type_min, type_max) = new_type.bounds();
+    let reset_max = data_type.is_some() && old.max == old_max;
+    let reset_min = data_type.is_some() && old.min == old_min;
+    let mut spec = SequenceSpec {
+        data_type: Some(new_type),
+        owner,
+        ..old.clone()
+    };
+    let (mut min, mut max) = (None, None);
+    for option in options {
+        match option {
+            SequenceOptions::IncrementBy(by, _) => spec.increment = number(by)?,
+            SequenceOptions::MinValue(value) => min = Some(value.as_ref().map(number).transpose()?),
+            SequenceOptions::MaxValue(value) => max = Some(value.as_ref().map(number).transpose()?),
+            SequenceOptions::StartWith(value, _) => spec.start = number(value)?,
+            SequenceOptions::Cache(value) => check_cache(value)?,
+            SequenceOptions::Cycle(no) => spec.cycle = !*no,
+        }
+    }
+    let invalid = |message: String| Err(SqlError::new(SqlState::InvalidParameterValue, message));
+    if spec.increment == 0 {
+        return invalid("INCREMENT must not be zero".into());
+    }
+    let ascending = spec.increment > 0;
+    // `NO MAXVALUE` (`Some(None)`), or a new type the old bound was the limit of.
+    spec.max = match max {
+        Some(Some(max)) => max,
+        Some(None) => default_max(ascending || reset_max, type_max),
+        None if reset_max => default_max(ascending || reset_max, type_max),
+        None => old.max,
+    };
+    spec.min = match min {
+        Some(Some(min)) => min,
+        Some(None) => default_min(!ascending || reset_min, type_min),
+        None if reset_min => default_min(!ascending || reset_min, type_min),
+        None => old.min,
+    };
+    let type_name = match new_type {
+        SequenceType::Int2 => "smallint",
+        SequenceType::Int4 => "integer",
+        SequenceType::Int8 => "bigint",
+    };
+    if !(type_min..=type_max).contains(&spec.max) {
+        return invalid(format!(
+            "MAXVALUE ({}) is out of range for sequence data type {type_name}",
+            spec.max
+        ));
+    }
+    if !(type_min..=type_max).contains(&spec.min) {
+        return invalid(format!(
+            "MINVALUE ({}) is out of range for sequence data type {type_name}",
+            spec.min
+        ));
+    }
+    if spec.min >= spec.max {
+        return invalid(format!(
+            "MINVALUE ({}) must be less than MAXVALUE ({})",
+            spec.min, spec.max
+        ));
+    }
+    if spec.start < spec.min {
+        return invalid(format!(
+            "START value ({}) cannot be less than MINVALUE ({})",
+            spec.start, spec.min
+        ));
+    }
+    if spec.start > spec.max {
+        return invalid(format!(
+            "START value ({}) cannot be greater than MAXVALUE ({})",
+            spec.start, spec.max
+        ));
+    }
+    Ok(spec)
 }

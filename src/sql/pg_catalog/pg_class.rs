@@ -7,7 +7,7 @@ use super::memory_table::{t, Col, V};
 use super::oids::{index_oid, sequence_oid, table_oid, OWNER, OWNER_OID, PUBLIC_OID};
 use super::table_columns::{columns, pk_columns, pkey_name};
 use crate::auth::{Privilege, Roles};
-use crate::engine::{SequenceMeta, TableMeta};
+use crate::engine::{SequenceMeta, SequenceType, TableMeta};
 use std::sync::Arc;
 
 pub const COLUMNS: &[Col] = &[
@@ -127,17 +127,16 @@ pub const SEQUENCE_COLUMNS: &[Col] = &[
     ("seqcycle", 'b'),
 ];
 
-/// `pg_sequence`: each sequence's type (the narrowest integer type its bounds are
-/// those of: a `SERIAL`'s is `integer`), start, increment, bounds, cache and cycle.
+/// `pg_sequence`: each sequence's type, start, increment, bounds, cache and cycle.
 pub fn sequence_rows(sequences: &[Arc<SequenceMeta>]) -> Vec<Vec<V>> {
     sequences
         .iter()
         .map(|s| {
             let spec = &s.spec;
-            let type_oid = match spec.max {
-                32_767 => 21,
-                2_147_483_647 => 23,
-                _ => 20,
+            let type_oid = match spec.value_type() {
+                SequenceType::Int2 => 21,
+                SequenceType::Int4 => 23,
+                SequenceType::Int8 => 20,
             };
             vec![
                 V::I(sequence_oid(s)),
