@@ -25,6 +25,7 @@ fn clean(message: &str) -> String {
         "Invalid argument error: ",
         "Compute error: ",
         "Cast error: ",
+        "Internal error: ",
     ] {
         while let Some(rest) = m.strip_prefix(prefix) {
             m = rest;
@@ -102,6 +103,9 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
     }
     let message = clean(&root.to_string());
     let lower = message.to_lowercase();
+    if let Some(error) = no_such_signature(&message) {
+        return error;
+    }
     if matches!(root, DataFusionError::Plan(_)) {
         if lower.contains("table") && lower.contains("not found") {
             return SqlError::new(SqlState::UndefinedTable, message);
@@ -128,6 +132,99 @@ pub fn from_datafusion(error: &DataFusionError) -> SqlError {
         return SqlError::new(SqlState::DataException, message);
     }
     internal(&message)
+}
+
+/// PostgreSQL's 42883 for DataFusion's words for a function or operator that has no
+/// variant for the argument types given (`sum(text)`, `timestamptz + integer`), with
+/// the types in PostgreSQL's names where DataFusion's message gives them.
+fn no_such_signature(message: &str) -> Option<SqlError> {
+    const CASTS: &str = "you might need to add explicit type casts";
+    if let Some(rest) = message.split("Cannot coerce arithmetic expression ").nth(1) {
+        let expression = rest.split(" to valid types").next().unwrap_or(rest);
+        let named: Vec<String> = words_outside_parentheses(expression)
+            .into_iter()
+            .map(pg_type_name)
+            .collect();
+        return Some(SqlError::undefined_function(format!(
+            "operator does not exist: {}; {CASTS}",
+            named.join(" ")
+        )));
+    }
+    if let Some(rest) = message
+        .split("No function matches the given name and argument types '")
+        .nth(1)
+    {
+        let call = rest.split('\'').next().unwrap_or(rest);
+        let (name, arguments) = call.split_once('(')?;
+        let arguments: Vec<String> = arguments
+            .trim_end_matches(')')
+            .split(", ")
+            .filter(|a| !a.is_empty())
+            .map(pg_type_name)
+            .collect();
+        return Some(SqlError::undefined_function(format!(
+            "function {name}({}) does not exist; {CASTS}",
+            arguments.join(", ")
+        )));
+    }
+    let name = message
+        .split("Function '")
+        .nth(1)
+        .filter(|_| message.contains("failed to match any signature"))?
+        .split('\'')
+        .next()?;
+    Some(SqlError::undefined_function(format!(
+        "function {name} does not exist for the argument types given; {CASTS}"
+    )))
+}
+
+/// The space-separated words of `text`, a space inside parentheses kept in its word
+/// (`Timestamp(ns, "+00:00") + Int64` is three words).
+fn words_outside_parentheses(text: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ' ' if depth == 0 => {
+                if at > start {
+                    words.push(&text[start..at]);
+                }
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < text.len() {
+        words.push(&text[start..]);
+    }
+    words
+}
+
+/// PostgreSQL's name for an Arrow type as DataFusion's messages print it; other words
+/// are kept as they are.
+fn pg_type_name(arrow: &str) -> String {
+    let name = match arrow {
+        "Utf8" | "LargeUtf8" | "Utf8View" => "text",
+        "Int16" => "smallint",
+        "Int32" => "integer",
+        "Int64" => "bigint",
+        "Float32" => "real",
+        "Float64" => "double precision",
+        "Boolean" => "boolean",
+        "Date32" => "date",
+        "Binary" | "LargeBinary" | "BinaryView" => "bytea",
+        "Null" => "unknown",
+        other if other.starts_with("Decimal128(") => "numeric",
+        other if other.starts_with("Interval(") => "interval",
+        other if other.starts_with("Timestamp(") && other.contains(", \"") => {
+            "timestamp with time zone"
+        }
+        other if other.starts_with("Timestamp(") => "timestamp without time zone",
+        other => other,
+    };
+    name.to_string()
 }
 
 /// PostgreSQL's words for a column that does not exist: `column "x" does not exist`,
@@ -175,6 +272,35 @@ mod tests {
         assert_eq!(from_datafusion(&arrow).code(), "22012");
         let wrapped = DataFusionError::Context("ctx".into(), Box::new(arrow));
         assert_eq!(from_datafusion(&wrapped).code(), "22012");
+        let mismatch = |m: &str| from_datafusion(&DataFusionError::Plan(m.into()));
+        let sum = mismatch(
+            "Internal error: Function 'sum' failed to match any signature, errors: Error \
+             during planning: Function 'sum' requires Decimal, but received String.",
+        );
+        assert_eq!(sum.code(), "42883");
+        assert!(
+            sum.message().starts_with("function sum does not exist"),
+            "{sum:?}"
+        );
+        let abs = mismatch(
+            "Function 'abs' expects Numeric but received String. No function matches the \
+             given name and argument types 'abs(Utf8)'. You might need to add explicit type \
+             casts.",
+        );
+        assert!(
+            abs.message()
+                .starts_with("function abs(text) does not exist"),
+            "{abs:?}"
+        );
+        let plus = mismatch(
+            "Cannot coerce arithmetic expression Timestamp(ns, \"+00:00\") + Int64 to valid types",
+        );
+        assert_eq!(plus.code(), "42883");
+        assert!(
+            plus.message()
+                .starts_with("operator does not exist: timestamp with time zone + bigint;"),
+            "{plus:?}"
+        );
         let sql = SqlError::new(SqlState::DatatypeMismatch, "odd");
         let external = DataFusionError::External(Box::new(sql.clone()));
         assert_eq!(from_datafusion(&external), sql);
