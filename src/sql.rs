@@ -15,6 +15,8 @@ mod dml;
 mod explain;
 mod expr;
 mod notices;
+mod notification_statements;
+pub mod notifications;
 mod open_cursors;
 pub mod pg_array_text;
 mod pg_catalog;
@@ -181,6 +183,11 @@ pub trait SqlSession: Send + 'static {
     /// The server's connection this session serves, and all of the server's
     /// connections (`pg_stat_activity`, `pg_backend_pid()`).
     fn attach_backend(&mut self, _backend: activity::SessionBackend) {}
+
+    /// Sends the notifications of the session's committed statements to their
+    /// listeners (called before each ReadyForQuery); those of an open transaction
+    /// block wait for its COMMIT.
+    fn send_notifications(&mut self) {}
 
     /// A statement was interrupted (cancel or `statement_timeout`) before it finished:
     /// an open transaction block is aborted, as after any error.

@@ -6,6 +6,7 @@
 
 use super::cancel::CancelRegistry;
 use crate::sql::activity::{BackendActivity, Backends};
+use crate::sql::notifications::Notification;
 use crate::sql::TransactionStatus;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -189,5 +190,15 @@ impl Backends for CancelRegistry {
             }
             None => false,
         }
+    }
+
+    fn notify(&self, notifications: &[Notification]) {
+        for handle in self.handles() {
+            handle.inbox.deliver(notifications);
+        }
+    }
+
+    fn notification_queue_full(&self, channel: &str) -> bool {
+        self.handles().iter().any(|h| h.inbox.is_full(channel))
     }
 }

@@ -7,6 +7,7 @@
 //! deadline set when the statement starts.
 
 use super::activity::ConnectionActivity;
+use crate::sql::notifications::Inbox;
 use crate::sql::{Interruption, SqlError, SqlResult};
 use std::collections::HashMap;
 use std::future::Future;
@@ -33,6 +34,8 @@ pub(crate) struct CancelHandle {
     statement_timeout_ms: AtomicU64,
     /// What the connection is doing, for `pg_stat_activity` (`activity`).
     pub activity: ConnectionActivity,
+    /// The channels the connection listens on and the notifications waiting for it.
+    pub inbox: Arc<Inbox>,
 }
 
 impl CancelHandle {
@@ -161,6 +164,7 @@ impl CancelRegistry {
             notify: Notify::new(),
             statement_timeout_ms: AtomicU64::new(0),
             activity: ConnectionActivity::default(),
+            inbox: Arc::default(),
         });
         if let Ok(mut handles) = self.handles.lock() {
             handles.insert(pid, Arc::clone(&handle));

@@ -63,6 +63,8 @@ enum Event {
     Idle(SqlState, &'static str),
     /// `pg_terminate_backend` asked the connection to end.
     Terminated,
+    /// Notifications arrived for the connection's client.
+    Notified,
 }
 
 /// Serves one accepted socket to the end.
@@ -201,6 +203,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
             self.cancel.set_statement_timeout(timeouts.statement);
             let idle = self.idle_limit(&timeouts);
             let activity = Arc::clone(&self.cancel);
+            // Notifications go out while the client waits outside a transaction block,
+            // as PostgreSQL sends them.
+            let notify_now = self.awaiting_command
+                && self.session.transaction_status() == TransactionStatus::Idle;
             let event = tokio::select! {
                 // A message already buffered is handled before shutdown is noticed,
                 // but not before pg_terminate_backend's signal.
@@ -209,6 +215,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
                 message = self.wire.read_message() => Event::Message(message),
                 _ = stop.wait_for(|stopping| *stopping) => Event::Shutdown,
                 (code, message) = expire(idle) => Event::Idle(code, message),
+                _ = activity.inbox.arrived(), if notify_now => Event::Notified,
             };
             let message = match event {
                 Event::Message(message) => message,
@@ -235,6 +242,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
                     tracing::debug!(%message, "closing an idle connection");
                     self.wire.fatal(code, message).await;
                     return;
+                }
+                Event::Notified => {
+                    self.put_notifications();
+                    if let Err(e) = self.wire.flush().await {
+                        tracing::debug!(error = %e, "connection lost");
+                        return;
+                    }
+                    continue;
                 }
             };
             self.awaiting_command = false;
@@ -387,14 +402,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send, Q: SqlSession> Connection<S, Q> {
         self.ready().await
     }
 
-    /// Pending ParameterStatus, then ReadyForQuery, then one write to the socket.
+    /// Pending ParameterStatus, then notifications (outside a transaction block), then
+    /// ReadyForQuery, then one write to the socket.
     async fn ready(&mut self) -> std::io::Result<()> {
         self.put_parameter_changes();
+        self.session.send_notifications();
         let status = self.session.transaction_status();
+        if status == TransactionStatus::Idle {
+            self.put_notifications();
+        }
         self.cancel.activity.ready(status);
         self.wire.put_ready(status);
         self.awaiting_command = true;
         self.wire.flush().await
+    }
+
+    /// The notifications waiting for this connection's client.
+    fn put_notifications(&mut self) {
+        for notification in self.cancel.inbox.take() {
+            self.wire.put_notification(&notification);
+        }
     }
 
     pub(super) fn put_parameter_changes(&mut self) {

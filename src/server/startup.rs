@@ -143,6 +143,7 @@ where
         .identify(database, user, application_name, client);
     session.attach_backend(SessionBackend {
         pid: registration.handle.pid,
+        inbox: Arc::clone(&registration.handle.inbox),
         backends: Arc::clone(&shared.cancels) as Arc<dyn Backends>,
     });
     let is_superuser = match shared.auth.roles.as_ref().and_then(|r| r.get(user)) {

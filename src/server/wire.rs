@@ -407,6 +407,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Wire<S> {
         ]));
     }
 
+    /// Appends a NotificationResponse.
+    pub(crate) fn put_notification(
+        &mut self,
+        notification: &crate::sql::notifications::Notification,
+    ) {
+        use pgwire::messages::response::NotificationResponse;
+        self.put(&NotificationResponse::new(
+            notification.sender,
+            notification.channel.clone(),
+            notification.payload.clone(),
+        ));
+    }
+
     /// Appends a ParameterStatus.
     pub(crate) fn put_parameter(&mut self, name: &str, value: &str) {
         use pgwire::messages::startup::ParameterStatus;

@@ -4,6 +4,7 @@
 //! connections and lends them to every session as [`Backends`]; the SQL layer only
 //! reads them and signals.
 
+use super::notifications::{Inbox, Notification};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -41,11 +42,20 @@ pub trait Backends: Send + Sync + std::fmt::Debug {
     /// it runs if `interrupt` (not the caller's own: that one ends first); `false` if
     /// there is no such connection.
     fn terminate(&self, pid: i32, interrupt: bool) -> bool;
+
+    /// Delivers notifications to every connection listening on their channels.
+    fn notify(&self, notifications: &[Notification]);
+
+    /// Whether a connection listening on `channel` has no room for another
+    /// notification.
+    fn notification_queue_full(&self, channel: &str) -> bool;
 }
 
-/// A session's own connection: its process id and the server's connections.
+/// A session's own connection: its process id, the channels it listens on and the
+/// notifications waiting for it, and the server's connections.
 #[derive(Debug, Clone)]
 pub struct SessionBackend {
     pub pid: i32,
+    pub inbox: Arc<Inbox>,
     pub backends: Arc<dyn Backends>,
 }

@@ -35,6 +35,7 @@ mod pg_interval_plan;
 mod pg_json_functions;
 mod pg_json_plan;
 mod pg_name_results;
+mod pg_notify;
 mod pg_numeric_results;
 mod pg_parameter_types;
 mod pg_privileges;
@@ -61,6 +62,8 @@ mod udf;
 mod zone_setting;
 
 pub use convert::UTC;
-pub use datafusion_session::{runtime, QueryEngine, QueryPlan, DEFAULT_QUERY_MEMORY_MB};
+pub use datafusion_session::{
+    runtime, QueryEngine, QueryPlan, SessionLinks, DEFAULT_QUERY_MEMORY_MB,
+};
 pub use explain_physical::explain_query;
 pub use pg_compat::is_catalog_query;

@@ -8,6 +8,7 @@ use super::cursor_statements::{CursorPlan, Cursors};
 use super::datetime::TimeZone;
 use super::expr::Params;
 use super::notices::Notice;
+use super::notification_statements::{NotificationCommand, Notifications};
 use super::plan_cache::{self, Lookup, PlanCache, Template};
 use super::read_statements::{ReadStatement, Reads};
 use super::role_statements::RoleStatements;
@@ -47,6 +48,7 @@ enum Plan {
     Session(SessionCommand),
     Copy(CopyCommand),
     Cursor(CursorPlan),
+    Notification(NotificationCommand),
     Role(Box<Statement>),
     /// SQL `PREPARE` / `EXECUTE`, which the session itself runs (`sql_prepared`).
     Prepared(PreparedCommand),
@@ -91,6 +93,10 @@ macro_rules! with_handler {
                 type $handler = Cursors;
                 $body
             }
+            Plan::Notification($inner) => {
+                type $handler = Notifications;
+                $body
+            }
             Plan::Prepared(_) | Plan::Empty => $empty,
         }
     };
@@ -126,6 +132,7 @@ fn route(
     let statement = offer!(statement, SchemaChanges, Plan::Schema);
     let statement = offer!(statement, Copies, Plan::Copy);
     let statement = offer!(statement, Cursors, Plan::Cursor);
+    let statement = offer!(statement, Notifications, Plan::Notification);
     Err(SqlError::unsupported(format!(
         "statement not supported yet: {}",
         first_words(&statement.to_string())
@@ -293,6 +300,8 @@ impl Session {
         }
         let zone = self.state.settings.time_zone();
         let state = &mut self.state;
+        // Where the statement's notifications start: they go if it fails.
+        state.statement_notifications = state.notifications.len();
         state.sequence_values.set_read_only(state.read_only());
         let result = session_zone::scope(zone, async {
             with_handler!(plan, H, p => {
@@ -305,6 +314,9 @@ impl Session {
         .await
         .map(|result| session_zone::in_zone(zone, result));
         if result.is_err() {
+            self.state
+                .notifications
+                .truncate(self.state.statement_notifications);
             self.state.fail_transaction();
         }
         result
@@ -528,6 +540,10 @@ impl SqlSession for Session {
 
     fn attach_backend(&mut self, backend: super::activity::SessionBackend) {
         self.state.backend = Some(backend);
+    }
+
+    fn send_notifications(&mut self) {
+        self.state.send_notifications();
     }
 
     fn transaction_status(&self) -> TransactionStatus {

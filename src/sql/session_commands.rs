@@ -117,8 +117,9 @@ impl StatementHandler for SessionCommands {
                 }
                 state.settings.reset_all();
                 state.sync_query_settings();
-                // DISCARD ALL includes DEALLOCATE ALL.
+                // DISCARD ALL includes DEALLOCATE ALL and UNLISTEN *.
                 state.deallocations.push(None);
+                state.apply_listens(&[super::transaction_block::ListenChange::UnlistenAll]);
                 "DISCARD ALL"
             }
             SessionCommand::Deallocate(name) => {

@@ -7,6 +7,7 @@ use super::activity::SessionBackend;
 use super::dml::WriteTarget;
 use super::expr::Params;
 use super::notices::Notices;
+use super::notifications::PendingNotifications;
 use super::open_cursors::Cursor;
 use super::query::{self, QueryEngine};
 use super::row_reader::ReadContext;
@@ -14,7 +15,7 @@ use super::sequence_values::SequenceValues;
 use super::settings::Settings;
 use super::sql_types::{SqlError, SqlResult, SqlType};
 use super::statement_aftermath::Aftermath;
-use super::transaction_block::Transaction;
+use super::transaction_block::{ListenChange, Transaction};
 use crate::auth::Access;
 use crate::engine::Engine;
 use crate::sqlstate::SqlState;
@@ -48,6 +49,10 @@ pub(super) struct SessionState {
     /// The server's connection this session serves (`activity`); `None` outside a
     /// server.
     pub(super) backend: Option<SessionBackend>,
+    /// Notifications sent and not committed yet (`notifications`).
+    pub(super) notifications: PendingNotifications,
+    /// How many were pending when the last statement started: its own come after.
+    pub(super) statement_notifications: usize,
 }
 
 impl SessionState {
@@ -72,6 +77,37 @@ impl SessionState {
             sequence_values: Arc::default(),
             cursors: HashMap::new(),
             backend: None,
+            notifications: PendingNotifications::default(),
+            statement_notifications: 0,
+        }
+    }
+
+    /// Applies committed LISTENs and UNLISTENs to the connection's channels.
+    pub(super) fn apply_listens(&self, changes: &[ListenChange]) {
+        let Some(backend) = &self.backend else {
+            return;
+        };
+        for change in changes {
+            match change {
+                ListenChange::Listen(channel) => backend.inbox.listen(channel),
+                ListenChange::Unlisten(channel) => backend.inbox.unlisten(Some(channel)),
+                ListenChange::UnlistenAll => backend.inbox.unlisten(None),
+            }
+        }
+    }
+
+    /// Sends the committed notifications to their listeners (none are committed while
+    /// a transaction block is open).
+    pub(super) fn send_notifications(&self) {
+        if self.transaction.is_some() || self.notifications.is_empty() {
+            return;
+        }
+        match &self.backend {
+            Some(backend) => backend
+                .backends
+                .notify(&self.notifications.take(backend.pid)),
+            // No server, no listeners.
+            None => self.notifications.truncate(0),
         }
     }
 
@@ -90,8 +126,11 @@ impl SessionState {
             &self.user,
             runtime,
             &self.access,
-            &self.sequence_values,
-            self.backend.as_ref(),
+            query::SessionLinks {
+                sequence_values: &self.sequence_values,
+                backend: self.backend.as_ref(),
+                notifications: &self.notifications,
+            },
         );
         engine.sync_settings(&self.settings);
         Ok(self.query_engine.get_or_init(|| engine))
@@ -177,6 +216,10 @@ impl SessionState {
     pub(super) fn finish_query(&mut self) {
         let failed = self.aftermath.take_failed();
         let copied = self.aftermath.take_staged();
+        // A query whose rows ended in an error sends none of its notifications.
+        if failed {
+            self.notifications.truncate(self.statement_notifications);
+        }
         if let Some(transaction) = self.transaction.as_mut() {
             transaction.failed |= failed;
             if let Some(staged) = copied {

@@ -73,6 +73,24 @@ impl SchemaUndo {
     }
 }
 
+/// A LISTEN (`Listen`) or UNLISTEN of a channel, or of all of them (`UnlistenAll`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum ListenChange {
+    Listen(String),
+    Unlisten(String),
+    UnlistenAll,
+}
+
+/// A savepoint: its name, and where the block's writes, schema changes, LISTENs and the
+/// session's notifications stood when it was set.
+struct Savepoint {
+    name: String,
+    staged: StagedMark,
+    schema_changes: usize,
+    notifications: usize,
+    listens: usize,
+}
+
 /// An open transaction block.
 pub(super) struct Transaction {
     /// When BEGIN ran: `now()` in the block.
@@ -83,18 +101,26 @@ pub(super) struct Transaction {
     pub(super) failed: bool,
     /// The block's schema changes, oldest first: undone, newest first, if it rolls back.
     schema_changes: Vec<SchemaUndo>,
+    /// LISTEN and UNLISTEN in the block, oldest first, applied at COMMIT (`None`:
+    /// `UNLISTEN *`).
+    pub(super) listens: Vec<ListenChange>,
+    /// How many of the session's notifications were pending at BEGIN: the block's own
+    /// come after, and go if it rolls back.
+    pub(super) notifications_at_begin: usize,
     /// Open savepoints, oldest first: a name, where the staged writes stood when it was
     /// set and how many schema changes the block had made, so ROLLBACK TO drops the
     /// writes staged and undoes the schema changes made after it.
-    savepoints: Vec<(String, StagedMark, usize)>,
+    savepoints: Vec<Savepoint>,
     /// Columns the block dropped: their cells are deleted once it commits.
     dropped_columns: Vec<DroppedColumn>,
 }
 
 impl Transaction {
-    /// `BEGIN`.
-    pub(super) fn begin() -> Self {
+    /// `BEGIN`, with `pending_notifications` from before it.
+    pub(super) fn begin(pending_notifications: usize) -> Self {
         Transaction {
+            listens: Vec::new(),
+            notifications_at_begin: pending_notifications,
             started: std::time::SystemTime::now(),
             staged: StagedWrites::default(),
             failed: false,
@@ -104,11 +130,15 @@ impl Transaction {
         }
     }
 
-    /// `SAVEPOINT name`.
-    pub(super) fn savepoint(&mut self, name: &Ident) {
-        let mark = self.staged.mark();
-        self.savepoints
-            .push((fold(name), mark, self.schema_changes.len()));
+    /// `SAVEPOINT name`, with `pending_notifications` from before it.
+    pub(super) fn savepoint(&mut self, name: &Ident, pending_notifications: usize) {
+        self.savepoints.push(Savepoint {
+            name: fold(name),
+            staged: self.staged.mark(),
+            schema_changes: self.schema_changes.len(),
+            notifications: pending_notifications,
+            listens: self.listens.len(),
+        });
     }
 
     /// `RELEASE SAVEPOINT name`: keeps the writes since it, forgets it and later ones.
@@ -119,17 +149,19 @@ impl Transaction {
         Ok(())
     }
 
-    /// `ROLLBACK TO SAVEPOINT name`: drops the writes since it, keeps it, and ends an
-    /// abort the block was in. Returns the schema changes made since, for the caller to
-    /// undo.
-    pub(super) fn rollback_to(&mut self, name: &Ident) -> SqlResult<Vec<SchemaUndo>> {
+    /// `ROLLBACK TO SAVEPOINT name`: drops the writes and LISTENs since it, keeps it,
+    /// and ends an abort the block was in. Returns the schema changes made since, for
+    /// the caller to undo, and how many of the session's notifications to keep.
+    pub(super) fn rollback_to(&mut self, name: &Ident) -> SqlResult<(Vec<SchemaUndo>, usize)> {
         let at = self.savepoint_index(name)?;
-        let (_, mark, created) = self.savepoints[at];
-        self.staged.rollback_to(mark);
+        let savepoint = &self.savepoints[at];
+        let (created, notifications) = (savepoint.schema_changes, savepoint.notifications);
+        self.listens.truncate(savepoint.listens);
+        self.staged.rollback_to(savepoint.staged);
         self.staged.release(self.savepoints.len() - (at + 1));
         self.savepoints.truncate(at + 1);
         self.failed = false;
-        Ok(self.schema_changes.split_off(created))
+        Ok((self.schema_changes.split_off(created), notifications))
     }
 
     /// The (renamed) tables the block dropped, to be deleted once it commits.
@@ -177,7 +209,7 @@ impl Transaction {
         let name = fold(name);
         self.savepoints
             .iter()
-            .rposition(|(n, _, _)| *n == name)
+            .rposition(|savepoint| savepoint.name == name)
             .ok_or_else(|| {
                 SqlError::new(
                     SqlState::InvalidSavepointSpecification,

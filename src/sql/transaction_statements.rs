@@ -86,7 +86,7 @@ impl StatementHandler for Transactions {
         let tag = match plan {
             TransactionCommand::Begin { read_only } => {
                 if state.transaction.is_none() {
-                    state.transaction = Some(Transaction::begin());
+                    state.transaction = Some(Transaction::begin(state.notifications.len()));
                     let read_only = read_only.unwrap_or_else(|| {
                         state.settings.value("default_transaction_read_only") == Some("on")
                     });
@@ -97,17 +97,29 @@ impl StatementHandler for Transactions {
             }
             TransactionCommand::Commit => {
                 let block = state.end_transaction();
-                commit(&state.engine, &state.instance, block).await?
+                let listens = block.as_ref().map(|b| b.listens.clone());
+                let before = block.as_ref().map(|b| b.notifications_at_begin);
+                let tag = commit(&state.engine, &state.instance, block).await;
+                // The block's notifications and LISTENs count only if it committed.
+                match (&tag, listens) {
+                    (Ok("COMMIT"), Some(listens)) => state.apply_listens(&listens),
+                    _ => state
+                        .notifications
+                        .truncate(before.unwrap_or_else(|| state.notifications.len())),
+                }
+                tag?
             }
             TransactionCommand::Rollback => {
                 if let Some(mut block) = state.end_transaction() {
+                    state.notifications.truncate(block.notifications_at_begin);
                     let changes = block.take_schema_changes();
                     undo_schema(&state.engine, &state.instance, &changes).await;
                 }
                 "ROLLBACK"
             }
             TransactionCommand::Savepoint(name) => {
-                open(&mut state.transaction, "SAVEPOINT")?.savepoint(name);
+                let pending = state.notifications.len();
+                open(&mut state.transaction, "SAVEPOINT")?.savepoint(name, pending);
                 "SAVEPOINT"
             }
             TransactionCommand::Release(name) => {
@@ -115,8 +127,9 @@ impl StatementHandler for Transactions {
                 "RELEASE"
             }
             TransactionCommand::RollbackTo(name) => {
-                let changes =
+                let (changes, notifications) =
                     open(&mut state.transaction, "ROLLBACK TO SAVEPOINT")?.rollback_to(name)?;
+                state.notifications.truncate(notifications);
                 undo_schema(&state.engine, &state.instance, &changes).await;
                 "ROLLBACK"
             }

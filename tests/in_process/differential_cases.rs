@@ -713,6 +713,23 @@ async fn alter_sequence_changes_what_comes_next() {
     assert!(differences.is_empty(), "{}", differences.join("\n"));
 }
 
+/// A function or operator called with argument types it has no variant for is 42883,
+/// as in PostgreSQL (it was 42804, with DataFusion's list of signatures as the message).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_without_a_matching_signature_are_42883() {
+    let differences = compare(&[&[
+        "CREATE TABLE t (id INT PRIMARY KEY, s TEXT, ts TIMESTAMPTZ)",
+        "SELECT date_trunc('day', 5)",
+        "SELECT sum(s) FROM t",
+        "SELECT avg(ts) FROM t",
+        "SELECT now() + 5",
+        "SELECT to_char(5)",
+        "SELECT nosuchfn(1)",
+    ]])
+    .await;
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 /// UUID columns (key or attribute) read `uuid_in`'s forms, print `uuid_out`'s, compare
 /// and sort as PostgreSQL's, cast to and from text, and refuse malformed text (22P02).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

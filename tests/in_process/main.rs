@@ -21,6 +21,7 @@ mod sql_foreign_keys;
 mod sql_golden;
 mod sql_indexes;
 mod sql_insert_select;
+mod sql_notifications;
 mod sql_plan_cache;
 mod sql_protocols;
 mod sql_reads;

@@ -10,9 +10,9 @@ use super::{
     pg_array_literals, pg_array_subqueries, pg_backends, pg_char_casts, pg_compat,
     pg_datetime_functions, pg_enum_casts, pg_enum_plan, pg_functions, pg_in_select_list,
     pg_in_values, pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan,
-    pg_name_results, pg_numeric_results, pg_parameter_types, pg_sequences, pg_set_functions,
-    pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text, pg_time_zone,
-    pg_unnest_ordinality, subplan_exec, zone_setting,
+    pg_name_results, pg_notify, pg_numeric_results, pg_parameter_types, pg_sequences,
+    pg_set_functions, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text,
+    pg_time_zone, pg_unnest_ordinality, subplan_exec, zone_setting,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -164,6 +164,15 @@ impl QueryPlan {
     }
 }
 
+/// What a session lends the functions of its queries: its sequences' values (currval,
+/// lastval), its connection (`pg_backend_pid`, the signals) and its pending
+/// notifications (`pg_notify`).
+pub struct SessionLinks<'a> {
+    pub sequence_values: &'a Arc<crate::sql::sequence_values::SequenceValues>,
+    pub backend: Option<&'a crate::sql::activity::SessionBackend>,
+    pub notifications: &'a crate::sql::notifications::PendingNotifications,
+}
+
 impl QueryEngine {
     pub fn new(
         engine: Arc<crate::engine::Engine>,
@@ -171,9 +180,13 @@ impl QueryEngine {
         user: &str,
         runtime: Arc<RuntimeEnv>,
         access: &crate::auth::Access,
-        sequence_values: &Arc<crate::sql::sequence_values::SequenceValues>,
-        backend: Option<&crate::sql::activity::SessionBackend>,
+        links: SessionLinks<'_>,
     ) -> Self {
+        let SessionLinks {
+            sequence_values,
+            backend,
+            notifications,
+        } = links;
         // One partition: the engine scan is one ordered stream, plans stay small for
         // short queries, and EXPLAIN output does not depend on the machine's cores.
         let config = SessionConfig::new()
@@ -225,6 +238,7 @@ impl QueryEngine {
         .and_then(|()| pg_json_functions::register(&mut state))
         .and_then(|()| pg_time_series::register(&mut state))
         .and_then(|()| pg_backends::register(&mut state, backend, user, access.is_superuser()))
+        .and_then(|()| pg_notify::register(&mut state, notifications))
         {
             tracing::warn!("registering the JSON functions failed: {e}");
         }

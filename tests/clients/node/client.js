@@ -200,7 +200,32 @@ async function pool() {
   await p.end();
 }
 
+async function notifications() {
+  const listener = new Client();
+  const sender = new Client();
+  await listener.connect();
+  await sender.connect();
+  const heard = [];
+  const both = new Promise((resolve) => {
+    listener.on('notification', (msg) => {
+      heard.push([msg.channel, msg.payload, msg.processId]);
+      if (heard.length === 2) resolve();
+    });
+  });
+  await listener.query('LISTEN jobs');
+  const pid = (await sender.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+  await sender.query("BEGIN; NOTIFY jobs, 'rolled back'; ROLLBACK");
+  await sender.query('SELECT pg_notify($1, $2)', ['jobs', 'one']);
+  await sender.query("NOTIFY jobs, 'two'");
+  await Promise.race([both, new Promise((_, reject) => setTimeout(() => reject(new Error('no notification in 5 s')), 5000))]);
+  assert.deepEqual(heard, [['jobs', 'one', pid], ['jobs', 'two', pid]]);
+  ok('LISTEN hears committed notifications, pushed while idle');
+  await listener.end();
+  await sender.end();
+}
+
 async function main() {
+  await notifications();
   const client = new Client();
   await client.connect();
   const v = await client.query('SHOW server_version');

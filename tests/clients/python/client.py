@@ -504,7 +504,34 @@ def psycopg_server_cursors():
         conn.execute("DROP TABLE walk")
 
 
+def psycopg_notifications():
+    """LISTEN / NOTIFY: psycopg's notifies() generator hears another connection's
+    committed notifications while it waits, and not a rolled-back one."""
+    import threading
+
+    with psycopg.connect(DSN, autocommit=True) as listener, \
+            psycopg.connect(DSN, autocommit=True) as sender:
+        listener.execute("LISTEN jobs")
+
+        def send():
+            sender.execute("BEGIN")
+            sender.execute("NOTIFY jobs, 'rolled back'")
+            sender.execute("ROLLBACK")
+            sender.execute("SELECT pg_notify('jobs', %s)", ("job 1",))
+            sender.execute("NOTIFY jobs, 'job 2'")
+
+        timer = threading.Timer(0.3, send)
+        timer.start()
+        heard = list(listener.notifies(timeout=5, stop_after=2))
+        timer.join()
+        check([(n.channel, n.payload) for n in heard] == [("jobs", "job 1"), ("jobs", "job 2")],
+              f"notifies() hears the committed notifications in order {heard!r}")
+        check(all(n.pid == sender.info.backend_pid for n in heard),
+              "each notification names the sender's backend pid")
+
+
 def main():
+    psycopg_notifications()
     psycopg_binds()
     psycopg_dates_and_times()
     psycopg_decimals()
