@@ -18,6 +18,7 @@ mod index;
 mod limits;
 mod options;
 mod read;
+mod read_snapshot;
 mod renamed_columns;
 mod row_format;
 mod scan;
@@ -47,6 +48,7 @@ pub use index::{IndexMeta, IndexSpec};
 pub use limits::Limits;
 pub use options::{OptionValue, TableOptions};
 pub use read::{BatchGetResult, GetRowResult, RangePage, RangeRequest, RangeVisit};
+pub use read_snapshot::ReadSnapshot;
 pub use size::TableSize;
 pub use staging::{StagedMark, StagedView, StagedWrites};
 pub use stored::ReadOptions;
@@ -61,7 +63,7 @@ pub use write::{BatchMode, ColumnOp, RowChange, RowWrite, WriteOutcome, WriteRes
 
 pub use crate::storage::{Direction, SyncTicket};
 
-use crate::storage::{Backend, KeyRange, WriteBatch};
+use crate::storage::{Backend, KeyRange, Snapshotting, WriteBatch};
 use capacity::StatsRegistry;
 use catalog::Catalog;
 use std::sync::Arc;
@@ -71,7 +73,10 @@ pub const DEFAULT_INSTANCE: &str = "postgres";
 
 /// The Table Store engine over one backend.
 pub struct Engine {
+    /// `snapshots`, as the backend every read and write goes through.
     backend: Arc<dyn Backend>,
+    /// The store, able to give REPEATABLE READ snapshots (`read_snapshot`).
+    snapshots: Arc<Snapshotting>,
     clock: Arc<dyn Clock>,
     limits: Limits,
     catalog: Catalog,
@@ -96,9 +101,12 @@ impl Engine {
         clock: Arc<dyn Clock>,
         limits: Limits,
     ) -> EngineResult<Self> {
+        let snapshots = Arc::new(Snapshotting::new(backend));
+        let backend: Arc<dyn Backend> = Arc::clone(&snapshots) as Arc<dyn Backend>;
         let catalog = Catalog::load(Arc::clone(&backend)).await?;
         let engine = Engine {
             backend,
+            snapshots,
             clock,
             limits,
             catalog,
@@ -585,6 +593,10 @@ impl Engine {
         self.catalog.view(instance, name)
     }
 
+    pub fn has_sequences(&self, instance: &str) -> bool {
+        self.catalog.has_sequences(instance)
+    }
+
     pub fn has_views(&self, instance: &str) -> bool {
         self.catalog.has_views(instance)
     }
@@ -621,6 +633,10 @@ impl Engine {
     }
 
     /// Sets where the sequence continues: after `value` if `called`, else at it.
+    pub async fn sequence_state(&self, sequence: &SequenceMeta) -> EngineResult<(i64, bool)> {
+        self.catalog.sequence_state(sequence).await
+    }
+
     pub async fn setval(
         &self,
         sequence: &SequenceMeta,

@@ -69,6 +69,7 @@ sqlstates! {
     InvalidCatalogName => "3D000",
     InvalidSchemaName => "3F000",
     SerializationFailure => "40001",
+    SnapshotTooOld => "72000",
     SyntaxError => "42601",
     InsufficientPrivilege => "42501",
     InvalidName => "42602",

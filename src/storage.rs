@@ -5,16 +5,19 @@
 //! `Backend` is a core every backend implements (`OrderedKv`) and capabilities beside it
 //! (`DurabilityTickets`, `PartitionReads`, `ReadAround`). `memory` is the in-memory
 //! backend; `sled` holds everything that knows sled; `cached` wraps any backend in the
-//! row and partition caches. Every backend must pass the conformance suite in
+//! row and partition caches; `snapshots` wraps any backend so that its state at a moment
+//! can be read while writes go on. Every backend must pass the conformance suite in
 //! `tests/storage_conformance.rs`.
 
 mod cached;
 mod memory;
 mod sled;
+mod snapshots;
 
 pub use cached::{CacheOptions, Cached};
 pub use memory::MemoryBackend;
 pub use sled::{SledBackend, SledOptions};
+pub use snapshots::{Snapshot, Snapshotting, MAX_KEPT_BYTES};
 
 use async_trait::async_trait;
 use std::ops::Bound;
@@ -32,6 +35,13 @@ pub enum StorageError {
     Corrupt(String),
     #[error("write batch of {ops} operations exceeds the backend limit of {limit}")]
     BatchTooLarge { ops: usize, limit: usize },
+    /// A read snapshot kept more than `limit` bytes of values written since it was
+    /// taken, and gave them up (`snapshots`).
+    #[error("snapshot too old: more than {limit} bytes were written while it was open")]
+    SnapshotTooOld { limit: usize },
+    /// A write through a read snapshot, which is read-only.
+    #[error("a read snapshot cannot be written")]
+    ReadOnlySnapshot,
 }
 
 pub type StorageResult<T> = Result<T, StorageError>;

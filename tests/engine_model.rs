@@ -724,6 +724,7 @@ fn to_read(r: &ReadSpec, now: i64) -> ReadOptions {
         version_range: r.version_range.map(|(a, len)| (now + a, now + a + len)),
         filter: r.filter.as_ref().map(to_condition),
         as_of: None,
+        snapshot: None,
     }
 }
 

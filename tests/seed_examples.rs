@@ -207,6 +207,7 @@ async fn book_and_music_rows() {
         version_range: Some((start, end)),
         filter: None,
         as_of: None,
+        snapshot: None,
     };
     let only_old = engine
         .get_row(&t, &id("6555"), &range(V1, V2))

@@ -9,7 +9,7 @@
 
 use pgwide::storage::{
     Backend, CacheOptions, Cached, Check, Direction, KeyRange, MemoryBackend, OrderedKv,
-    SledBackend, SledOptions, SyncTicket, WriteBatch,
+    SledBackend, SledOptions, Snapshotting, SyncTicket, WriteBatch,
 };
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
 use std::sync::Arc;
@@ -1110,6 +1110,31 @@ async fn memory_backend_conforms() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cached_memory_backend_conforms() {
     conformance(Arc::new(Cached::new(MemoryBackend::new(), small_caches()))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn snapshotting_backend_conforms() {
+    conformance(Arc::new(Snapshotting::new(Arc::new(MemoryBackend::new())))).await;
+}
+
+/// With a snapshot open every write takes the careful path, one at a time, keeping
+/// what it overwrites: it must still behave as any backend does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn snapshotting_backend_conforms_while_a_snapshot_is_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Snapshotting::new(Arc::new(cached_sled(dir.path()))));
+    let snapshot = store.open_snapshot().await;
+    conformance(Arc::clone(&store) as Arc<dyn Backend>).await;
+    // The snapshot saw none of it.
+    let all = KeyRange {
+        start: Unbounded,
+        end: Unbounded,
+    };
+    assert!(snapshot
+        .scan(&all, Direction::Forward, usize::MAX)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

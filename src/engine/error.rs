@@ -228,6 +228,14 @@ pub enum EngineError {
     /// committed: its rows would land where the table no longer reads.
     #[error("relation \"{name}\" was truncated or dropped while this write ran; run it again")]
     TableReplaced { name: String },
+    /// A read of a REPEATABLE READ snapshot, after more was written while it was open
+    /// than it can keep (`storage::MAX_KEPT_BYTES`).
+    #[error("snapshot too old: more than {limit} bytes were written while this transaction's snapshot was open; run it again")]
+    SnapshotTooOld { limit: usize },
+    /// A read of a REPEATABLE READ snapshot after a schema change its tables and
+    /// catalog may no longer match.
+    #[error("could not serialize access: the schema changed since this transaction's snapshot was taken; run it again")]
+    SchemaChangedSinceSnapshot,
     #[error("storage failure: {0}")]
     Storage(String),
     #[error("stored data is corrupt: {0}")]
@@ -238,6 +246,7 @@ impl From<StorageError> for EngineError {
     fn from(e: StorageError) -> Self {
         match e {
             StorageError::Corrupt(m) => EngineError::Corrupt(m),
+            StorageError::SnapshotTooOld { limit } => EngineError::SnapshotTooOld { limit },
             other => EngineError::Storage(other.to_string()),
         }
     }

@@ -128,7 +128,7 @@ impl Engine {
         now: i64,
     ) -> EngineResult<Option<Row>> {
         let key = row_prefix(table.id, pk);
-        let Some(value) = self.backend.get(&key).await? else {
+        let Some(value) = self.reader(read)?.get(&key).await? else {
             return Ok(None);
         };
         let (stored, skipped) = StoredRow::decode_for_read(pk.to_vec(), key, &value, read)?;
@@ -191,9 +191,10 @@ impl Engine {
     ) -> EngineResult<RangePage> {
         let (range, limit) = self.range_of(table, request)?;
         let now = self.now_ms();
-        let mut scanner = RowScanner::new(self.backend.as_ref(), table, range, request.direction)
-            .expect_rows(limit.saturating_add(1))
-            .for_read(&request.read);
+        let mut scanner =
+            RowScanner::new(self.reader(&request.read)?, table, range, request.direction)
+                .expect_rows(limit.saturating_add(1))
+                .for_read(&request.read);
         let mut rows = Vec::new();
         let mut bytes = 0usize;
         let mut rows_scanned = 0u64;
@@ -255,7 +256,7 @@ impl Engine {
         let max_bytes = self.limits.max_range_bytes;
         let (mut returned, mut bytes, mut rows_scanned) = (0usize, 0usize, 0u64);
         let mut next_start = None;
-        RowScanner::new(self.backend.as_ref(), table, range, request.direction)
+        RowScanner::new(self.reader(&request.read)?, table, range, request.direction)
             .expect_rows(limit.saturating_add(1))
             .visit(|pk, value| {
                 if returned >= limit || bytes >= max_bytes {

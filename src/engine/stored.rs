@@ -44,6 +44,8 @@ pub struct ReadOptions {
     /// Read as of this time (ms): only versions at or before it, and only rows that
     /// existed then (written at or before it).
     pub as_of: Option<i64>,
+    /// Read the rows as they were when this REPEATABLE READ snapshot was taken.
+    pub snapshot: Option<super::ReadSnapshot>,
 }
 
 /// Whether GC has anything to remove from the row stored as `value`: a column with more

@@ -809,6 +809,9 @@ pub async fn alter_table(
                 let reference = foreign_keys::declared(constraint, None, None)?;
                 foreign_keys::add(engine, instance, &name, reference).await?;
             }
+            AlterTableOperation::OwnerTo { new_owner } => {
+                owner_to(engine, instance, &name, new_owner)?;
+            }
             other => {
                 return Err(SqlError::unsupported(format!(
                     "ALTER TABLE {other} is not supported"
@@ -817,6 +820,28 @@ pub async fn alter_table(
         }
     }
     Ok(dropped)
+}
+
+/// `ALTER TABLE | VIEW | SEQUENCE name OWNER TO postgres`, which pg_dump writes for
+/// every relation: pgwide's relations all belong to `postgres` (`pg_class.relowner`),
+/// so that changes nothing; any other owner is refused (0A000).
+pub fn owner_to(engine: &Engine, instance: &str, name: &str, owner: &ast::Owner) -> SqlResult<()> {
+    let exists = engine.table(instance, name).is_ok()
+        || engine.sequence(instance, name).is_ok()
+        || engine.view(instance, name).is_some();
+    if !exists {
+        return Err(SqlError::new(
+            SqlState::UndefinedTable,
+            format!("relation \"{name}\" does not exist"),
+        ));
+    }
+    match owner {
+        ast::Owner::Ident(role) if fold(role) == crate::sql::pg_catalog::OWNER => Ok(()),
+        other => Err(SqlError::unsupported(format!(
+            "OWNER TO {other} is not supported: every relation in pgwide belongs to {}",
+            crate::sql::pg_catalog::OWNER
+        ))),
+    }
 }
 
 /// DROP TABLE / DROP DATABASE.

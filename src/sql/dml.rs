@@ -685,6 +685,7 @@ impl WriteTarget<'_> {
             staged: self.staged.as_deref().map(StagedWrites::view),
             // Writes act on the current rows, whatever the session reads as of.
             as_of: None,
+            snapshot: None,
             meter: None,
             notices: None,
             transaction_start: None,

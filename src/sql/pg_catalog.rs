@@ -41,7 +41,7 @@ pub use empty_tables::EMPTY_TABLES;
 pub use oids::{
     attnum, attribute_count, catalog_relation_oid, check_by_oid, database_oid, foreign_key_by_oid,
     index_by_oid, index_oid, sequence_oid, table_by_oid, table_oid, view_oid, INFORMATION_SCHEMA,
-    INFORMATION_SCHEMA_OID, OWNER, PGWIDE, PG_CATALOG, PG_CATALOG_OID, PUBLIC_OID,
+    INFORMATION_SCHEMA_OID, OWNER, OWNER_OID, PGWIDE, PG_CATALOG, PG_CATALOG_OID, PUBLIC_OID,
 };
 pub use pg_constraint::{check_definition, foreign_key_definition};
 pub use pg_description::comment;

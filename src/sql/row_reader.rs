@@ -11,7 +11,7 @@ use super::expr::{bind, eval, is_true};
 use super::notices::Notices;
 use super::relation::RelationKind;
 use super::sql_types::{Datum, SqlResult};
-use crate::engine::{Engine, RowView, StagedView};
+use crate::engine::{Engine, ReadSnapshot, RowView, StagedView};
 use futures::stream::{self, StreamExt};
 use paged_rows::{PagedRows, Shape};
 use std::collections::VecDeque;
@@ -25,6 +25,8 @@ pub struct ReadContext {
     pub staged: Option<StagedView>,
     /// `SET pgwide.as_of`: read the newest version at or before this time (ms).
     pub as_of: Option<i64>,
+    /// The REPEATABLE READ block's snapshot, which reads see instead of the latest rows.
+    pub snapshot: Option<ReadSnapshot>,
     /// Counts pages, rows and capacity units for EXPLAIN ANALYZE.
     pub meter: Option<Arc<ReadMeter>>,
     /// Where cells shown as NULL (stored type not the column's) are reported.
@@ -46,6 +48,7 @@ pub async fn read_rows(
     // As of T: each cell shows its newest version at or before T, and rows written
     // only after T are not there.
     read.as_of = ctx.as_of;
+    read.snapshot = ctx.snapshot.clone();
     let meter = ctx.meter.clone().unwrap_or_default();
     let staged = ctx.staged.as_ref().filter(|s| s.touches(&table)).cloned();
     let engine = Arc::clone(&ctx.engine);
@@ -71,8 +74,11 @@ pub async fn read_rows(
     let keys = match &plan.access {
         Access::Keys(_) => Some(plan.keys(&params)?),
         // A block's own writes to the table are not in the index yet, and a read as of
-        // another time may want rows by values they showed then: both scan.
-        Access::Index { .. } if staged.is_none() && ctx.as_of.is_none() => {
+        // another time or of a snapshot may want rows by values they showed then: all
+        // three scan.
+        Access::Index { .. }
+            if staged.is_none() && ctx.as_of.is_none() && ctx.snapshot.is_none() =>
+        {
             plan.index_keys(&engine, &params).await?
         }
         _ => None,

@@ -291,6 +291,16 @@ impl Session {
                 "current transaction is aborted, commands ignored until end of transaction block",
             ));
         }
+        let reads = !matches!(
+            plan,
+            Plan::Transaction(_) | Plan::Session(_) | Plan::Notification(_) | Plan::Empty
+        );
+        if reads {
+            if let Err(e) = self.state.ensure_snapshot().await {
+                self.state.fail_transaction();
+                return Err(e);
+            }
+        }
         if let Plan::Prepared(command) = plan {
             let result = self.run_prepared(command).await;
             if result.is_err() {

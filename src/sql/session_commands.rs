@@ -257,6 +257,10 @@ fn set_statement(state: &mut SessionState, set: &ast::Set) -> SqlResult<()> {
                     "SET TRANSACTION SNAPSHOT is not supported",
                 ));
             }
+            let snapshot_before = state
+                .transaction
+                .as_ref()
+                .is_some_and(|t| t.snapshot.is_some());
             for mode in modes {
                 let (name, value) = transaction_mode(mode);
                 if *session {
@@ -268,6 +272,7 @@ fn set_statement(state: &mut SessionState, set: &ast::Set) -> SqlResult<()> {
                         .set_config(name, Some(value), true, in_transaction)?;
                 }
             }
+            state.check_transaction_modes(snapshot_before)?;
         }
         other => return Err(SqlError::unsupported(format!("{other} is not supported"))),
     }

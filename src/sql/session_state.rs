@@ -150,6 +150,7 @@ impl SessionState {
                 .filter(|t| !t.staged.is_empty())
                 .map(|t| t.staged.view()),
             as_of,
+            snapshot: self.transaction.as_ref().and_then(|t| t.snapshot.clone()),
             meter: None,
             notices: Some(Arc::clone(&self.notices)),
             transaction_start: self.transaction.as_ref().map(|t| t.started),
@@ -181,6 +182,54 @@ impl SessionState {
 
     /// Ends the transaction block, if any: SET LOCAL values and cursors without HOLD end
     /// with it.
+    /// Takes a REPEATABLE READ block's snapshot at its first statement that reads, as
+    /// PostgreSQL does, so the block sees the rows as they were then; at later
+    /// statements, 40001 if the schema changed since (`engine::read_snapshot`).
+    pub(super) async fn ensure_snapshot(&mut self) -> SqlResult<()> {
+        let Some(transaction) = self.transaction.as_mut() else {
+            return Ok(());
+        };
+        match &transaction.snapshot {
+            Some(snapshot) => Ok(self.engine.check_snapshot(snapshot)?),
+            None if self.settings.value("transaction_isolation") == Some("repeatable read") => {
+                transaction.snapshot = Some(self.engine.open_snapshot().await);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses a transaction mode pgwide would not give: REPEATABLE READ in a block
+    /// that may write (its snapshot serves reads only), and a change of isolation level
+    /// or to READ WRITE once the block has its snapshot, which PostgreSQL refuses too.
+    pub(super) fn check_transaction_modes(&self, snapshot_before: bool) -> SqlResult<()> {
+        if self.transaction.is_none() {
+            return Ok(());
+        }
+        let repeatable = self.settings.value("transaction_isolation") == Some("repeatable read");
+        if snapshot_before && !repeatable {
+            return Err(SqlError::new(
+                SqlState::ActiveSqlTransaction,
+                "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+            ));
+        }
+        if repeatable && !self.read_only() {
+            let error = match snapshot_before {
+                true => SqlError::new(
+                    SqlState::ActiveSqlTransaction,
+                    "transaction read-write mode must be set before any query",
+                ),
+                false => SqlError::unsupported(
+                    "REPEATABLE READ is supported only in READ ONLY transactions: pgwide \
+                     keeps a snapshot for reading, and writes read the latest rows; use \
+                     BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+                ),
+            };
+            return Err(error);
+        }
+        Ok(())
+    }
+
     /// Whether the transaction a statement runs in is read-only: the block's
     /// `transaction_read_only`, or outside a block `default_transaction_read_only`.
     pub(super) fn read_only(&self) -> bool {

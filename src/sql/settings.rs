@@ -93,6 +93,18 @@ impl Settings {
             ("lc_time", "C"),
             ("jit", "off"),
             ("row_security", "on"),
+            // Whether a scan may start where another one is, so unordered rows may come
+            // in any order: pg_dump turns it off. pgwide's scans always start at the
+            // beginning, which both values allow.
+            ("synchronize_seqscans", "on"),
+            // Set by the scripts pg_dump writes. pgwide has no function bodies to check,
+            // no xml values, no tablespace but the default and no access method but
+            // heap, so only values that ask for what it does are taken
+            // (`check_storage_setting`).
+            ("check_function_bodies", "on"),
+            ("xmloption", "content"),
+            ("default_tablespace", ""),
+            ("default_table_access_method", "heap"),
             ("synchronous_commit", "on"),
         ]
         .into_iter()
@@ -373,6 +385,7 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
         ));
     }
     check_transaction_mode(name, value)?;
+    check_storage_setting(name, value)?;
     if name == "timezone" {
         return match TimeZone::parse(value) {
             None => Err(invalid_time_zone(value)),
@@ -460,16 +473,19 @@ fn zone_setting(value: &str, zone: TimeZone) -> String {
     }
 }
 
-/// The isolation levels and access modes pgwide gives. It reads committed data and
-/// makes write-write conflicts fail at COMMIT (docs/postgresql.md §5): that is READ
-/// COMMITTED (READ UNCOMMITTED means the same in PostgreSQL), not REPEATABLE READ or
-/// SERIALIZABLE, whose snapshots it does not keep. A read-only transaction is not
-/// enforced, so it is refused too.
+/// The isolation levels and access modes pgwide gives (docs/postgresql.md §5). It reads
+/// committed data and makes write-write conflicts fail at COMMIT: that is READ
+/// COMMITTED (READ UNCOMMITTED means the same in PostgreSQL). A READ ONLY block may be
+/// REPEATABLE READ, reading one snapshot (`SessionState::check_transaction_modes`
+/// refuses it in a block that may write); as a default for every transaction it is
+/// refused, and SERIALIZABLE always is.
 fn check_transaction_mode(name: &str, value: &str) -> SqlResult<()> {
     let refused = |what: &str| {
         Err(SqlError::unsupported(format!(
             "{what} is not supported: pgwide gives READ COMMITTED reads with write \
-             conflicts failing at COMMIT, and refuses a mode it would ignore"
+             conflicts failing at COMMIT, and REPEATABLE READ to READ ONLY blocks \
+             (BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY), and refuses a mode it \
+             would ignore"
         )))
     };
     // READ ONLY is enforced: `SessionState::allow_write`.
@@ -477,7 +493,8 @@ fn check_transaction_mode(name: &str, value: &str) -> SqlResult<()> {
         "transaction_isolation" | "default_transaction_isolation" => {
             match value.to_lowercase().as_str() {
                 "read committed" | "read uncommitted" => Ok(()),
-                "repeatable read" => refused("REPEATABLE READ"),
+                "repeatable read" if name == "transaction_isolation" => Ok(()),
+                "repeatable read" => refused("default_transaction_isolation 'repeatable read'"),
                 "serializable" => refused("SERIALIZABLE"),
                 _ => Err(SqlError::new(
                     SqlState::InvalidParameterValue,
@@ -494,6 +511,37 @@ fn check_transaction_mode(name: &str, value: &str) -> SqlResult<()> {
             })
         }
         _ => Ok(()),
+    }
+}
+
+/// The settings of pg_dump's scripts that name a place or kind of storage: the only
+/// tablespace pgwide has is the default (`''`, `pg_default`), its only access method
+/// `heap`; PostgreSQL refuses a name it does not know, as pgwide does (42704).
+fn check_storage_setting(name: &str, value: &str) -> SqlResult<()> {
+    let (known, what): (&[&str], &str) = match name {
+        "default_tablespace" => (&["", "pg_default"], "tablespace"),
+        "default_table_access_method" => (&["heap"], "table access method"),
+        "xmloption" => (&["content", "document"], ""),
+        "check_function_bodies" => {
+            return read_only_value(value).map(|_| ()).ok_or_else(|| {
+                SqlError::new(
+                    SqlState::InvalidParameterValue,
+                    format!("parameter \"{name}\" requires a Boolean value"),
+                )
+            })
+        }
+        _ => return Ok(()),
+    };
+    match (known.contains(&value.to_lowercase().as_str()), what) {
+        (true, _) => Ok(()),
+        (false, "") => Err(SqlError::new(
+            SqlState::InvalidParameterValue,
+            format!("invalid value for parameter \"{name}\": \"{value}\""),
+        )),
+        (false, what) => Err(SqlError::new(
+            SqlState::UndefinedObject,
+            format!("{what} \"{value}\" does not exist"),
+        )),
     }
 }
 

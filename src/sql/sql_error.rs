@@ -425,6 +425,8 @@ mod tests {
             (BadContinuation, "22023"),
             (WriteConflict, "40001"),
             (TableReplaced { name: s() }, "40001"),
+            (SchemaChangedSinceSnapshot, "40001"),
+            (SnapshotTooOld { limit: 1 }, "72000"),
             (Storage(s()), "58030"),
             (Corrupt(s()), "XX001"),
         ]

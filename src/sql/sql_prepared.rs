@@ -51,7 +51,7 @@ pub(super) fn plan(
             statement,
         } => data_types
             .iter()
-            .map(|t| sql_types::sql_type(t).map(Some))
+            .map(|t| parameter_type(t).map(Some))
             .collect::<SqlResult<Vec<_>>>()
             .map(|types| PreparedCommand::Prepare {
                 name: fold(name),
@@ -145,6 +145,24 @@ pub(super) fn arguments(
             }
         })
         .collect()
+}
+
+/// A declared parameter type: a column type, or `oid` (`pg_catalog.oid`, as pg_dump
+/// declares its prepared statements'), which pgwide's catalog gives as bigint.
+fn parameter_type(data_type: &sqlparser::ast::DataType) -> SqlResult<SqlType> {
+    match data_type {
+        sqlparser::ast::DataType::Custom(name, modifiers)
+            if modifiers.is_empty()
+                && name
+                    .0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .is_some_and(|i| i.value.eq_ignore_ascii_case("oid")) =>
+        {
+            Ok(SqlType::Int8)
+        }
+        other => sql_types::sql_type(other),
+    }
 }
 
 #[cfg(test)]

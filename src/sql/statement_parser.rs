@@ -7,6 +7,7 @@ mod fetch_spelling;
 mod lock_strength;
 mod sequence_options;
 pub(super) mod set_constraints;
+mod token_text;
 
 use super::role_statements;
 use super::sql_error::{SqlError, SqlResult};

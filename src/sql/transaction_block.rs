@@ -13,7 +13,7 @@
 use super::ddl::drop_column::DroppedColumn;
 use super::expr::fold;
 use super::sql_error::{SqlError, SqlResult};
-use crate::engine::{Engine, EngineError, StagedMark, StagedWrites, TableMeta};
+use crate::engine::{Engine, EngineError, ReadSnapshot, StagedMark, StagedWrites, TableMeta};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::Ident;
 use std::sync::Arc;
@@ -113,6 +113,8 @@ pub(super) struct Transaction {
     savepoints: Vec<Savepoint>,
     /// Columns the block dropped: their cells are deleted once it commits.
     dropped_columns: Vec<DroppedColumn>,
+    /// A REPEATABLE READ block's snapshot, taken at its first statement that reads.
+    pub(super) snapshot: Option<ReadSnapshot>,
 }
 
 impl Transaction {
@@ -127,6 +129,7 @@ impl Transaction {
             schema_changes: Vec::new(),
             savepoints: Vec::new(),
             dropped_columns: Vec::new(),
+            snapshot: None,
         }
     }
 

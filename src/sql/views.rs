@@ -9,6 +9,10 @@
 //! A view stores no rows: INSERT, UPDATE, DELETE, TRUNCATE, COPY and the ALTER
 //! statements that name one are refused here, before any handler sees them (see
 //! [`refuse_as_target`]).
+//!
+//! A sequence named in FROM is read the same way, as the one-row relation PostgreSQL
+//! shows (`SELECT last_value, is_called FROM s`, which pg_dump reads): a derived table
+//! of the functions that read its counter when the query runs.
 
 use super::ddl::object_name;
 use super::sql_types::{SqlError, SqlResult};
@@ -39,7 +43,7 @@ pub fn named_view(engine: &Engine, instance: &str, name: &ObjectName) -> Option<
 /// Expands every view `statement` reads (see the module's documentation). Names a
 /// WITH clause gives are its own, not views.
 pub fn expand(engine: &Engine, instance: &str, statement: &mut Statement) -> SqlResult<()> {
-    if !engine.has_views(instance) {
+    if !engine.has_views(instance) && !engine.has_sequences(instance) {
         return Ok(());
     }
     let mut expander = Expander {
@@ -87,6 +91,26 @@ impl VisitorMut for Expander<'_> {
             return ControlFlow::Continue(());
         }
         let Some(view) = named_view(self.engine, self.instance, name) else {
+            if let Some(sequence) = named_sequence(self.engine, self.instance, name) {
+                let alias = alias.take().unwrap_or_else(|| ast::TableAlias {
+                    explicit: false,
+                    name: Ident::with_quote('"', sequence.spec.name.clone()),
+                    columns: Vec::new(),
+                    at: None,
+                });
+                return match sequence_query(&sequence.spec.name) {
+                    Ok(subquery) => {
+                        *factor = TableFactor::Derived {
+                            lateral: false,
+                            subquery: Box::new(subquery),
+                            alias: Some(alias),
+                            sample: None,
+                        };
+                        ControlFlow::Continue(())
+                    }
+                    Err(e) => ControlFlow::Break(e),
+                };
+            }
             return ControlFlow::Continue(());
         };
         self.expansions += 1;
@@ -125,6 +149,38 @@ impl Expander<'_> {
     }
 }
 
+/// The sequence `name` names in `instance`, if it names one: unqualified or in
+/// `public`.
+fn named_sequence(
+    engine: &Engine,
+    instance: &str,
+    name: &ObjectName,
+) -> Option<Arc<crate::engine::SequenceMeta>> {
+    match object_name(name).ok()? {
+        (None, sequence) => engine.sequence(instance, &sequence).ok(),
+        (Some(schema), sequence) if schema == "public" => engine.sequence(instance, &sequence).ok(),
+        _ => None,
+    }
+}
+
+/// The one row a sequence shows as a relation: its last value, PostgreSQL's `log_cnt`
+/// (values logged ahead, which pgwide does not count: 0) and whether it was called.
+fn sequence_query(name: &str) -> SqlResult<Query> {
+    let literal = format!(
+        "'{}'",
+        Ident::with_quote('"', name).to_string().replace('\'', "''")
+    );
+    let sql = format!(
+        "SELECT pgwide_sequence_last_value({literal}) AS last_value, \
+         CAST(0 AS BIGINT) AS log_cnt, pgwide_sequence_is_called({literal}) AS is_called"
+    );
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(&sql)
+        .and_then(|mut parser| parser.parse_query())
+        .map(|query| *query)
+        .map_err(|e| SqlError::internal(format!("a sequence's row did not parse: {e}")))
+}
+
 /// The query a view stands for: its stored query under the select of its columns.
 fn view_query(view: &ViewMeta) -> SqlResult<Query> {
     let columns: Vec<String> = view
@@ -155,7 +211,7 @@ fn view_query(view: &ViewMeta) -> SqlResult<Query> {
 }
 
 /// The names WITH clauses of `statement` give their queries.
-fn cte_names(statement: &mut Statement) -> HashSet<String> {
+pub(crate) fn cte_names(statement: &mut Statement) -> HashSet<String> {
     struct Ctes(HashSet<String>);
     impl VisitorMut for Ctes {
         type Break = ();
@@ -231,6 +287,15 @@ pub fn refuse_as_target(engine: &Engine, instance: &str, statement: &Statement) 
             source: ast::CopySource::Table { table_name, .. },
             ..
         } => (vec![table_name], Target::Copy),
+        // pg_dump's `ALTER TABLE v OWNER TO postgres` changes nothing (`ddl::owner_to`).
+        Statement::AlterTable(alter)
+            if alter
+                .operations
+                .iter()
+                .all(|op| matches!(op, ast::AlterTableOperation::OwnerTo { .. })) =>
+        {
+            return Ok(())
+        }
         Statement::AlterTable(alter) => (vec![&alter.name], Target::Alter),
         Statement::CreateIndex(create) => (vec![&create.table_name], Target::Index),
         _ => return Ok(()),

@@ -15,6 +15,8 @@ impl From<&StorageError> for SqlState {
             StorageError::Io(_) => SqlState::IoError,
             StorageError::Corrupt(_) => SqlState::DataCorrupted,
             StorageError::BatchTooLarge { .. } => SqlState::ProgramLimitExceeded,
+            StorageError::SnapshotTooOld { .. } => SqlState::SnapshotTooOld,
+            StorageError::ReadOnlySnapshot => SqlState::ReadOnlySqlTransaction,
         }
     }
 }
@@ -74,7 +76,10 @@ impl From<&EngineError> for SqlState {
             ConstraintExists { .. } => SqlState::DuplicateObject,
             SequenceLimit { .. } => SqlState::SequenceGeneratorLimitExceeded,
             SetvalOutOfBounds { .. } => SqlState::NumericValueOutOfRange,
-            WriteConflict | TableReplaced { .. } => SqlState::SerializationFailure,
+            WriteConflict | TableReplaced { .. } | SchemaChangedSinceSnapshot => {
+                SqlState::SerializationFailure
+            }
+            SnapshotTooOld { .. } => SqlState::SnapshotTooOld,
             // The engine keeps the storage layer's failures as text; whatever their
             // cause, the client sees an I/O failure and the log has the details.
             Storage(_) => SqlState::IoError,

@@ -137,6 +137,10 @@ impl Postgres {
         }
     }
 
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+
     pub(crate) async fn connect(&self) -> tokio_postgres::Client {
         let (client, connection) = tokio_postgres::connect(
             &format!(

@@ -101,12 +101,13 @@ async fn row_locks_and_isolation_levels_pgwide_does_not_give_are_refused() {
         "SELECT count(*) FROM r FOR UPDATE",
         "EXPLAIN SELECT * FROM r FOR UPDATE",
         "BEGIN ISOLATION LEVEL SERIALIZABLE",
+        // A snapshot serves reads only (sql_snapshots has READ ONLY ones).
         "BEGIN ISOLATION LEVEL REPEATABLE READ",
-        // pg_dump's: a snapshot pgwide cannot give (READ ONLY alone it enforces).
-        "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+        "BEGIN ISOLATION LEVEL REPEATABLE READ, READ WRITE",
         "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE",
         "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ",
         "SET default_transaction_isolation = 'serializable'",
+        "SET default_transaction_isolation = 'repeatable read'",
     ] {
         assert_eq!(code(client.batch_execute(sql).await), "0A000", "{sql}");
     }
@@ -114,6 +115,8 @@ async fn row_locks_and_isolation_levels_pgwide_does_not_give_are_refused() {
         simple_rows(&client, "SHOW default_transaction_isolation").await,
         [["read committed"]]
     );
+    // A refused BEGIN opens no block.
+    assert_eq!(code(client.batch_execute("SAVEPOINT s").await), "25P01");
     // What pgwide gives is accepted.
     client
         .batch_execute(

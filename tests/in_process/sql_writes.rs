@@ -967,3 +967,26 @@ async fn rename_column_keeps_every_version() {
         [["v3"]]
     );
 }
+
+/// A statement pgwide respells before parsing (here CREATE SEQUENCE's options, put in
+/// sqlparser's order) keeps the quotes of every literal and identifier in the same query
+/// string: a doubled quote once came back single, which ended the literal early.
+#[tokio::test]
+async fn respelled_statements_keep_their_literals_whole() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE weird (id BIGINT PRIMARY KEY, v TEXT); \
+             CREATE SEQUENCE s START 100 INCREMENT 5; \
+             INSERT INTO weird VALUES (1, 'x'';DROP TABLE weird;--'), \
+                 (2, E'tab\\there\\\\'), (3, 'two\nlines'); \
+             SELECT 1 AS \"we\"\"ird\"",
+        )
+        .await
+        .expect("one query string");
+    assert_eq!(
+        simple_rows(&client, "SELECT v FROM weird ORDER BY id").await,
+        [["x';DROP TABLE weird;--"], ["tab\there\\"], ["two\nlines"]]
+    );
+}

@@ -175,6 +175,13 @@ impl Catalog {
             .ok_or_else(|| EngineError::TableNotFound { name: name.into() })
     }
 
+    pub fn has_sequences(&self, instance: &str) -> bool {
+        self.read()
+            .sequences
+            .get(instance)
+            .is_some_and(|sequences| !sequences.is_empty())
+    }
+
     pub fn sequences(&self, instance: &str) -> Vec<Arc<SequenceMeta>> {
         self.read()
             .sequences
@@ -311,6 +318,31 @@ impl Catalog {
                 return Ok(value);
             }
         }
+    }
+
+    /// What `SELECT last_value, is_called FROM s` shows (pg_dump restores it with
+    /// `setval`): whether a value was handed out (`nextval`, or `setval(..., true)`),
+    /// and the last one. That is the last value this process handed out while the
+    /// newest reservation is its own; else the last value reserved, as PostgreSQL
+    /// shows the last value its backends cached.
+    pub async fn sequence_state(&self, meta: &SequenceMeta) -> EngineResult<(i64, bool)> {
+        let Some(raw) = self.backend.get(&counter_key(meta.id)).await? else {
+            return Err(EngineError::TableNotFound {
+                name: meta.spec.name.clone(),
+            });
+        };
+        let counter = Counter::decode(&raw, &meta.spec)?;
+        let called = counter.called;
+        let increment = i128::from(meta.spec.increment);
+        let handed_out = self.blocks_lock().get(&meta.id).and_then(|block| {
+            let newest = block.next + block.left * increment == counter.next;
+            newest.then_some(block.next - increment)
+        });
+        let last = handed_out.unwrap_or_else(|| counter.last_value(meta.spec.increment));
+        // Within the type's range whenever a value was handed out; a sequence run past
+        // its end shows its bound.
+        let last = last.clamp(i128::from(meta.spec.min), i128::from(meta.spec.max));
+        Ok((i64::try_from(last).unwrap_or(meta.spec.max), called))
     }
 
     /// `setval`: the next value is `value` + increment (`called`) or `value`.

@@ -73,6 +73,7 @@ impl ReadPlan {
                 _ => Some(ColumnCondition::And(filters)),
             },
             as_of: None,
+            snapshot: None,
         })
     }
 

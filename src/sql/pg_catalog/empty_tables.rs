@@ -286,4 +286,133 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
         "pg_db_role_setting",
         &[("setdatabase", 'i'), ("setrole", 'i'), ("setconfig", 'a')],
     ),
+    // pg_dump reads the ones below: privileges granted at initdb or by extensions,
+    // operator families, text search, default privileges, transforms, large objects
+    // and security labels, none of which pgwide has.
+    (
+        "pg_init_privs",
+        &[
+            ("objoid", 'i'),
+            ("classoid", 'i'),
+            ("objsubid", 'i'),
+            ("privtype", 't'),
+            ("initprivs", 'a'),
+        ],
+    ),
+    (
+        "pg_opfamily",
+        &[
+            ("oid", 'i'),
+            ("opfmethod", 'i'),
+            ("opfname", 'n'),
+            ("opfnamespace", 'i'),
+            ("opfowner", 'i'),
+        ],
+    ),
+    (
+        "pg_amop",
+        &[
+            ("oid", 'i'),
+            ("amopfamily", 'i'),
+            ("amoplefttype", 'i'),
+            ("amoprighttype", 'i'),
+            ("amopstrategy", 'i'),
+            ("amoppurpose", 't'),
+            ("amopopr", 'i'),
+            ("amopmethod", 'i'),
+            ("amopsortfamily", 'i'),
+        ],
+    ),
+    (
+        "pg_amproc",
+        &[
+            ("oid", 'i'),
+            ("amprocfamily", 'i'),
+            ("amproclefttype", 'i'),
+            ("amprocrighttype", 'i'),
+            ("amprocnum", 'i'),
+            ("amproc", 't'),
+        ],
+    ),
+    (
+        "pg_ts_parser",
+        &[
+            ("oid", 'i'),
+            ("prsname", 'n'),
+            ("prsnamespace", 'i'),
+            ("prsstart", 't'),
+            ("prstoken", 't'),
+            ("prsend", 't'),
+            ("prsheadline", 't'),
+            ("prslextype", 't'),
+        ],
+    ),
+    (
+        "pg_ts_template",
+        &[
+            ("oid", 'i'),
+            ("tmplname", 'n'),
+            ("tmplnamespace", 'i'),
+            ("tmplinit", 't'),
+            ("tmpllexize", 't'),
+        ],
+    ),
+    (
+        "pg_ts_dict",
+        &[
+            ("oid", 'i'),
+            ("dictname", 'n'),
+            ("dictnamespace", 'i'),
+            ("dictowner", 'i'),
+            ("dicttemplate", 'i'),
+            ("dictinitoption", 't'),
+        ],
+    ),
+    (
+        "pg_default_acl",
+        &[
+            ("oid", 'i'),
+            ("defaclrole", 'i'),
+            ("defaclnamespace", 'i'),
+            ("defaclobjtype", 't'),
+            ("defaclacl", 'a'),
+        ],
+    ),
+    (
+        "pg_transform",
+        &[
+            ("oid", 'i'),
+            ("trftype", 'i'),
+            ("trflang", 'i'),
+            ("trffromsql", 't'),
+            ("trftosql", 't'),
+        ],
+    ),
+    (
+        "pg_largeobject_metadata",
+        &[("oid", 'i'), ("lomowner", 'i'), ("lomacl", 'a')],
+    ),
+    (
+        "pg_seclabel",
+        &[
+            ("objoid", 'i'),
+            ("classoid", 'i'),
+            ("objsubid", 'i'),
+            ("provider", 't'),
+            ("label", 't'),
+        ],
+    ),
+    (
+        "pg_seclabels",
+        &[
+            ("objoid", 'i'),
+            ("classoid", 'i'),
+            ("objsubid", 'i'),
+            ("objtype", 't'),
+            ("objnamespace", 'i'),
+            ("objname", 't'),
+            ("provider", 't'),
+            ("label", 't'),
+        ],
+    ),
 ];

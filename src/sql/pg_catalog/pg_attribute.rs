@@ -28,6 +28,12 @@ pub const COLUMNS: &[Col] = &[
     ("attislocal", 'b'),
     ("attcompression", 't'),
     ("attacl", 'a'),
+    ("attalign", 't'),
+    // Per-column options, foreign-data options and the value a column added with a
+    // default gives old rows: pgwide keeps none as PostgreSQL does (NULL).
+    ("attoptions", 'a'),
+    ("attfdwoptions", 'a'),
+    ("attmissingval", 'a'),
 ];
 
 /// One row per visible column of each table.
@@ -63,7 +69,26 @@ fn row(table: &Arc<TableMeta>, i: usize, name: String, ty: SqlType, not_null: bo
         V::B(false),
         V::B(true),
         t(""),
+        V::N,
+        t(alignment(ty)),
     ]
+}
+
+/// `attalign`: how PostgreSQL aligns a value of the type: 8-byte values on doubles (`d`),
+/// 4-byte values and variable-length ones on ints (`i`), `smallint` on shorts (`s`),
+/// one-byte values and `uuid` on chars (`c`).
+fn alignment(ty: SqlType) -> &'static str {
+    match ty {
+        SqlType::Int8
+        | SqlType::Float8
+        | SqlType::Timestamp
+        | SqlType::TimestampTz
+        | SqlType::Time
+        | SqlType::Interval => "d",
+        SqlType::Int2 => "s",
+        SqlType::Bool | SqlType::Uuid => "c",
+        _ => "i",
+    }
 }
 
 /// `atttypid`: the column's type, a text column declared `VARCHAR` shown as one (1043).
@@ -113,6 +138,12 @@ pub const ATTRDEF_COLUMNS: &[Col] = &[
     ("adbin", 't'),
 ];
 
+/// The OID of column `attnum`'s default: unique among the catalog's OIDs, the table's
+/// times a column.
+pub fn attrdef_oid(table: &TableMeta, attnum: i64) -> i64 {
+    table_oid(table) * 2000 + attnum
+}
+
 /// `pg_attrdef`: one row per column with a default (`table_columns::column_default`),
 /// its expression's text as `adbin` (which `pg_get_expr` prints as it is).
 pub fn attrdef_rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
@@ -121,8 +152,7 @@ pub fn attrdef_rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
             let default = column_default(table, &name)?;
             let attnum = i as i64 + 1;
             Some(vec![
-                // Unique among the catalog's oids: the table's, times a column.
-                V::I(table_oid(table) * 2000 + attnum),
+                V::I(attrdef_oid(table, attnum)),
                 V::I(table_oid(table)),
                 V::I(attnum),
                 V::T(default),

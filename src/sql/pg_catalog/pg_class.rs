@@ -1,5 +1,5 @@
-//! `pg_catalog.pg_class`: every table (`relkind` `r`, with its options as
-//! `reloptions`), its primary-key index (`relkind` `i`, one OID above the table's) and
+//! `pg_catalog.pg_class`: every table (`relkind` `r`, with the options it was given
+//! as `reloptions`), its primary-key index (`relkind` `i`, one OID above the table's) and
 //! secondary indexes (`relkind` `i`), and every sequence (`relkind` `S`), and
 //! `pg_catalog.pg_sequence`: each sequence's definition.
 
@@ -40,6 +40,11 @@ pub const COLUMNS: &[Col] = &[
     ("relacl", 'a'),
     ("reloptions", 'a'),
     ("relpartbound", 't'),
+    ("relallvisible", 'i'),
+    ("relrewrite", 'i'),
+    // Transaction ids PostgreSQL freezes below; pgwide has none to freeze.
+    ("relfrozenxid", 'i'),
+    ("relminmxid", 'i'),
 ];
 
 /// Where `relchecks` is among the columns.
@@ -192,6 +197,10 @@ pub(super) fn relation_row(
         V::N,
         options,
         V::N,
+        V::I(0),
+        V::I(0),
+        V::I(0),
+        V::I(0),
     ]
 }
 
@@ -199,12 +208,21 @@ pub(super) fn relation_row(
 fn table_rows(table: &Arc<TableMeta>) -> Vec<Vec<V>> {
     let oid = table_oid(table);
     let has_pk = !pk_columns(table).is_empty();
-    let options = table
+    // Only the options a table was given, as PostgreSQL lists only storage parameters
+    // that were set: a table with Table Store's defaults shows none, so pg_dump writes
+    // no `WITH (...)` a PostgreSQL restore would refuse (`pgwide.tables` shows all).
+    let defaults = crate::engine::TableOptions::default().as_pairs();
+    let options: Vec<String> = table
         .options
         .as_pairs()
         .into_iter()
+        .filter(|pair| !defaults.contains(pair))
         .map(|(n, v)| format!("{n}={v}"))
         .collect();
+    let options = match options.is_empty() {
+        true => V::N,
+        false => V::A(options),
+    };
     let row = |oid: i64, name: String, kind: &str, am: i64, natts: usize, options: V| {
         let has_index = has_pk || !table.indexes.is_empty();
         relation_row(
@@ -223,7 +241,7 @@ fn table_rows(table: &Arc<TableMeta>) -> Vec<Vec<V>> {
         "r",
         2,
         columns(table).len(),
-        V::A(options),
+        options,
     )];
     if has_pk {
         rows.push(row(

@@ -1,10 +1,11 @@
 //! `pg_catalog.pg_description`: the comments `COMMENT ON TABLE` and `COMMENT ON
 //! COLUMN` set, one row per table comment (`objsubid` 0) and per column comment (the
-//! column's attnum), with `classoid` `pg_class`'s OID as PostgreSQL files them; and the
-//! lookups `obj_description` and `col_description` answer from.
+//! column's attnum), with `classoid` `pg_class`'s OID as PostgreSQL files them, and
+//! the `public` schema's standard comment, which pg_dump looks for; and the lookups
+//! `obj_description` and `col_description` answer from.
 
 use super::memory_table::{Col, V};
-use super::oids::{table_oid, PG_CLASS_OID};
+use super::oids::{table_oid, PG_CLASS_OID, PUBLIC_OID};
 use super::table_columns::columns;
 use crate::engine::TableMeta;
 use std::sync::Arc;
@@ -16,9 +17,20 @@ pub const COLUMNS: &[Col] = &[
     ("description", 't'),
 ];
 
-/// The comments on `tables` and their columns.
+/// `pg_namespace`'s OID, the `classoid` of a schema's comment.
+const PG_NAMESPACE_OID: i64 = 2615;
+
+/// The comment PostgreSQL's initdb gives schema `public`.
+pub const PUBLIC_SCHEMA_COMMENT: &str = "standard public schema";
+
+/// The comments on `tables` and their columns, after `public`'s.
 pub fn rows(tables: &[Arc<TableMeta>]) -> Vec<Vec<V>> {
-    let mut rows = Vec::new();
+    let mut rows = vec![vec![
+        V::I(PUBLIC_OID),
+        V::I(PG_NAMESPACE_OID),
+        V::I(0),
+        V::T(PUBLIC_SCHEMA_COMMENT.to_string()),
+    ]];
     for table in tables {
         let oid = table_oid(table);
         let row = |subid: i64, text: &str| {

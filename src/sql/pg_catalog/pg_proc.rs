@@ -18,6 +18,8 @@ pub const COLUMNS: &[Col] = &[
     ("proargdefaults", 't'),
     ("prosrc", 't'),
     ("prolang", 'i'),
+    ("pronargs", 'i'),
+    ("proacl", 'a'),
 ];
 
 /// No rows: pgwide lists no functions.

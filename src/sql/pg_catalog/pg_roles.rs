@@ -46,6 +46,11 @@ pub fn rows(roles: Option<&Roles>) -> Vec<Vec<V>> {
         .collect()
 }
 
+/// PostgreSQL 15's built-in role that stands for the owner of the current database,
+/// which owns schema `public`.
+pub const DATABASE_OWNER: &str = "pg_database_owner";
+pub const DATABASE_OWNER_OID: i64 = 6171;
+
 /// One role as pg_roles / pg_user show it.
 pub struct RoleRow {
     pub oid: i64,
@@ -59,13 +64,22 @@ pub struct RoleRow {
 /// The owner (`postgres`, OID 10) and every role of the store (`None`: the owner
 /// alone). Role OIDs are a hash of the name, so they stay the same across restarts.
 pub fn role_rows(roles: Option<&Roles>) -> Vec<RoleRow> {
-    let mut rows = vec![RoleRow {
-        oid: OWNER_OID,
-        name: OWNER.to_string(),
-        superuser: true,
-        login: true,
-        password: t("********"),
-    }];
+    let mut rows = vec![
+        RoleRow {
+            oid: OWNER_OID,
+            name: OWNER.to_string(),
+            superuser: true,
+            login: true,
+            password: t("********"),
+        },
+        RoleRow {
+            oid: DATABASE_OWNER_OID,
+            name: DATABASE_OWNER.to_string(),
+            superuser: false,
+            login: false,
+            password: V::N,
+        },
+    ];
     let Some(roles) = roles else {
         return rows;
     };

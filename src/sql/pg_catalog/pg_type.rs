@@ -189,7 +189,12 @@ fn row(oid: i64, n: &str, len: i64) -> Vec<V> {
             1 => "c",
             _ => "i",
         }),
-        t(if len > 0 { "p" } else { "x" }),
+        // `numeric` is kept in line (`m`), as its columns' `attstorage` says.
+        t(match (oid, len > 0) {
+            (1700, _) => "m",
+            (_, true) => "p",
+            (_, false) => "x",
+        }),
         V::I(0),
         V::N,
         V::N,

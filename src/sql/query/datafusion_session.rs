@@ -11,8 +11,8 @@ use super::{
     pg_datetime_functions, pg_enum_casts, pg_enum_plan, pg_functions, pg_in_select_list,
     pg_in_values, pg_integer_overflow, pg_interval_plan, pg_json_functions, pg_json_plan,
     pg_name_results, pg_notify, pg_numeric_results, pg_parameter_types, pg_sequences,
-    pg_set_functions, pg_settings, pg_subplans, pg_syntax, pg_time, pg_time_series, pg_time_text,
-    pg_time_zone, pg_unnest_ordinality, subplan_exec, zone_setting,
+    pg_set_functions, pg_settings, pg_subplans, pg_syntax, pg_tableoid, pg_time, pg_time_series,
+    pg_time_text, pg_time_zone, pg_unnest_ordinality, subplan_exec, zone_setting,
 };
 use crate::sql::expr::output_name;
 use crate::sql::row_reader::ReadContext;
@@ -290,6 +290,7 @@ impl QueryEngine {
         // not the function pgwide computes it with).
         let names = column_names(&query);
         if pg_compat::is_catalog_query(&query) {
+            pg_tableoid::rewrite(&mut query);
             pg_compat::rewrite(&mut query);
         }
         let varchar_casts = varchar_casts(&query);

@@ -254,20 +254,27 @@ fn expandarray(f: &ast::Function) -> Option<Expr> {
 const VECTOR_COLUMNS: &[&str] = &["indkey", "indoption", "indclass", "indcollation"];
 
 fn is_vector_column(expr: &Expr) -> bool {
-    let name = match expr {
-        Expr::Identifier(i) => &i.value,
-        Expr::CompoundIdentifier(parts) => match parts.last() {
-            Some(i) => &i.value,
-            None => return false,
-        },
-        _ => return false,
-    };
-    let name = name.to_lowercase();
-    VECTOR_COLUMNS.iter().any(|v| name.ends_with(v))
+    column_name(expr).is_some_and(|name| VECTOR_COLUMNS.iter().any(|v| name.ends_with(v)))
 }
 
-/// `(record).field` as `get_field(record, 'field')`, which DataFusion plans, and
-/// `vector[i]` of an `int2vector` column as its 0-based element; other subscripts stay.
+/// The column `expr` names, lower-cased, if it names one (`a` or `t.a`).
+fn column_name(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Identifier(i) => Some(i.value.to_lowercase()),
+        Expr::CompoundIdentifier(parts) => parts.last().map(|i| i.value.to_lowercase()),
+        _ => None,
+    }
+}
+
+/// Whether `expr` is a catalog column of type `name` (`typname`, `relname`, ...), which
+/// PostgreSQL lets a query subscript as the characters it holds.
+fn is_name_column(expr: &Expr) -> bool {
+    column_name(expr).is_some_and(|name| name.ends_with("name"))
+}
+
+/// `(record).field` as `get_field(record, 'field')`, which DataFusion plans,
+/// `vector[i]` of an `int2vector` column as its 0-based element, and `typname[0]` (pg_dump
+/// tells array types by it) as the name's 0-based character; other subscripts stay.
 fn field_access(root: &Expr, chain: &[ast::AccessExpr]) -> Option<Expr> {
     let mut out = match root {
         Expr::Nested(inner) => (**inner).clone(),
@@ -303,6 +310,12 @@ fn field_access(root: &Expr, chain: &[ast::AccessExpr]) -> Option<Expr> {
                 if rest.is_empty() && is_vector_column(&out) =>
             {
                 out = parse_expr(&format!("pgwide_int2vector_at({out}, {index})"))?;
+                changed = true;
+            }
+            ast::AccessExpr::Subscript(ast::Subscript::Index { index })
+                if rest.is_empty() && is_name_column(&out) =>
+            {
+                out = parse_expr(&format!("substr({out}, ({index}) + 1, 1)"))?;
                 changed = true;
             }
             other => rest.push(other.clone()),
@@ -441,6 +454,10 @@ const EXPR_RULES: &[ExprRule] = &[
     ExprRule {
         name: "collation_subquery",
         apply: collation_subquery,
+    },
+    ExprRule {
+        name: "foreign_options_array",
+        apply: foreign_options_array,
     },
     ExprRule {
         name: "outer_condition_subquery",
@@ -617,12 +634,21 @@ fn reg_casts(expr: &mut Expr) -> Outcome {
             | ast::ArrayElemTypeDef::AngleBracket(element),
         ) => match element.as_ref() {
             DataType::Custom(name, _) if last(name) == "regtype" => "regtype[]".to_string(),
+            DataType::Custom(name, _) if last(name) == "oid" => "oid[]".to_string(),
             _ => String::new(),
         },
         _ => String::new(),
     };
     match name.as_str() {
         "regtype[]" => Outcome::Replace(call("pgwide_regtype_names", (**inner).clone())),
+        // pg_dump's `'{16384,16390}'::pg_catalog.oid[]`: OIDs are bigints here.
+        "oid[]" => {
+            *data_type = DataType::Array(ast::ArrayElemTypeDef::SquareBracket(
+                Box::new(DataType::BigInt(None)),
+                None,
+            ));
+            Outcome::Done
+        }
         "regclass" => Outcome::Replace(call("pgwide_regclass", (**inner).clone())),
         "regtype" => Outcome::Replace(call("pgwide_regtype_name", (**inner).clone())),
         "regnamespace" | "regproc" | "regprocedure" | "regrole" => {
@@ -661,6 +687,52 @@ fn collation_subquery(expr: &mut Expr) -> Outcome {
     match expr {
         Expr::Subquery(q) if reads(q, "pg_collation") => Outcome::Replace(Expr::value(Value::Null)),
         _ => Outcome::Pass,
+    }
+}
+
+/// The option columns of foreign data: foreign-data wrappers, servers, tables, their
+/// columns and user mappings, none of which pgwide has, so they are always empty.
+const FOREIGN_OPTIONS: &[&str] = &[
+    "fdwoptions",
+    "srvoptions",
+    "ftoptions",
+    "attfdwoptions",
+    "umoptions",
+];
+
+/// pg_dump's `ARRAY(SELECT quote_ident(option_name) || ... FROM
+/// pg_options_to_table(attfdwoptions) ...)` over foreign-data options as the empty
+/// array it always is in pgwide: DataFusion cannot call a function in FROM with an
+/// outer column.
+fn foreign_options_array(expr: &mut Expr) -> Outcome {
+    let Expr::Function(f) = expr else {
+        return Outcome::Pass;
+    };
+    let FunctionArguments::Subquery(q) = &f.args else {
+        return Outcome::Pass;
+    };
+    let SetExpr::Select(select) = q.body.as_ref() else {
+        return Outcome::Pass;
+    };
+    let foreign_options = |factor: &TableFactor| match factor {
+        TableFactor::Table {
+            name,
+            args: Some(args),
+            ..
+        } if last(name) == "pg_options_to_table" && args.args.len() == 1 => {
+            let column = args.args[0].to_string().to_lowercase();
+            let column = column.rsplit('.').next().unwrap_or_default();
+            FOREIGN_OPTIONS.contains(&column)
+        }
+        _ => false,
+    };
+    let options_of_foreign_data = last(&f.name) == "array"
+        && select.from.len() == 1
+        && select.from[0].joins.is_empty()
+        && foreign_options(&select.from[0].relation);
+    match options_of_foreign_data {
+        true => parse_expr("CAST('{}' AS TEXT[])").map_or(Outcome::Pass, Outcome::Replace),
+        false => Outcome::Pass,
     }
 }
 
@@ -901,6 +973,12 @@ mod tests {
         (
             "collation_subquery",
             "SELECT (SELECT c.collname FROM pg_collation c WHERE c.oid <> 100)",
+        ),
+        (
+            "foreign_options_array",
+            "SELECT array_to_string(ARRAY(SELECT option_name FROM \
+             pg_options_to_table(a.attfdwoptions) ORDER BY option_name), ', ') \
+             FROM pg_attribute a",
         ),
         (
             "outer_condition_subquery",

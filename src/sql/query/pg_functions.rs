@@ -31,14 +31,23 @@ pub fn register(
     super::pg_arrays::register(state)?;
     super::pg_char_casts::register(state)?;
     super::pg_enum_casts::register(state, &engine)?;
-    super::pg_session::register(state, instance, user, settings)?;
+    super::pg_session::register(state, instance, user, settings.clone())?;
     super::pg_time::register(state)?;
     super::pg_datetime_functions::register(state)?;
     super::pg_time_text::register(state)?;
-    register_answers(state, &engine, instance)?;
+    let public_on_path: PublicOnPath = {
+        let (settings, user) = (settings.clone(), user.to_string());
+        Arc::new(move || {
+            let search_path = settings.get("search_path").unwrap_or_default();
+            super::pg_session::schema_path(&search_path, &user, false)
+                .iter()
+                .any(|schema| schema == "public")
+        })
+    };
+    register_answers(state, &engine, instance, Arc::clone(&public_on_path))?;
     super::pg_privileges::register(state, &engine, instance, user, access)?;
     super::pg_sizes::register(state, &engine, instance)?;
-    register_definitions(state, &engine, instance)?;
+    register_definitions(state, &engine, instance, public_on_path)?;
     register_reg_casts(state, &engine, instance)?;
     super::pg_sequences::register(state, &engine, instance, sequence_values)?;
     let sleep = datafusion::logical_expr::async_udf::AsyncScalarUDF::new(Arc::new(PgSleep {
@@ -52,7 +61,16 @@ pub fn register(
 /// relation is on the search path), descriptions and statistics it does not keep, and
 /// the session's database, schema and server version. The type names `format_type`
 /// gives are the exception: an enum type's is the database's (`engine`).
-fn register_answers(state: &mut SessionState, engine: &Arc<Engine>, instance: &str) -> Result<()> {
+/// Whether schema `public` is on the session's search path now: the definitions the
+/// functions print name its relations unqualified only then (`pg_qualified_names`).
+type PublicOnPath = Arc<dyn Fn() -> bool + Send + Sync>;
+
+fn register_answers(
+    state: &mut SessionState,
+    engine: &Arc<Engine>,
+    instance: &str,
+    public_on_path: PublicOnPath,
+) -> Result<()> {
     let mut add = |name: &str, returns: DataType, body: Arc<Body>| {
         register_row_function(state, name, returns, body)
     };
@@ -88,7 +106,10 @@ fn register_answers(state: &mut SessionState, engine: &Arc<Engine>, instance: &s
     add(
         "pg_get_expr",
         DataType::Utf8,
-        Arc::new(|args| match args.first() {
+        Arc::new(move |args| match args.first() {
+            Some(ScalarValue::Utf8(Some(expr))) if !public_on_path() => {
+                text(Some(super::pg_qualified_names::qualified_expression(expr)))
+            }
             Some(ScalarValue::Utf8(expr)) => text(expr.clone()),
             _ => text(None),
         }),
@@ -104,6 +125,32 @@ fn register_answers(state: &mut SessionState, engine: &Arc<Engine>, instance: &s
     ] {
         add(name, DataType::Utf8, Arc::clone(&null))?;
     }
+    add(
+        "acldefault",
+        DataType::new_list(DataType::Utf8, true),
+        Arc::new(|args| match (args.first(), args.get(1)) {
+            (Some(ScalarValue::Utf8(Some(kind))), Some(owner)) => {
+                let owner = match owner {
+                    ScalarValue::Int64(Some(oid)) if *oid == pg_catalog::OWNER_OID => {
+                        OWNER.to_string()
+                    }
+                    // Everything pgwide lists is the owner's; another role is named
+                    // by its OID, as PostgreSQL names a role it cannot find.
+                    other => other.to_string(),
+                };
+                match default_acl(kind, &owner) {
+                    Some(items) => ScalarValue::List(ScalarValue::new_list_nullable(
+                        &items.into_iter().map(|i| text(Some(i))).collect::<Vec<_>>(),
+                        &DataType::Utf8,
+                    )),
+                    None => ScalarValue::try_from(DataType::new_list(DataType::Utf8, true))
+                        .unwrap_or(ScalarValue::Null),
+                }
+            }
+            _ => ScalarValue::try_from(DataType::new_list(DataType::Utf8, true))
+                .unwrap_or(ScalarValue::Null),
+        }),
+    )?;
     // The default tablespaces (the only ones) have no directory of their own.
     add(
         "pg_tablespace_location",
@@ -170,22 +217,6 @@ fn register_answers(state: &mut SessionState, engine: &Arc<Engine>, instance: &s
         DataType::Utf8,
         Arc::new(|_| text(Some("UTF8".into()))),
     )?;
-    add(
-        "current_schema",
-        DataType::Utf8,
-        Arc::new(|_| text(Some("public".into()))),
-    )?;
-    add(
-        "current_schemas",
-        DataType::List(Arc::new(
-            datafusion::arrow::datatypes::Field::new_list_field(DataType::Utf8, true),
-        )),
-        // A real text[], so clients can index it (pgjdbc: `current_schemas(true)[1]`).
-        Arc::new(|_| {
-            let names = [pg_catalog::PG_CATALOG, "public"].map(|n| text(Some(n.into())));
-            ScalarValue::List(ScalarValue::new_list_nullable(&names, &DataType::Utf8))
-        }),
-    )?;
     let db = instance.to_string();
     add(
         "current_database",
@@ -224,6 +255,7 @@ fn register_definitions(
     state: &mut SessionState,
     engine: &Arc<Engine>,
     instance: &str,
+    public_on_path: PublicOnPath,
 ) -> Result<()> {
     let mut add = |name: &str, returns: DataType, body: Arc<Body>| {
         register_row_function(state, name, returns, body)
@@ -261,15 +293,25 @@ fn register_definitions(
     )?;
     // A view's definition, by OID or by name (`pg_get_viewdef('v')`); the second
     // argument, pretty-printing or a line width, changes nothing pgwide shows.
-    let (e, i) = (Arc::clone(engine), instance.to_string());
+    let (e, i, on_path) = (
+        Arc::clone(engine),
+        instance.to_string(),
+        Arc::clone(&public_on_path),
+    );
     add(
         "pg_get_viewdef",
         DataType::Utf8,
-        Arc::new(move |a| match a.first() {
-            Some(ScalarValue::Utf8(Some(name)) | ScalarValue::Utf8View(Some(name))) => {
-                text(pg_catalog::view_definition(&e, &i, None, Some(name)))
-            }
-            first => text(pg_catalog::view_definition(&e, &i, int(first), None)),
+        Arc::new(move |a| {
+            let definition = match a.first() {
+                Some(ScalarValue::Utf8(Some(name)) | ScalarValue::Utf8View(Some(name))) => {
+                    pg_catalog::view_definition(&e, &i, None, Some(name))
+                }
+                first => pg_catalog::view_definition(&e, &i, int(first), None),
+            };
+            text(match on_path() {
+                true => definition,
+                false => definition.map(|d| super::pg_qualified_names::qualified_view_query(&d)),
+            })
         }),
     )?;
     // Comments: only tables and their columns take one (`COMMENT ON`), so an OID of
@@ -316,7 +358,11 @@ fn register_definitions(
                 return text(None);
             };
             if let Some((_, fk)) = pg_catalog::foreign_key_by_oid(&e, &i, oid) {
-                return text(Some(pg_catalog::foreign_key_definition(&fk)));
+                let definition = pg_catalog::foreign_key_definition(&fk);
+                return text(Some(match public_on_path() {
+                    true => definition,
+                    false => super::pg_qualified_names::qualified_references(&definition),
+                }));
             }
             if let Some((_, check)) = pg_catalog::check_by_oid(&e, &i, oid) {
                 let pretty = matches!(a.get(1), Some(ScalarValue::Boolean(Some(true))));
@@ -478,6 +524,34 @@ fn register_row_function(
     state
         .register_udf(Arc::new(udf(name, returns, body)))
         .map(|_| ())
+}
+
+/// `acldefault(kind, owner)`: the privileges an object of `kind` (PostgreSQL's
+/// one-letter object types) has while no GRANT or REVOKE changed them, as `aclitem`
+/// texts; `None` for a kind PostgreSQL does not know (its error, here NULL).
+fn default_acl(kind: &str, owner: &str) -> Option<Vec<String>> {
+    let (public, own) = match kind {
+        "c" => return Some(Vec::new()),
+        "r" => (None, "arwdDxt"),
+        "s" => (None, "rwU"),
+        "d" => (Some("Tc"), "CTc"),
+        "f" => (Some("X"), "X"),
+        "l" => (Some("U"), "U"),
+        "L" => (None, "rw"),
+        "n" => (None, "UC"),
+        "t" => (None, "C"),
+        "F" | "S" => (None, "U"),
+        "T" => (Some("U"), "U"),
+        "p" => (None, "sA"),
+        _ => return None,
+    };
+    let public = public.map(|p| format!("={p}/{owner}"));
+    Some(
+        public
+            .into_iter()
+            .chain([format!("{owner}={own}/{owner}")])
+            .collect(),
+    )
 }
 
 /// The OID of the table a `regclass` name (`t`, `public.t`, `"T"`) names, if it exists.

@@ -1,5 +1,5 @@
 //! PostgreSQL's sequence functions: `nextval`, `currval`, `setval`, `lastval` and
-//! `pg_get_serial_sequence`. `nextval` and `setval` write (the engine reserves values
+//! `pg_get_serial_sequence`, and the two that read a sequence as a relation. `nextval` and `setval` write (the engine reserves values
 //! durably, see `engine::catalog::sequences`) and are volatile, computed for every row
 //! as PostgreSQL computes them. `currval` and `lastval` answer from what this session's
 //! `nextval` calls returned.
@@ -138,6 +138,20 @@ impl SequenceFunction {
                     "lastval is not yet defined in this session",
                 ))
             })?)),
+            "pgwide_sequence_last_value" | "pgwide_sequence_is_called" => {
+                let Some(sequence) = self.sequence(&first)? else {
+                    return Ok(ScalarValue::Int64(None));
+                };
+                let (last, called) = self
+                    .engine
+                    .sequence_state(&sequence)
+                    .await
+                    .map_err(|e| failed(e.into()))?;
+                match self.name {
+                    "pgwide_sequence_is_called" => ScalarValue::Boolean(Some(called)),
+                    _ => ScalarValue::Int64(Some(last)),
+                }
+            }
             _ => self.serial_sequence(args)?,
         })
     }
@@ -181,6 +195,7 @@ impl ScalarUDFImpl for SequenceFunction {
     fn return_type(&self, _: &[DataType]) -> Result<DataType> {
         Ok(match self.name {
             "pg_get_serial_sequence" => DataType::Utf8,
+            "pgwide_sequence_is_called" => DataType::Boolean,
             _ => DataType::Int64,
         })
     }
@@ -271,6 +286,16 @@ pub fn register(
                 ],
                 Volatility::Volatile,
             ),
+        ),
+        // A sequence read as a relation (`SELECT last_value, is_called FROM s`, see
+        // `views`).
+        (
+            "pgwide_sequence_last_value",
+            Signature::one_of(vec![text()], Volatility::Volatile),
+        ),
+        (
+            "pgwide_sequence_is_called",
+            Signature::one_of(vec![text()], Volatility::Volatile),
         ),
         (
             "pg_get_serial_sequence",

@@ -122,9 +122,83 @@ pub fn register(
     for (name, returns, body) in functions {
         state.register_udf(Arc::new(udf(name, returns, body)))?;
     }
+    register_schema_path(state, user, &settings)?;
     for function in super::pg_settings::functions(settings) {
         state.register_udf(Arc::new(function))?;
     }
+    Ok(())
+}
+
+/// The schemas a query names tables in without a schema.
+const SCHEMAS: &[&str] = &[
+    crate::sql::pg_catalog::PG_CATALOG,
+    "public",
+    crate::sql::pg_catalog::INFORMATION_SCHEMA,
+    crate::sql::pg_catalog::PGWIDE,
+    crate::sql::relation::VERSIONS_SCHEMA,
+];
+
+/// The existing schemas of `search_path`, in its order (`"$user"` is the user's
+/// schema, which pgwide never has unless it is one of these), as PostgreSQL computes
+/// `current_schemas(false)`; with `implicit`, `pg_catalog` first unless listed.
+pub(super) fn schema_path(search_path: &str, user: &str, implicit: bool) -> Vec<String> {
+    let mut path: Vec<String> = search_path
+        .split(',')
+        .map(|part| {
+            let part = part.trim();
+            match part.strip_prefix('"').and_then(|p| p.strip_suffix('"')) {
+                Some(quoted) => quoted.replace("\"\"", "\""),
+                None => part.to_lowercase(),
+            }
+        })
+        .map(|name| {
+            if name == "$user" {
+                user.to_string()
+            } else {
+                name
+            }
+        })
+        .filter(|name| SCHEMAS.contains(&name.as_str()))
+        .collect();
+    path.dedup();
+    let catalog = crate::sql::pg_catalog::PG_CATALOG;
+    if implicit && !path.iter().any(|n| n == catalog) {
+        path.insert(0, catalog.to_string());
+    }
+    path
+}
+
+/// `current_schemas(implicit)` and `current_schema()` from the session's `search_path`:
+/// pg_dump empties it and then reads them to learn what its output should set.
+fn register_schema_path(
+    state: &mut SessionState,
+    user: &str,
+    settings: &super::pg_settings::SharedSettings,
+) -> Result<()> {
+    let path = {
+        let (settings, user) = (settings.clone(), user.to_string());
+        move |implicit: bool| {
+            let search_path = settings.get("search_path").unwrap_or_default();
+            schema_path(&search_path, &user, implicit)
+        }
+    };
+    let first = path.clone();
+    state.register_udf(Arc::new(udf(
+        "current_schema",
+        DataType::Utf8,
+        Arc::new(move |_| text(first(false).into_iter().next())),
+    )))?;
+    // A real text[], so clients can index it (pgjdbc: `current_schemas(true)[1]`).
+    state.register_udf(Arc::new(udf(
+        "current_schemas",
+        DataType::new_list(DataType::Utf8, true),
+        Arc::new(move |args| {
+            let implicit = !matches!(args.first(), Some(ScalarValue::Boolean(Some(false))));
+            let names: Vec<ScalarValue> =
+                path(implicit).into_iter().map(|n| text(Some(n))).collect();
+            ScalarValue::List(ScalarValue::new_list_nullable(&names, &DataType::Utf8))
+        }),
+    )))?;
     Ok(())
 }
 
@@ -134,6 +208,25 @@ mod tests {
 
     fn s(v: &str) -> ScalarValue {
         ScalarValue::Utf8(Some(v.to_string()))
+    }
+
+    #[test]
+    fn current_schemas_follow_the_search_path() {
+        assert_eq!(
+            schema_path("\"$user\", public", "tester", false),
+            ["public"]
+        );
+        assert_eq!(
+            schema_path("\"$user\", public", "tester", true),
+            ["pg_catalog", "public"]
+        );
+        // pg_dump's: nothing but the implicit catalog.
+        assert!(schema_path("", "tester", false).is_empty());
+        assert_eq!(schema_path("", "tester", true), ["pg_catalog"]);
+        assert_eq!(
+            schema_path("Public, pg_catalog, nowhere", "tester", true),
+            ["public", "pg_catalog"]
+        );
     }
 
     #[test]

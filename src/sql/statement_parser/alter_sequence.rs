@@ -52,7 +52,7 @@ pub fn parse(sql: &str) -> Option<SqlResult<Vec<Statement>>> {
         if tokens.iter().all(is_space) {
             continue;
         }
-        let text: String = tokens.iter().map(ToString::to_string).collect();
+        let text = super::token_text::sql_text(tokens.iter());
         if is_alter_sequence(tokens) {
             if let Err(e) = read(tokens.to_vec()) {
                 return Some(Err(e));

@@ -44,12 +44,7 @@ pub(super) fn respell(sql: &str) -> Option<SqlResult<(String, Vec<usize>)>> {
         index += usize::from(!words.is_empty());
         let is_do = matches!(words.first(), Some(Token::Word(w)) if w.keyword == Keyword::DO && w.quote_style.is_none());
         if !is_do {
-            respelled.push(
-                statement
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<String>(),
-            );
+            respelled.push(super::token_text::sql_text(statement.iter()));
             continue;
         }
         any = true;
@@ -123,7 +118,7 @@ fn create_ignoring_duplicate(body: &str) -> Option<String> {
     (handler_matches && creates_type).then(|| {
         statement
             .iter()
-            .map(ToString::to_string)
+            .map(|token| super::token_text::token_text(token))
             .collect::<Vec<_>>()
             .join(" ")
     })

@@ -47,7 +47,7 @@ pub(super) fn respell(sql: &str) -> Option<String> {
             .iter()
             .zip(&dropped)
             .filter(|(_, dropped)| !**dropped)
-            .map(|(token, _)| token.to_string())
+            .map(|(token, _)| super::token_text::token_text(token))
             .collect()
     })
 }

@@ -65,7 +65,7 @@ pub fn reorder(sql: &str) -> Option<String> {
         }
         i += 1;
     }
-    changed.then(|| out.iter().map(ToString::to_string).collect())
+    changed.then(|| super::token_text::sql_text(&out))
 }
 
 /// Whether the tokens so far end in `CREATE [TEMP | TEMPORARY] SEQUENCE`.

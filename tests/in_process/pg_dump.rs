@@ -1,0 +1,120 @@
+//! The real pg_dump 15 against pgwide: it reads one snapshot (a REPEATABLE READ READ
+//! ONLY block) through pgwide's catalog, and its script restores into a real
+//! PostgreSQL 15 with the same tables, declared types, keys, defaults, sequences, view
+//! and rows.
+
+use crate::common::{simple_rows, TestServer};
+use crate::differential::Postgres;
+use std::process::Command;
+
+/// Statements that make a schema of the usual kinds, with rows.
+const SCHEMA: &str = "\
+    CREATE TABLE book (id BIGINT PRIMARY KEY, title TEXT NOT NULL, price NUMERIC(10,2), \
+        added TIMESTAMPTZ DEFAULT now(), tags TEXT[]); \
+    CREATE INDEX book_title ON book (title); \
+    CREATE TABLE author (id SERIAL PRIMARY KEY, name VARCHAR(40) UNIQUE, born DATE, \
+        score REAL CHECK (score >= 0)); \
+    CREATE TABLE wrote (author_id INTEGER REFERENCES author (id), book_id BIGINT, \
+        PRIMARY KEY (author_id, book_id)); \
+    CREATE SEQUENCE ticket START 100 INCREMENT 5; \
+    CREATE VIEW cheap AS SELECT id, title FROM book WHERE price < 10; \
+    INSERT INTO book VALUES (1, 'Dune', 9.50, '2024-01-02 03:04:05+00', '{sf,classic}'), \
+        (2, 'Emma', NULL, '2024-05-06 07:08:09+00', NULL), \
+        (3, 'It''s \\ tab\tand newline\n', 12.00, NULL, '{}'); \
+    INSERT INTO author (name, born, score) VALUES ('Herbert', '1920-10-08', 4.5), \
+        ('Austen', '1775-12-16', 5); \
+    INSERT INTO wrote VALUES (1, 1), (2, 2); \
+    SELECT nextval('ticket'); SELECT nextval('ticket')";
+
+/// What the test compares on both sides.
+const READS: &[&str] = &[
+    "SELECT id, title, price, added, tags FROM book ORDER BY id",
+    "SELECT id, name, born, score FROM author ORDER BY id",
+    "SELECT author_id, book_id FROM wrote ORDER BY 1, 2",
+    "SELECT * FROM cheap ORDER BY id",
+    "SELECT nextval('ticket'), nextval('author_id_seq')",
+    "SELECT table_name, column_name, data_type, is_nullable, column_default \
+     FROM information_schema.columns WHERE table_schema = 'public' \
+     ORDER BY table_name, ordinal_position",
+];
+
+fn pg_dump(port: u16, user: &str) -> String {
+    let output = Command::new("pg_dump")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", user])
+        .args(["--no-password", "postgres"])
+        .output()
+        .expect("pg_dump runs (the test command installs postgresql-client)");
+    assert!(
+        output.status.success(),
+        "pg_dump failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("a UTF-8 dump")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_dump_of_pgwide_restores_into_postgres_with_the_same_rows() {
+    let server = TestServer::start().await;
+    let pgwide = server.connect().await;
+    pgwide.batch_execute(SCHEMA).await.expect("schema");
+    let script = pg_dump(server.port, "tester");
+    // A table with Table Store's defaults has no storage parameters to carry.
+    assert!(!script.contains("WITH (ttl"), "{script}");
+    assert!(script.contains("CREATE TABLE public.book"), "{script}");
+
+    let postgres = Postgres::start();
+    let restored = Command::new("psql")
+        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
+        .args([
+            "-p",
+            &postgres.port().to_string(),
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            if let Some(stdin) = child.stdin.as_mut() {
+                stdin.write_all(script.as_bytes())?;
+            }
+            child.wait_with_output()
+        })
+        .expect("psql runs");
+    assert!(
+        restored.status.success(),
+        "the dump did not restore into PostgreSQL 15: {}\n{script}",
+        String::from_utf8_lossy(&restored.stderr)
+    );
+    let postgres = postgres.connect().await;
+    for sql in READS {
+        assert_eq!(
+            simple_rows(&pgwide, sql).await,
+            simple_rows(&postgres, sql).await,
+            "{sql}"
+        );
+    }
+}
+
+/// Options PostgreSQL has no storage parameter for go into the dump as pgwide took
+/// them, so a restore into pgwide keeps them (PostgreSQL refuses them by name).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tables_table_store_options_are_in_its_dump() {
+    let server = TestServer::start().await;
+    let pgwide = server.connect().await;
+    pgwide
+        .batch_execute(
+            "CREATE TABLE events (id BIGINT PRIMARY KEY) WITH (ttl = 86400, max_versions = 3)",
+        )
+        .await
+        .expect("schema");
+    let script = pg_dump(server.port, "tester");
+    assert!(
+        script.contains("WITH (ttl='86400', max_versions='3')"),
+        "{script}"
+    );
+}
