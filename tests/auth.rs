@@ -213,6 +213,8 @@ async fn role_statements_and_their_errors() {
         vec![
             ("alice".to_string(), false, true, star.clone()),
             ("bob".to_string(), false, false, star.clone()),
+            // PostgreSQL 15's built-in role that owns schema public.
+            ("pg_database_owner".to_string(), false, false, None),
             ("postgres".to_string(), true, true, star.clone()),
         ]
     );

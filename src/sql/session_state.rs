@@ -180,8 +180,6 @@ impl SessionState {
         }
     }
 
-    /// Ends the transaction block, if any: SET LOCAL values and cursors without HOLD end
-    /// with it.
     /// Takes a REPEATABLE READ block's snapshot at its first statement that reads, as
     /// PostgreSQL does, so the block sees the rows as they were then; at later
     /// statements, 40001 if the schema changed since (`engine::read_snapshot`).
@@ -252,6 +250,8 @@ impl SessionState {
         }
     }
 
+    /// Ends the transaction block, if any: SET LOCAL values and cursors without HOLD end
+    /// with it.
     pub(super) fn end_transaction(&mut self) -> Option<Transaction> {
         self.settings.end_transaction();
         self.cursors.retain(|_, cursor| cursor.held());
