@@ -22,7 +22,8 @@ async fn copy_in(
     sink.as_mut().finish().await
 }
 
-async fn copy_out(client: &tokio_postgres::Client, sql: &str) -> String {
+/// The rows of a `COPY ... TO STDOUT` as text.
+pub(crate) async fn copy_out(client: &tokio_postgres::Client, sql: &str) -> String {
     let stream = client.copy_out(sql).await.expect(sql);
     let chunks: Vec<Bytes> = stream.try_collect().await.expect("copy out");
     String::from_utf8(chunks.concat()).expect("utf8")

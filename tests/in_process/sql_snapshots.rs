@@ -3,6 +3,7 @@
 //! other sessions write on; the block's end lets the snapshot go.
 
 use crate::common::{code, simple_rows, TestServer};
+use crate::sql_copy::copy_out;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeatable_read_block_reads_one_snapshot_while_others_write() {
@@ -126,15 +127,4 @@ async fn pg_dumps_transaction_reads_a_snapshot_and_fails_cleanly_on_a_schema_cha
         simple_rows(&reader, "SELECT v, w FROM t").await,
         [["b", "NULL"]]
     );
-}
-
-/// The rows of a COPY ... TO STDOUT as text.
-async fn copy_out(client: &tokio_postgres::Client, sql: &str) -> String {
-    use futures::TryStreamExt;
-    let stream = client.copy_out(sql).await.expect(sql);
-    let chunks: Vec<bytes::Bytes> = stream.try_collect().await.expect("copy data");
-    chunks
-        .iter()
-        .map(|c| String::from_utf8_lossy(c).into_owned())
-        .collect()
 }

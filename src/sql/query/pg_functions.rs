@@ -128,27 +128,29 @@ fn register_answers(
     add(
         "acldefault",
         DataType::new_list(DataType::Utf8, true),
-        Arc::new(|args| match (args.first(), args.get(1)) {
-            (Some(ScalarValue::Utf8(Some(kind))), Some(owner)) => {
-                let owner = match owner {
-                    ScalarValue::Int64(Some(oid)) if *oid == pg_catalog::OWNER_OID => {
-                        OWNER.to_string()
-                    }
-                    // Everything pgwide lists is the owner's; another role is named
-                    // by its OID, as PostgreSQL names a role it cannot find.
-                    other => other.to_string(),
-                };
-                match default_acl(kind, &owner) {
-                    Some(items) => ScalarValue::List(ScalarValue::new_list_nullable(
-                        &items.into_iter().map(|i| text(Some(i))).collect::<Vec<_>>(),
-                        &DataType::Utf8,
-                    )),
-                    None => ScalarValue::try_from(DataType::new_list(DataType::Utf8, true))
-                        .unwrap_or(ScalarValue::Null),
+        Arc::new(|args| {
+            let items = match (args.first(), args.get(1)) {
+                (Some(ScalarValue::Utf8(Some(kind))), Some(owner)) => {
+                    let owner = match owner {
+                        ScalarValue::Int64(Some(oid)) if *oid == pg_catalog::OWNER_OID => {
+                            OWNER.to_string()
+                        }
+                        // Everything pgwide lists is the owner's; another role is named
+                        // by its OID, as PostgreSQL names a role it cannot find.
+                        other => other.to_string(),
+                    };
+                    default_acl(kind, &owner)
                 }
+                _ => None,
+            };
+            match items {
+                Some(items) => ScalarValue::List(ScalarValue::new_list_nullable(
+                    &items.into_iter().map(|i| text(Some(i))).collect::<Vec<_>>(),
+                    &DataType::Utf8,
+                )),
+                None => ScalarValue::try_from(DataType::new_list(DataType::Utf8, true))
+                    .unwrap_or(ScalarValue::Null),
             }
-            _ => ScalarValue::try_from(DataType::new_list(DataType::Utf8, true))
-                .unwrap_or(ScalarValue::Null),
         }),
     )?;
     // The default tablespaces (the only ones) have no directory of their own.
