@@ -19,6 +19,7 @@ mod limits;
 mod options;
 mod read;
 mod read_snapshot;
+mod rekeyed_tables;
 mod renamed_columns;
 mod row_format;
 mod scan;

@@ -6,6 +6,7 @@ mod checks;
 mod enum_types;
 mod foreign_keys;
 mod indexes;
+mod rekeyed_tables;
 mod renamed_columns;
 mod sequences;
 mod views;
@@ -646,7 +647,7 @@ impl Catalog {
             .map(|c| &c.name)
             .chain(spec.columns.iter().map(|c| &c.name))
         {
-            if name != "_rowid" || !spec.auto_rowid {
+            if name != ROWID_COLUMN || !spec.auto_rowid {
                 check_name(name)?;
             }
             if !seen.insert(name.as_str()) {
@@ -915,11 +916,20 @@ impl Catalog {
 
 const ROWID_TAG: u8 = b'R';
 
+/// The hidden key column of a table created without a primary key.
+pub(super) const ROWID_COLUMN: &str = "_rowid";
+
+/// Where table `table_id`'s next hidden `_rowid` value is kept.
+fn rowid_counter_key(table_id: u32) -> Vec<u8> {
+    let mut key = vec![CATALOG_PREFIX, ROWID_TAG];
+    key.extend_from_slice(&table_id.to_be_bytes());
+    key
+}
+
 impl Catalog {
     /// Reserves `count` consecutive hidden `_rowid` values for a table; returns the first.
     pub async fn allocate_rowids(&self, table: &TableMeta, count: i64) -> EngineResult<i64> {
-        let mut key = vec![CATALOG_PREFIX, ROWID_TAG];
-        key.extend_from_slice(&table.id.to_be_bytes());
+        let key = rowid_counter_key(table.id);
         loop {
             let current = self.backend.get(&key).await?;
             let next = match &current {

@@ -67,6 +67,12 @@ pub enum EngineError {
     NoSuchColumn { table: String, column: String },
     #[error("column \"{column}\" is in a primary key")]
     KeyColumnNotNull { column: String },
+    /// ADD PRIMARY KEY on a table that has one (PostgreSQL's wording).
+    #[error("multiple primary keys for table \"{table}\" are not allowed")]
+    PrimaryKeyExists { table: String },
+    /// ADD PRIMARY KEY over a column some row has no value in (PostgreSQL's wording).
+    #[error("column \"{column}\" of relation \"{table}\" contains null values")]
+    KeyColumnHasNulls { table: String, column: String },
     #[error("a primary key has 1 to 4 columns, not {count}")]
     PkColumnCount { count: usize },
     #[error("primary key column \"{column}\" has type {given}, but only String (TEXT), Integer (BIGINT) and Binary (BYTEA) are allowed")]

@@ -9,6 +9,7 @@ pub mod drop_column;
 pub mod enum_types;
 pub mod foreign_keys;
 pub mod indexes;
+mod primary_key;
 pub mod rename_column;
 pub mod schemas;
 pub mod sequences;
@@ -120,32 +121,23 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
     }
     let mut pk_names: Vec<String> = Vec::new();
     for column in &create.columns {
-        if column
-            .options
-            .iter()
-            .any(|o| matches!(o.option, ColumnOption::PrimaryKey(_)))
-        {
+        for option in &column.options {
+            let ColumnOption::PrimaryKey(pk) = &option.option else {
+                continue;
+            };
+            if !pk_names.is_empty() {
+                return Err(EngineError::PrimaryKeyExists { table: name }.into());
+            }
+            primary_key::key_columns(pk, option.name.as_ref(), &name)?;
             pk_names.push(fold(&column.name));
         }
     }
     for constraint in &create.constraints {
         if let TableConstraint::PrimaryKey(pk) = constraint {
             if !pk_names.is_empty() {
-                return Err(SqlError::new(
-                    SqlState::InvalidTableDefinition,
-                    format!("multiple primary keys for table \"{name}\" are not allowed"),
-                ));
+                return Err(EngineError::PrimaryKeyExists { table: name }.into());
             }
-            for column in &pk.columns {
-                match &column.column.expr {
-                    Expr::Identifier(ident) => pk_names.push(fold(ident)),
-                    other => {
-                        return Err(SqlError::syntax(format!(
-                            "primary key column {other} must be a column name"
-                        )))
-                    }
-                }
-            }
+            pk_names = primary_key::key_columns(pk, None, &name)?;
         }
     }
     let mut spec = TableSpec {
@@ -199,11 +191,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
             )?,
         );
         if pk_names.contains(&column_name) && time_precision(&column.data_type).is_some() {
-            return Err(SqlError::unsupported(format!(
-                "a key column of type {} (its values would have to be rounded before they \
-                 are keys; TIMESTAMP without a precision works)",
-                column.data_type
-            )));
+            return Err(time_precision_refusal(&column.data_type));
         }
         if let Some(default) = defaults::declared_default(column, ty, generator.is_some())? {
             spec.defaults.insert(column_name.clone(), default);
@@ -277,6 +265,14 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
             }
         }
     }
+}
+
+/// A key column declared with a fractional-second precision (`timestamp(3)`).
+fn time_precision_refusal(data_type: impl std::fmt::Display) -> SqlError {
+    SqlError::unsupported(format!(
+        "a key column of type {data_type} (its values would have to be rounded before they \
+         are keys; TIMESTAMP without a precision works)"
+    ))
 }
 
 /// Drops sequences made for a table that could not be made after all.
@@ -794,6 +790,19 @@ pub async fn alter_table(
             } => {
                 let unique = indexes::unique_columns(constraint, None, None)?;
                 indexes::create_unique_constraint(engine, instance, &name, unique).await?;
+            }
+            AlterTableOperation::AddConstraint {
+                constraint: TableConstraint::PrimaryKey(constraint),
+                not_valid: false,
+            } => {
+                // Re-keying cannot be undone if a later operation failed.
+                if alter.operations.len() > 1 {
+                    return Err(SqlError::unsupported(
+                        "ADD PRIMARY KEY beside other operations in one ALTER TABLE is not \
+                         supported yet: run it on its own",
+                    ));
+                }
+                primary_key::add(engine, instance, &alter.name, constraint).await?;
             }
             AlterTableOperation::AddConstraint {
                 constraint: TableConstraint::Check(constraint),

@@ -472,6 +472,19 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
                     "DROP COLUMN of a column with an index or a sequence the block did not create",
                 );
             }
+            // It re-keys the stored rows at once, and would miss the block's own.
+            let adds_primary_key = alter.operations.iter().any(|op| {
+                matches!(
+                    op,
+                    ast::AlterTableOperation::AddConstraint {
+                        constraint: ast::TableConstraint::PrimaryKey(_),
+                        ..
+                    }
+                )
+            });
+            if adds_primary_key {
+                return cannot_undo("ADD PRIMARY KEY");
+            }
             refuse_unseen_rows(state, alter)
         }
         // Deleted at COMMIT (`deferred_drops`).

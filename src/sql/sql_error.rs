@@ -363,6 +363,14 @@ mod tests {
                 "23502",
             ),
             (
+                KeyColumnHasNulls {
+                    table: s(),
+                    column: s(),
+                },
+                "23502",
+            ),
+            (PrimaryKeyExists { table: s() }, "42P16"),
+            (
                 ForeignKeyViolation {
                     table: s(),
                     constraint: s(),

@@ -39,7 +39,7 @@ impl From<&EngineError> for SqlState {
             InvalidEnumLabel { .. } | EnumLabelNotFound { .. } => SqlState::InvalidParameterValue,
             EnumLabelInUse { .. } => SqlState::FeatureNotSupported,
             NoSuchColumn { .. } => SqlState::UndefinedColumn,
-            KeyColumnNotNull { .. } => SqlState::InvalidTableDefinition,
+            KeyColumnNotNull { .. } | PrimaryKeyExists { .. } => SqlState::InvalidTableDefinition,
             BadPkType { .. } | PkTypeMismatch { .. } | IncrementType { .. } => {
                 SqlState::DatatypeMismatch
             }
@@ -63,7 +63,7 @@ impl From<&EngineError> for SqlState {
                 SqlState::NumericValueOutOfRange
             }
             ValueTooLong { .. } => SqlState::StringDataRightTruncation,
-            NullInNotNull { .. } => SqlState::NotNullViolation,
+            NullInNotNull { .. } | KeyColumnHasNulls { .. } => SqlState::NotNullViolation,
             UniqueViolation { .. } | DuplicateInIndex { .. } => SqlState::UniqueViolation,
             IndexNotFound { .. } | ConstraintNotFound { .. } => SqlState::UndefinedObject,
             ForeignKeyViolation { .. } | ForeignKeyReferenced { .. } => {

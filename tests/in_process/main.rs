@@ -24,6 +24,7 @@ mod sql_indexes;
 mod sql_insert_select;
 mod sql_notifications;
 mod sql_plan_cache;
+mod sql_primary_keys;
 mod sql_protocols;
 mod sql_reads;
 mod sql_refusals;

@@ -19,7 +19,7 @@ async fn users(client: &tokio_postgres::Client) {
 }
 
 /// The plan a statement gets, as one string.
-async fn explain(client: &tokio_postgres::Client, sql: &str) -> String {
+pub(crate) async fn explain(client: &tokio_postgres::Client, sql: &str) -> String {
     simple_rows(client, &format!("EXPLAIN {sql}"))
         .await
         .into_iter()

@@ -79,7 +79,41 @@ pub fn check(column: &str, expr: &Expr, ty: SqlType) -> SqlResult<String> {
             other => other,
         })?;
     }
-    Ok(expr.to_string())
+    Ok(canonical_text(expr))
+}
+
+/// `expr` as PostgreSQL's deparser prints it where it differs from sqlparser's text:
+/// a relation named by a `regclass` literal without schema `public` (the only schema;
+/// pg_dump writes `nextval('public.s'::regclass)`) and the cast in lower case. So a
+/// restored default reads back as the one that was dumped.
+fn canonical_text(expr: &Expr) -> String {
+    let mut expr = expr.clone();
+    let _ = ast::visit_expressions_mut(&mut expr, |e| {
+        if let Expr::Cast {
+            expr: literal,
+            data_type,
+            ..
+        } = e
+        {
+            if matches!(data_type, ast::DataType::Regclass) {
+                *data_type = ast::DataType::Custom(
+                    ast::ObjectName::from(vec![ast::Ident::new("regclass")]),
+                    vec![],
+                );
+                if let Expr::Value(ast::ValueWithSpan {
+                    value: ast::Value::SingleQuotedString(name),
+                    ..
+                }) = literal.as_mut()
+                {
+                    if let Some(bare) = name.strip_prefix("public.") {
+                        *name = bare.to_string();
+                    }
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    expr.to_string()
 }
 
 /// Words PostgreSQL reads as values, not columns, where sqlparser leaves an identifier.

@@ -6,6 +6,7 @@
 
 use super::udf::string;
 use crate::engine::{Engine, SequenceMeta};
+use crate::sql::pg_catalog::sequence_oid;
 use crate::sql::sequence_values::SequenceValues;
 use crate::sql::sql_types::SqlError;
 use crate::sqlstate::SqlState;
@@ -67,6 +68,16 @@ fn relation_name(text: &str) -> String {
 
 impl SequenceFunction {
     fn sequence(&self, argument: &ScalarValue) -> Result<Option<Arc<SequenceMeta>>> {
+        let oid = match argument {
+            ScalarValue::Int32(Some(oid)) => Some(i64::from(*oid)),
+            ScalarValue::Int64(Some(oid)) => Some(*oid),
+            ScalarValue::UInt32(Some(oid)) => Some(i64::from(*oid)),
+            // `'s'::regclass` arrives as its OID's text: no relation name is all digits.
+            other => string(Some(other)).and_then(|text| text.trim().parse::<i64>().ok()),
+        };
+        if let Some(oid) = oid {
+            return self.sequence_by_oid(oid).map(Some);
+        }
         let Some(name) = string(Some(argument)) else {
             return Ok(None);
         };
@@ -75,6 +86,21 @@ impl SequenceFunction {
             .sequence(&self.instance, &name)
             .map(Some)
             .map_err(|e| failed(e.into()))
+    }
+
+    /// The sequence a `regclass` OID names (`nextval('s'::regclass)`, as pg_dump
+    /// writes a SERIAL column's default).
+    fn sequence_by_oid(&self, oid: i64) -> Result<Arc<SequenceMeta>> {
+        self.engine
+            .sequences(&self.instance)
+            .into_iter()
+            .find(|sequence| sequence_oid(sequence) == oid)
+            .ok_or_else(|| {
+                failed(SqlError::new(
+                    SqlState::UndefinedTable,
+                    format!("no sequence has OID {oid}"),
+                ))
+            })
     }
 
     /// The function's value for one row's arguments.
