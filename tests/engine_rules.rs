@@ -2582,7 +2582,7 @@ async fn adding_a_primary_key_moves_every_visible_version() {
 
     let keyed = env
         .engine
-        .add_primary_key(DB, "t", vec![pk_col("k", PkType::Integer)])
+        .add_primary_key(DB, "t", vec![pk_col("k", PkType::Integer)], None)
         .await
         .unwrap();
     assert!(!keyed.auto_rowid);
@@ -2626,7 +2626,7 @@ async fn adding_a_primary_key_moves_every_visible_version() {
     let engine = durable_engine(dir.path(), ManualClock::new(now)).await;
     assert_eq!(
         engine
-            .add_primary_key(DB, "t", vec![pk_col("a", PkType::Integer)])
+            .add_primary_key(DB, "t", vec![pk_col("a", PkType::Integer)], None)
             .await
             .unwrap_err(),
         EngineError::PrimaryKeyExists { table: "t".into() }

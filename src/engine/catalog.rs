@@ -73,6 +73,10 @@ pub struct TableMeta {
     /// The PK is the hidden server-assigned `_rowid` (a table created without a PK).
     #[serde(default)]
     pub auto_rowid: bool,
+    /// The primary key's constraint name when it was declared with one other than
+    /// PostgreSQL's default, `<table>_pkey` (see `pk_constraint_name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pk_name: Option<String>,
     pub created_ms: i64,
     /// Every column name (PK and attribute) in the order `SELECT *` lists them: as
     /// declared, then attributes in the order they became known.
@@ -299,6 +303,15 @@ impl TableMeta {
         widths.get(column).copied()
     }
 
+    /// The name of the primary key's constraint and index: as declared, else
+    /// PostgreSQL's default `<table>_pkey`.
+    pub fn pk_constraint_name(&self) -> String {
+        match &self.pk_name {
+            Some(name) => name.clone(),
+            None => format!("{}_pkey", self.name),
+        }
+    }
+
     pub fn pk_types(&self) -> Vec<PkType> {
         self.pk.iter().map(|c| c.ty).collect()
     }
@@ -336,6 +349,8 @@ pub struct TableSpec {
     pub columns: Vec<AttrColumn>,
     pub options: Vec<(String, OptionValue)>,
     pub auto_rowid: bool,
+    /// The primary key's constraint name, if declared other than `<table>_pkey`.
+    pub pk_name: Option<String>,
     /// Column names in declared order; empty = PK columns, then attributes.
     pub column_order: Vec<String>,
     /// What the columns' declarations say beyond their value types.
@@ -673,6 +688,14 @@ impl Catalog {
         if self.relation_exists(instance, &spec.name) {
             return Err(EngineError::TableExists { name: spec.name });
         }
+        // The key's index is a relation of that name too.
+        if let Some(name) = spec
+            .pk_name
+            .as_ref()
+            .filter(|n| self.relation_exists(instance, n))
+        {
+            return Err(EngineError::TableExists { name: name.clone() });
+        }
         // A table's name is also its row type's in PostgreSQL.
         if self.enum_type(instance, &spec.name).is_some() {
             return Err(EngineError::TypeExists { name: spec.name });
@@ -703,6 +726,7 @@ impl Catalog {
             columns: spec.columns,
             options,
             auto_rowid: spec.auto_rowid,
+            pk_name: spec.pk_name,
             created_ms: now_ms,
             column_order,
             declared: spec.declared,

@@ -28,17 +28,19 @@ use std::sync::Arc;
 
 impl Engine {
     /// Keys table `table`, created without a primary key, by `key`: attribute columns
-    /// whose stored values are of the key types given. Returns the table as it is now.
+    /// whose stored values are of the key types given; `name` is the key's constraint
+    /// name if not `<table>_pkey`. Returns the table as it is now.
     pub async fn add_primary_key(
         &self,
         instance: &str,
         table: &str,
         key: Vec<PkColumn>,
+        name: Option<String>,
     ) -> EngineResult<Arc<TableMeta>> {
         // Writes in flight finish first, and none starts until the swap is done.
         let _exclusive = self.table_ids.write().await;
         let old = self.table(instance, table)?;
-        let rekeyed = self.catalog.rekeyed(&old, key).await?;
+        let rekeyed = self.catalog.rekeyed(&old, key, name).await?;
         if let Err(e) = self.copy_rekeyed(&old, &rekeyed).await {
             self.discard_copy(&rekeyed).await;
             return Err(e);
@@ -154,7 +156,7 @@ fn duplicate_key(table: &TableMeta, pk: &[PkValue]) -> EngineError {
         })
         .collect();
     EngineError::DuplicateInIndex {
-        index: format!("{}_pkey", table.name),
+        index: table.pk_constraint_name(),
         columns: table
             .pk
             .iter()

@@ -1148,6 +1148,7 @@ mod tests {
             columns: Vec::new(),
             options,
             auto_rowid: false,
+            pk_name: None,
             created_ms: 0,
             column_order: Vec::new(),
             declared: Default::default(),

@@ -74,7 +74,7 @@ pub(crate) fn type_size(ty: SqlType) -> i16 {
         SqlType::Bool => 1,
         SqlType::Int2 => 2,
         // `enum`s are stored as OIDs in PostgreSQL.
-        SqlType::Int4 | SqlType::Float4 | SqlType::Enum(_) => 4,
+        SqlType::Int4 | SqlType::Float4 | SqlType::Enum(_) | SqlType::Oid => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Date => 4,
         SqlType::Uuid | SqlType::Interval => 16,
@@ -166,7 +166,7 @@ pub(crate) fn put_text(
 ) -> SqlResult<()> {
     match ty {
         SqlType::Bool => out.put_u8(if as_bool(datum, ty)? { b't' } else { b'f' }),
-        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Oid => {
             out.put_slice(itoa::Buffer::new().format(as_int(datum, ty)?).as_bytes())
         }
         SqlType::Float4 | SqlType::Float8 => {
@@ -213,6 +213,10 @@ pub(crate) fn put_binary(out: &mut BytesMut, datum: &Datum, ty: SqlType) -> SqlR
             out.put_i32(i32::try_from(as_int(datum, ty)?).map_err(|_| out_of_range(ty))?)
         }
         SqlType::Int8 => out.put_i64(as_int(datum, ty)?),
+        // `oidsend`: 4 bytes, unsigned.
+        SqlType::Oid => {
+            out.put_u32(u32::try_from(as_int(datum, ty)?).map_err(|_| out_of_range(ty))?)
+        }
         SqlType::Float4 => out.put_f32(as_float(datum, ty)? as f32),
         SqlType::Float8 => out.put_f64(as_float(datum, ty)?),
         // `enum_send`: the label's text.
@@ -366,6 +370,7 @@ fn as_int(datum: &Datum, ty: SqlType) -> SqlResult<i64> {
     let in_range = match ty {
         SqlType::Int2 => i16::try_from(value).is_ok(),
         SqlType::Int4 => i32::try_from(value).is_ok(),
+        SqlType::Oid => u32::try_from(value).is_ok(),
         _ => true,
     };
     if !in_range {

@@ -43,6 +43,7 @@ fn decode_binary(raw: &[u8], ty: SqlType) -> Option<Datum> {
         SqlType::Int2 => Datum::Int(i64::from(i16::from_be_bytes(raw.try_into().ok()?))),
         SqlType::Int4 => Datum::Int(i64::from(i32::from_be_bytes(raw.try_into().ok()?))),
         SqlType::Int8 => Datum::Int(i64::from_be_bytes(raw.try_into().ok()?)),
+        SqlType::Oid => Datum::Int(i64::from(u32::from_be_bytes(raw.try_into().ok()?))),
         SqlType::Float4 => Datum::Float(f64::from(f32::from_be_bytes(raw.try_into().ok()?))),
         SqlType::Float8 => Datum::Float(f64::from_be_bytes(raw.try_into().ok()?)),
         SqlType::Text | SqlType::Name | SqlType::Enum(_) => {
@@ -156,7 +157,7 @@ fn decode_text(raw: &[u8], ty: SqlType, zone: &TimeZone) -> SqlResult<Datum> {
     let trimmed = text.trim();
     Ok(match ty {
         SqlType::Bool => Datum::Bool(parse_bool(trimmed).ok_or_else(|| invalid(ty, raw))?),
-        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Oid => {
             let value: i64 = trimmed.parse().map_err(|e: std::num::ParseIntError| {
                 use std::num::IntErrorKind::{NegOverflow, PosOverflow};
                 match e.kind() {
@@ -167,6 +168,7 @@ fn decode_text(raw: &[u8], ty: SqlType, zone: &TimeZone) -> SqlResult<Datum> {
             let fits = match ty {
                 SqlType::Int2 => i16::try_from(value).is_ok(),
                 SqlType::Int4 => i32::try_from(value).is_ok(),
+                SqlType::Oid => u32::try_from(value).is_ok(),
                 _ => true,
             };
             if !fits {

@@ -654,14 +654,15 @@ impl CopyFrom {
 
     /// The error for the row at `line` whose condition failed.
     fn refused(&self, failure: ConditionFailure, key: &PrimaryKey, line: u64) -> SqlError {
-        let what = match failure {
-            ConditionFailure::RowExists => format!(
-                "duplicate key value violates unique constraint \"{}_pkey\": key ({}) already exists",
-                self.table.name,
+        let what =
+            match failure {
+                ConditionFailure::RowExists => format!(
+                "duplicate key value violates unique constraint \"{}\": key ({}) already exists",
+                self.table.pk_constraint_name(),
                 key.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
             ),
-            other => format!("row not written: {other:?}"),
-        };
+                other => format!("row not written: {other:?}"),
+            };
         SqlError::new(
             SqlState::UniqueViolation,
             format!("{what} (COPY line {line})"),

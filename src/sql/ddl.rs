@@ -120,6 +120,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
         ));
     }
     let mut pk_names: Vec<String> = Vec::new();
+    let mut pk_name = None;
     for column in &create.columns {
         for option in &column.options {
             let ColumnOption::PrimaryKey(pk) = &option.option else {
@@ -128,7 +129,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
             if !pk_names.is_empty() {
                 return Err(EngineError::PrimaryKeyExists { table: name }.into());
             }
-            primary_key::key_columns(pk, option.name.as_ref(), &name)?;
+            pk_name = primary_key::key_columns(pk, option.name.as_ref(), &name)?.0;
             pk_names.push(fold(&column.name));
         }
     }
@@ -137,7 +138,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
             if !pk_names.is_empty() {
                 return Err(EngineError::PrimaryKeyExists { table: name }.into());
             }
-            pk_names = primary_key::key_columns(pk, None, &name)?;
+            (pk_name, pk_names) = primary_key::key_columns(pk, None, &name)?;
         }
     }
     let mut spec = TableSpec {
@@ -151,6 +152,7 @@ pub async fn create_table(engine: &Engine, instance: &str, create: &CreateTable)
                 )))
             }
         },
+        pk_name,
         ..TableSpec::default()
     };
     for pk_name in &pk_names {

@@ -1117,8 +1117,8 @@ fn duplicate_key(table: &TableMeta, pk: &[PkValue]) -> SqlError {
     SqlError::new(
         SqlState::UniqueViolation,
         format!(
-            "duplicate key value violates unique constraint \"{}_pkey\": {}",
-            table.name,
+            "duplicate key value violates unique constraint \"{}\": {}",
+            table.pk_constraint_name(),
             key_text(pk, table)
         ),
     )

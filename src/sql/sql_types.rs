@@ -46,6 +46,11 @@ pub enum SqlType {
     /// A value of an enum type (`CREATE TYPE ... AS ENUM`), a `Datum::Text` holding its
     /// label; the type's OID (`SqlType::enum_oid`).
     Enum(u32),
+    /// `oid`, the catalogs' object identifier: a `Datum::Int` like `bigint`, told apart
+    /// in result descriptions (clients load an `oid` as a number and some load a
+    /// `bigint` as text) and sent in binary as 4 bytes. Only query results have it:
+    /// catalog columns, and `::oid` casts.
+    Oid,
 }
 
 /// The element type of an array type.
@@ -108,6 +113,7 @@ impl ArrayOf {
             | SqlType::Time
             | SqlType::Interval
             | SqlType::Enum(_)
+            | SqlType::Oid
             | SqlType::Array(_) => return None,
         })
     }
@@ -136,6 +142,7 @@ impl SqlType {
             SqlType::Time => 1083,
             SqlType::Interval => 1186,
             SqlType::Enum(oid) => oid,
+            SqlType::Oid => 26,
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => 1000,
                 ArrayOf::Bytea => 1001,
@@ -240,6 +247,7 @@ impl SqlType {
             SqlType::Interval => "interval",
             // Its own name is in the catalog (`format_type` prints it).
             SqlType::Enum(_) => "enum",
+            SqlType::Oid => "oid",
             SqlType::Array(of) => match of {
                 ArrayOf::Bool => "boolean[]",
                 ArrayOf::Bytea => "bytea[]",

@@ -37,6 +37,7 @@ pub fn sql_pk_type(ty: SqlType) -> Option<PkType> {
         | SqlType::TimestampTz
         | SqlType::Date => Some(PkType::Integer),
         SqlType::Bool
+        | SqlType::Oid
         | SqlType::Float4
         | SqlType::Float8
         | SqlType::Numeric(_)
@@ -104,7 +105,8 @@ pub fn sql_value_type(ty: SqlType) -> ValueType {
         | SqlType::Timestamp
         | SqlType::TimestampTz
         | SqlType::Date
-        | SqlType::Time => ValueType::Integer,
+        | SqlType::Time
+        | SqlType::Oid => ValueType::Integer,
         SqlType::Float4 | SqlType::Float8 => ValueType::Double,
         SqlType::Bool => ValueType::Boolean,
         // A numeric is its text (`1.50`), exact and with its scale.
@@ -443,7 +445,7 @@ pub fn datum_into_pk(datum: Datum, ty: PkType, column: &str) -> SqlResult<PkValu
 pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
     match (ty, datum) {
         (_, Datum::Null) => Datum::Null,
-        (SqlType::Int2 | SqlType::Int4 | SqlType::Int8, d @ Datum::Int(_)) => d,
+        (SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Oid, d @ Datum::Int(_)) => d,
         (SqlType::Float4 | SqlType::Float8, Datum::Int(i)) => Datum::Float(i as f64),
         (SqlType::Float4 | SqlType::Float8, d @ Datum::Float(_)) => d,
         (SqlType::Bool, d @ Datum::Bool(_)) => d,

@@ -105,10 +105,11 @@ async fn result_columns_carry_their_base_table_and_attribute() {
         .unwrap()
     {
         let (table, column): (String, String) = (row.get(0), row.get(1));
-        let (oid, attnum): (i64, i64) = (row.get(2), row.get(3));
+        // `oid` is an unsigned 32-bit number, as in PostgreSQL.
+        let (oid, attnum): (u32, i64) = (row.get(2), row.get(3));
         attributes.insert(
             format!("{table}.{column}"),
-            (u32::try_from(oid).unwrap(), i16::try_from(attnum).unwrap()),
+            (oid, i16::try_from(attnum).unwrap()),
         );
     }
     assert_eq!(attributes["t.v"].1, 1, "attnum follows the declared order");

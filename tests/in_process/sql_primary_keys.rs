@@ -198,10 +198,6 @@ async fn keys_that_cannot_be_are_refused() {
         ("ALTER TABLE loose ADD PRIMARY KEY (a, a)", "42701"),
         ("ALTER TABLE loose ADD PRIMARY KEY (b)", "42804"),
         ("ALTER TABLE loose ADD PRIMARY KEY (d)", "0A000"),
-        (
-            "ALTER TABLE loose ADD CONSTRAINT other_name PRIMARY KEY (a)",
-            "0A000",
-        ),
         ("ALTER TABLE loose ADD PRIMARY KEY (a) DEFERRABLE", "0A000"),
         (
             "ALTER TABLE loose ADD PRIMARY KEY (a), ADD COLUMN e TEXT",
@@ -211,23 +207,67 @@ async fn keys_that_cannot_be_are_refused() {
             "CREATE TABLE two (a INTEGER PRIMARY KEY, b INTEGER PRIMARY KEY)",
             "42P16",
         ),
-        (
-            "CREATE TABLE named (a INTEGER CONSTRAINT a_key PRIMARY KEY)",
-            "0A000",
-        ),
         ("BEGIN; ALTER TABLE loose ADD PRIMARY KEY (a)", "0A000"),
+        // A key's index is a relation: its name cannot be another's.
+        (
+            "CREATE TABLE clash (a INTEGER CONSTRAINT keyed PRIMARY KEY)",
+            "42P07",
+        ),
+        (
+            "ALTER TABLE loose ADD CONSTRAINT keyed PRIMARY KEY (a)",
+            "42P07",
+        ),
     ] {
         assert_eq!(code(client.batch_execute(sql).await), want, "{sql}");
         client.batch_execute("ROLLBACK").await.ok();
     }
     assert!(simple_rows(
         &client,
-        "SELECT 1 FROM pg_class WHERE relname IN ('two', 'named')"
+        "SELECT 1 FROM pg_class WHERE relname IN ('two', 'clash')"
     )
     .await
     .is_empty());
+}
+
+/// A primary key keeps the name it is declared with (Alembic names its version
+/// table's `alembic_version_pkc`), in the catalog and in its errors.
+#[tokio::test]
+async fn a_primary_key_keeps_its_name() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
     client
-        .batch_execute("CREATE TABLE named (a INTEGER CONSTRAINT named_pkey PRIMARY KEY)")
+        .batch_execute(
+            "CREATE TABLE v (num VARCHAR(32) NOT NULL, CONSTRAINT v_pkc PRIMARY KEY (num)); \
+             CREATE TABLE w (a INTEGER CONSTRAINT w_key PRIMARY KEY); \
+             CREATE TABLE x (a INTEGER, b TEXT); \
+             ALTER TABLE x ADD CONSTRAINT x_by_a PRIMARY KEY (a); \
+             INSERT INTO v VALUES ('1'); INSERT INTO x VALUES (1, 'one')",
+        )
         .await
-        .expect("the name PostgreSQL would give");
+        .expect("named keys");
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT conrelid::regclass::text, conname FROM pg_constraint WHERE contype = 'p' \
+             ORDER BY 1"
+        )
+        .await,
+        [["v", "v_pkc"], ["w", "w_key"], ["x", "x_by_a"]]
+    );
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT indexrelid::regclass::text FROM pg_index WHERE indisprimary ORDER BY 1"
+        )
+        .await,
+        [["v_pkc"], ["w_key"], ["x_by_a"]]
+    );
+    for (sql, name) in [
+        ("INSERT INTO v VALUES ('1')", "v_pkc"),
+        ("INSERT INTO x VALUES (1, 'again')", "x_by_a"),
+    ] {
+        let (state, message, _) = failure(&client, sql).await;
+        assert_eq!(state, "23505", "{sql}");
+        assert!(message.contains(&format!("\"{name}\"")), "{message}");
+    }
 }

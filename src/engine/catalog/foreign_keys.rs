@@ -146,10 +146,10 @@ impl Catalog {
 }
 
 /// Whether `table` has a constraint (a foreign key, a check, or a unique constraint's
-/// index) named `name`. The primary key's constraint is `<table>_pkey`.
+/// index) named `name`, or a primary key.
 pub(super) fn has_constraint(table: &TableMeta, name: &str) -> bool {
     table.foreign_keys.iter().any(|fk| fk.name == name)
         || table.checks.iter().any(|c| c.name == name)
         || table.indexes.iter().any(|i| i.constraint && i.name == name)
-        || (!table.auto_rowid && name == format!("{}_pkey", table.name))
+        || (!table.auto_rowid && name == table.pk_constraint_name())
 }

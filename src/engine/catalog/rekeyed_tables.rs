@@ -12,8 +12,13 @@ impl Catalog {
     /// type matching its values') instead of its hidden `_rowid`. It and its indexes
     /// get new ids, reserved for good now: rows a copy that a crash interrupted left
     /// under them can never be taken for another table's. Nothing else is stored until
-    /// `replace_rekeyed`.
-    pub async fn rekeyed(&self, table: &TableMeta, key: Vec<PkColumn>) -> EngineResult<TableMeta> {
+    /// `replace_rekeyed`. `name`: the key's constraint name, if not `<table>_pkey`.
+    pub async fn rekeyed(
+        &self,
+        table: &TableMeta,
+        key: Vec<PkColumn>,
+        name: Option<String>,
+    ) -> EngineResult<TableMeta> {
         if !table.auto_rowid {
             return Err(EngineError::PrimaryKeyExists {
                 table: table.name.clone(),
@@ -42,6 +47,12 @@ impl Catalog {
             }
         }
         let _ddl = self.ddl.lock().await;
+        if let Some(name) = name
+            .as_ref()
+            .filter(|n| self.relation_exists(&table.instance, n))
+        {
+            return Err(EngineError::TableExists { name: name.clone() });
+        }
         let mut meta = table.clone();
         let mut ids = WriteBatch::default();
         meta.id = self.allocate_id(&mut ids);
@@ -58,6 +69,7 @@ impl Catalog {
         }
         meta.pk = key;
         meta.auto_rowid = false;
+        meta.pk_name = name;
         Ok(meta)
     }
 

@@ -1,9 +1,10 @@
 //! Primary-key constraints: `PRIMARY KEY (a, b)` in CREATE TABLE, and `ALTER TABLE t
 //! ADD [CONSTRAINT t_pkey] PRIMARY KEY (a, b)` on a table created without one, whose
 //! rows `Engine::add_primary_key` re-keys (pg_dump writes every primary key that way,
-//! after the table's COPY). The catalog names every primary key `<table>_pkey`, as
-//! PostgreSQL does by default, and keeps no index options: another name, DEFERRABLE or
-//! an index option would be accepted and then ignored, so they are refused (0A000).
+//! after the table's COPY). The catalog keeps the key's constraint name (Alembic names
+//! its version table's key `alembic_version_pkc`), else shows PostgreSQL's default,
+//! `<table>_pkey`; it keeps no index options, so DEFERRABLE or an index option, which
+//! would be accepted and then ignored, is refused (0A000).
 
 use super::{table_name, time_precision_refusal};
 use crate::engine::{Engine, EngineError, PkColumn};
@@ -13,27 +14,24 @@ use crate::sql::values::{declared_type, sql_pk_type};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::{self, Expr, PrimaryKeyConstraint};
 
-/// The columns of primary key `constraint` of table `table`, after refusing what the
-/// catalog would not keep. `name` is the constraint's name when it is written before
-/// a column's `PRIMARY KEY` (`a int CONSTRAINT a_key PRIMARY KEY`).
+/// The columns of primary key `constraint` of table `table`, and its name if it was
+/// given one other than PostgreSQL's default, after refusing what the catalog would
+/// not keep. `name` is the constraint's name when it is written before a column's
+/// `PRIMARY KEY` (`a int CONSTRAINT a_key PRIMARY KEY`).
 pub fn key_columns(
     constraint: &PrimaryKeyConstraint,
     name: Option<&ast::Ident>,
     table: &str,
-) -> SqlResult<Vec<String>> {
+) -> SqlResult<(Option<String>, Vec<String>)> {
     let refused = |what: &str| {
         SqlError::unsupported(format!(
             "{what} is not supported: pgwide keeps no such thing for a primary key"
         ))
     };
-    if let Some(name) = name.or(constraint.name.as_ref()) {
-        if fold(name) != format!("{table}_pkey") {
-            return Err(refused(&format!(
-                "a primary key named other than \"{table}_pkey\" (\"{}\")",
-                fold(name)
-            )));
-        }
-    }
+    let name = name
+        .or(constraint.name.as_ref())
+        .map(fold)
+        .filter(|name| *name != format!("{table}_pkey"));
     if constraint
         .characteristics
         .as_ref()
@@ -65,7 +63,7 @@ pub fn key_columns(
         }
         columns.push(column);
     }
-    Ok(columns)
+    Ok((name, columns))
 }
 
 /// `ALTER TABLE table ADD PRIMARY KEY (...)`.
@@ -80,8 +78,9 @@ pub async fn add(
     if !meta.auto_rowid {
         return Err(EngineError::PrimaryKeyExists { table: name }.into());
     }
+    let (constraint_name, columns) = key_columns(constraint, None, &name)?;
     let mut key = Vec::new();
-    for column in key_columns(constraint, None, &name)? {
+    for column in columns {
         let ty = declared_type(&meta, &column).ok_or_else(|| {
             SqlError::new(
                 SqlState::UndefinedColumn,
@@ -106,6 +105,8 @@ pub async fn add(
             ty: pk_type,
         });
     }
-    engine.add_primary_key(instance, &name, key).await?;
+    engine
+        .add_primary_key(instance, &name, key, constraint_name)
+        .await?;
     Ok(())
 }

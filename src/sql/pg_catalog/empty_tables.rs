@@ -69,7 +69,16 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
     ),
     (
         "pg_rewrite",
-        &[("oid", 'i'), ("ev_class", 'i'), ("rulename", 't')],
+        &[
+            ("oid", 'i'),
+            ("rulename", 'n'),
+            ("ev_class", 'i'),
+            ("ev_type", 't'),
+            ("ev_enabled", 't'),
+            ("is_instead", 'b'),
+            ("ev_qual", 't'),
+            ("ev_action", 't'),
+        ],
     ),
     (
         "pg_statistic_ext",
@@ -413,6 +422,66 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
             ("objname", 't'),
             ("provider", 't'),
             ("label", 't'),
+        ],
+    ),
+    // pgAdmin reads these: shared security labels, the owners and grantees of objects
+    // (every object belongs to the bootstrap superuser, whose ownership PostgreSQL
+    // does not record either), prepared transactions (pgwide has no PREPARE
+    // TRANSACTION) and standbys (pgwide streams to none).
+    (
+        "pg_shseclabel",
+        &[
+            ("objoid", 'i'),
+            ("classoid", 'i'),
+            ("provider", 't'),
+            ("label", 't'),
+        ],
+    ),
+    (
+        "pg_shdepend",
+        &[
+            ("dbid", 'i'),
+            ("classid", 'i'),
+            ("objid", 'i'),
+            ("objsubid", 'i'),
+            ("refclassid", 'i'),
+            ("refobjid", 'i'),
+            ("deptype", 't'),
+        ],
+    ),
+    (
+        "pg_prepared_xacts",
+        &[
+            ("transaction", 't'),
+            ("gid", 't'),
+            ("prepared", 'z'),
+            ("owner", 'n'),
+            ("database", 'n'),
+        ],
+    ),
+    (
+        "pg_stat_replication",
+        &[
+            ("pid", 'i'),
+            ("usesysid", 'i'),
+            ("usename", 'n'),
+            ("application_name", 't'),
+            ("client_addr", 't'),
+            ("client_hostname", 't'),
+            ("client_port", 'i'),
+            ("backend_start", 'z'),
+            ("backend_xmin", 't'),
+            ("state", 't'),
+            ("sent_lsn", 't'),
+            ("write_lsn", 't'),
+            ("flush_lsn", 't'),
+            ("replay_lsn", 't'),
+            ("write_lag", 't'),
+            ("flush_lag", 't'),
+            ("replay_lag", 't'),
+            ("sync_priority", 'i'),
+            ("sync_state", 't'),
+            ("reply_time", 'z'),
         ],
     ),
 ];

@@ -18,6 +18,7 @@ pub const COLUMNS: &[Col] = &[
     ("datcollate", 'n'),
     ("datctype", 'n'),
     ("daticulocale", 't'),
+    ("datcollversion", 't'),
     ("datacl", 'a'),
 ];
 
@@ -39,6 +40,8 @@ pub fn rows(engine: &Engine) -> Vec<Vec<V>> {
                 V::I(1663),
                 t("C"),
                 t("C"),
+                V::N,
+                // PostgreSQL records no collation version for the `C` locale.
                 V::N,
                 V::N,
             ]

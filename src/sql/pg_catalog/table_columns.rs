@@ -1,6 +1,6 @@
 //! A table's columns and primary key as the catalog relations show them: hidden
 //! columns (the versions columns, `_rowid`) left out, and the PK index and constraint
-//! named `<table>_pkey` as PostgreSQL names them.
+//! named as declared, else `<table>_pkey` as PostgreSQL names them.
 
 use super::oids::attnum;
 use crate::engine::{GeneratedKind, TableMeta};
@@ -8,9 +8,9 @@ use crate::sql::relation::{Relation, RelationKind, Source};
 use crate::sql::sql_types::SqlType;
 use std::sync::Arc;
 
-/// The name of a table's primary-key index and constraint, as PostgreSQL names them.
+/// The name of a table's primary-key index and constraint.
 pub fn pkey_name(table: &TableMeta) -> String {
-    format!("{}_pkey", table.name)
+    table.pk_constraint_name()
 }
 
 /// The visible columns of a table with their SQL types and whether each is `NOT NULL`

@@ -37,6 +37,9 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Int2 => DataType::Int16,
         SqlType::Int4 => DataType::Int32,
         SqlType::Int8 => DataType::Int64,
+        // Unsigned 32-bit integers are planned as nothing else, so an OID column keeps
+        // its type through joins, UNION and CASE.
+        SqlType::Oid => DataType::UInt32,
         SqlType::Float4 => DataType::Float32,
         SqlType::Float8 => DataType::Float64,
         SqlType::Text => DataType::Utf8,
@@ -78,7 +81,8 @@ pub fn sql_type(ty: &DataType) -> SqlType {
         DataType::Boolean => SqlType::Bool,
         DataType::Int8 | DataType::Int16 | DataType::UInt8 => SqlType::Int2,
         DataType::Int32 | DataType::UInt16 => SqlType::Int4,
-        DataType::Int64 | DataType::UInt32 | DataType::UInt64 => SqlType::Int8,
+        DataType::UInt32 => SqlType::Oid,
+        DataType::Int64 | DataType::UInt64 => SqlType::Int8,
         DataType::Float16 | DataType::Float32 => SqlType::Float4,
         DataType::Float64 => SqlType::Float8,
         DataType::Timestamp(_, None) => SqlType::Timestamp,
@@ -476,7 +480,7 @@ fn column_datums(array: &ArrayRef, ty: SqlType) -> SqlResult<Vec<Datum>> {
     }
     let mut out = Vec::with_capacity(len);
     match ty {
-        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 | SqlType::Oid => {
             let ints = cast(array, &DataType::Int64).map_err(arrow_error)?;
             let ints = ints.as_primitive::<Int64Type>();
             (0..len).for_each(|i| {

@@ -133,7 +133,9 @@ fn plain_type(name: &str) -> Option<DataType> {
         "text" | "name" | "char" | "bpchar" | "varchar" => DataType::Text,
         "int2" | "smallint" => DataType::SmallInt(None),
         "int4" | "integer" => DataType::Integer(None),
-        "int8" | "bigint" | "oid" => DataType::BigInt(None),
+        "int8" | "bigint" => DataType::BigInt(None),
+        // Planned as nothing else (`convert::arrow_type`), so the result is `oid`.
+        "oid" => DataType::IntUnsigned(None),
         "bool" | "boolean" => DataType::Boolean,
         _ => return None,
     })
