@@ -17,7 +17,7 @@
 use super::catalog::{PkColumn, TableMeta};
 use super::codec::{encode_pk, row_prefix, table_prefix};
 use super::error::{EngineError, EngineResult};
-use super::index::{row_entries, shown_value};
+use super::index::{pk_as_value, row_entries, shown_value};
 use super::scan::{RowScanner, ScanStep};
 use super::types::{PkValue, Row, Value};
 use super::validate::check_pk_value;
@@ -147,14 +147,7 @@ const COPY_BATCH: usize = 1000;
 
 /// PostgreSQL's error for a primary key two rows share, naming the constraint.
 fn duplicate_key(table: &TableMeta, pk: &[PkValue]) -> EngineError {
-    let shown: Vec<String> = pk
-        .iter()
-        .map(|value| match value {
-            PkValue::Integer(i) => shown_value(&Value::Integer(*i)),
-            PkValue::String(s) => shown_value(&Value::String(s.clone())),
-            PkValue::Binary(b) => shown_value(&Value::Binary(b.clone())),
-        })
-        .collect();
+    let shown: Vec<String> = pk.iter().map(|v| shown_value(&pk_as_value(v))).collect();
     EngineError::DuplicateInIndex {
         index: table.pk_constraint_name(),
         columns: table

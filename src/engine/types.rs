@@ -35,6 +35,15 @@ impl ValueType {
 }
 
 impl PkType {
+    /// The attribute value type holding the same values.
+    pub fn value_type(self) -> ValueType {
+        match self {
+            PkType::String => ValueType::String,
+            PkType::Integer => ValueType::Integer,
+            PkType::Binary => ValueType::Binary,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             PkType::String => "String",

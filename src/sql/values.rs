@@ -407,14 +407,9 @@ fn parse_float(text: &str) -> SqlResult<f64> {
 
 /// Converts a datum to a primary-key value of type `ty`.
 pub fn datum_to_pk(datum: &Datum, ty: PkType, column: &str) -> SqlResult<PkValue> {
-    let value = match ty {
-        PkType::Integer => ValueType::Integer,
-        PkType::String => ValueType::String,
-        PkType::Binary => ValueType::Binary,
-    };
     match datum {
         Datum::Null => Err(null_in_key(column)),
-        other => Ok(match datum_to_value(other, value)? {
+        other => Ok(match datum_to_value(other, ty.value_type())? {
             Value::Integer(i) => PkValue::Integer(i),
             Value::String(s) => PkValue::String(s),
             Value::Binary(b) => PkValue::Binary(b),

@@ -76,12 +76,18 @@ fn restore(port: u16, user: &str, script: &str) {
     );
 }
 
+/// A pgwide server with `SCHEMA` made, a client of it, and pg_dump's script of it.
+async fn dumped_schema() -> (TestServer, tokio_postgres::Client, String) {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client.batch_execute(SCHEMA).await.expect("schema");
+    let script = pg_dump(server.port, "tester");
+    (server, client, script)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pg_dump_of_pgwide_restores_into_postgres_with_the_same_rows() {
-    let server = TestServer::start().await;
-    let pgwide = server.connect().await;
-    pgwide.batch_execute(SCHEMA).await.expect("schema");
-    let script = pg_dump(server.port, "tester");
+    let (_server, pgwide, script) = dumped_schema().await;
     // A table with Table Store's defaults has no storage parameters to carry.
     assert!(!script.contains("WITH (ttl"), "{script}");
     assert!(script.contains("CREATE TABLE public.book"), "{script}");
@@ -113,10 +119,7 @@ async fn assert_same_answers(
 /// go on where they were.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pg_dump_of_pgwide_restores_into_pgwide() {
-    let server = TestServer::start().await;
-    let original = server.connect().await;
-    original.batch_execute(SCHEMA).await.expect("schema");
-    let script = pg_dump(server.port, "tester");
+    let (_server, original, script) = dumped_schema().await;
     let fresh = TestServer::start().await;
     restore(fresh.port, "tester", &script);
     let restored = fresh.connect().await;

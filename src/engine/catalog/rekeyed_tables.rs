@@ -39,7 +39,7 @@ impl Catalog {
                     column: column.name.clone(),
                 });
             };
-            if attribute.ty.name() != column.ty.name() {
+            if attribute.ty != column.ty.value_type() {
                 return Err(EngineError::BadPkType {
                     column: column.name.clone(),
                     given: attribute.ty.name().into(),
