@@ -126,6 +126,51 @@ async fn loopback_trust_ends_when_a_password_exists() {
     admin.simple_query("SELECT 1").await.unwrap();
 }
 
+/// `postgres`, which pg_roles lists before anyone creates it, exists for ALTER ROLE
+/// too: setting its password while clients are trusted keeps the owner able to log in
+/// once passwords are required. It cannot be created again or dropped, and its
+/// verifier, like every role's, is in pg_authid for superusers only.
+#[tokio::test]
+async fn the_owner_role_exists_before_it_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Pgwide::start(dir.path(), &[], &[]);
+    let trusted = connect(server.port, "postgres", None, "postgres")
+        .await
+        .expect("trusted on loopback with no roles");
+    trusted
+        .simple_query("ALTER ROLE postgres PASSWORD 'owner-pw'")
+        .await
+        .expect("the owner's password is set");
+    expect_code(&trusted, "CREATE ROLE postgres", "42710").await;
+    expect_code(&trusted, "DROP ROLE pg_database_owner", "2BP01").await;
+    let owner = connect(server.port, "postgres", Some("owner-pw"), "postgres")
+        .await
+        .expect("the owner logs in with its new password");
+    owner
+        .simple_query(
+            "CREATE ROLE reader LOGIN PASSWORD 'reader-pw'; \
+             GRANT CONNECT ON DATABASE postgres TO reader; \
+             CREATE ROLE boss SUPERUSER CREATEDB CREATEROLE BYPASSRLS",
+        )
+        .await
+        .expect("a superuser may be said to have what superusers have");
+    expect_code(&owner, "CREATE ROLE clerk CREATEDB", "0A000").await;
+    let verifier = owner
+        .query_one(
+            "SELECT rolpassword FROM pg_authid WHERE rolname = 'reader'",
+            &[],
+        )
+        .await
+        .expect("a superuser reads pg_authid");
+    assert!(verifier
+        .get::<_, String>(0)
+        .starts_with("SCRAM-SHA-256$4096:"));
+    let reader = connect(server.port, "reader", Some("reader-pw"), "postgres")
+        .await
+        .expect("reader logs in");
+    expect_code(&reader, "SELECT rolpassword FROM pg_authid", "42501").await;
+}
+
 #[tokio::test]
 async fn role_statements_and_their_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -581,6 +581,24 @@ pub async fn alter_table(
                 ..
             } => {
                 unenforced::check_column(column_def)?;
+                let primary_key = column_def
+                    .options
+                    .iter()
+                    .any(|o| matches!(o.option, ColumnOption::PrimaryKey(_)));
+                if primary_key {
+                    if !engine.table(instance, &name)?.auto_rowid {
+                        return Err(SqlError::new(
+                            SqlState::InvalidTableDefinition,
+                            format!("multiple primary keys for table \"{name}\" are not allowed"),
+                        ));
+                    }
+                    return Err(SqlError::unsupported(format!(
+                        "ADD COLUMN \"{}\" ... PRIMARY KEY is not supported: add the column, \
+                         fill it, then ALTER TABLE {name} ADD PRIMARY KEY ({})",
+                        fold(&column_def.name),
+                        fold(&column_def.name)
+                    )));
+                }
                 let ty = enum_types::column_type(engine, instance, &column_def.data_type)?;
                 // The rows already there would need values from the sequence.
                 if sequences::generated_column(column_def, ty)?.is_some() {

@@ -10,6 +10,7 @@ mod memory_table;
 mod oids;
 mod pg_am;
 mod pg_attribute;
+mod pg_authid;
 mod pg_class;
 mod pg_collation;
 mod pg_constraint;
@@ -47,15 +48,17 @@ pub use pg_constraint::{check_definition, foreign_key_definition};
 pub use pg_description::comment;
 pub use pg_enum::{type_name as enum_type_name, type_oid_by_name as enum_type_oid_by_name};
 pub use pg_indexes::definition as index_definition;
-pub use pg_roles::role_rows;
+pub use pg_roles::{role_rows, DATABASE_OWNER};
 pub use pg_type::{format_type, format_type_with_typmod, type_oid_by_name};
 pub use pg_views::definition_of as view_definition;
 pub use table_columns::{pk_columns, pkey_name};
 
 use crate::engine::{Engine, TableMeta, ViewMeta};
+use crate::sql::sql_types::SqlError;
+use crate::sqlstate::SqlState;
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, TableProvider};
-use datafusion::error::Result;
+use datafusion::error::{DataFusionError, Result};
 use memory_table::{mem_table, Col, V};
 use std::sync::Arc;
 use table_sizes::{BuildView, SizedView};
@@ -74,6 +77,7 @@ const PG_TABLES: &[&str] = &[
     "pg_depend",
     "pg_description",
     "pg_roles",
+    "pg_authid",
     "pg_user",
     "pg_settings",
     "pg_am",
@@ -175,6 +179,13 @@ impl SchemaProvider for CatalogSchema {
         if let Some(build) = self.sized_view(name) {
             let view = SizedView::new(Arc::clone(&self.engine), &self.instance, name, build)?;
             return Ok(Some(Arc::new(view)));
+        }
+        if self.kind == Kind::PgCatalog && name == "pg_authid" && !self.viewer.1 {
+            // Its rolpassword column holds every role's password verifier.
+            return Err(DataFusionError::External(Box::new(SqlError::new(
+                SqlState::InsufficientPrivilege,
+                "permission denied for table pg_authid",
+            ))));
         }
         let relation = match self.kind {
             Kind::PgCatalog => self.pg_table(name),
@@ -283,6 +294,7 @@ impl CatalogSchema {
             "pg_constraint" => (pg_constraint::COLUMNS, pg_constraint::rows(&tables)),
             "pg_database" => (pg_database::COLUMNS, pg_database::rows(&self.engine)),
             "pg_roles" => (pg_roles::COLUMNS, pg_roles::rows(roles)),
+            "pg_authid" => (pg_authid::COLUMNS, pg_authid::rows(roles)),
             "pg_user" => (pg_user::COLUMNS, pg_user::rows(roles)),
             "pg_settings" => (pg_settings_view::COLUMNS, pg_settings_view::rows()),
             "pg_am" => (pg_am::COLUMNS, pg_am::rows()),

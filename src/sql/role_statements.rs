@@ -4,6 +4,7 @@
 
 use super::ddl::{object_name, table_name};
 use super::expr::{fold, Params};
+use super::pg_catalog::{DATABASE_OWNER, OWNER};
 use super::session_state::SessionState;
 use super::sql_types::{Datum, SqlError, SqlResult, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
@@ -64,25 +65,6 @@ fn handles(statement: &Statement) -> bool {
     )
 }
 
-/// `CREATE USER` / `ALTER USER` / `DROP USER` are PostgreSQL spellings of the ROLE
-/// statements that sqlparser reads another dialect's way: rewritten before parsing.
-/// Returns the text to parse and whether it was a CREATE USER (LOGIN by default).
-pub fn rewrite_user_statements(sql: &str) -> Option<(String, bool)> {
-    let trimmed = sql.trim_start();
-    let words: Vec<&str> = trimmed.splitn(3, char::is_whitespace).collect();
-    let [verb, noun, rest] = words.as_slice() else {
-        return None;
-    };
-    if !noun.eq_ignore_ascii_case("user") {
-        return None;
-    }
-    let verb = verb.to_ascii_uppercase();
-    if !matches!(verb.as_str(), "CREATE" | "ALTER" | "DROP") {
-        return None;
-    }
-    Some((format!("{verb} ROLE {rest}"), verb == "CREATE"))
-}
-
 /// CREATE USER means LOGIN unless NOLOGIN is given.
 pub fn default_login(statement: &mut Statement) {
     if let Statement::CreateRole(create) = statement {
@@ -106,7 +88,8 @@ async fn execute(
             access.require_superuser("create role")?;
             for name in &create.names {
                 let name = role_name(name)?;
-                if create.if_not_exists && roles.get(&name).is_some() {
+                let exists = roles.get(&name).is_some() || is_builtin(&name);
+                if create.if_not_exists && exists {
                     continue;
                 }
                 let mut role = Role {
@@ -115,11 +98,14 @@ async fn execute(
                     superuser: create.superuser.unwrap_or(false),
                     ..Role::default()
                 };
+                // A superuser has CREATEDB, CREATEROLE and BYPASSRLS (pg_roles shows
+                // them): saying so is accepted, giving them to another role is not.
+                let implied = |flag: Option<bool>| flag.filter(|_| !role.superuser);
                 unsupported_flags(&[
-                    (create.create_db, "CREATEDB"),
-                    (create.create_role, "CREATEROLE"),
+                    (implied(create.create_db), "CREATEDB"),
+                    (implied(create.create_role), "CREATEROLE"),
                     (create.replication, "REPLICATION"),
-                    (create.bypassrls, "BYPASSRLS"),
+                    (implied(create.bypassrls), "BYPASSRLS"),
                 ])?;
                 if create.connection_limit.is_some() || create.valid_until.is_some() {
                     return Err(SqlError::unsupported(
@@ -129,7 +115,7 @@ async fn execute(
                 if let Some(password) = &create.password {
                     roles.set_password(&mut role, password_text(password)?.as_deref())?;
                 }
-                if roles.get(&name).is_some() {
+                if exists {
                     return Err(SqlError::new(
                         SqlState::DuplicateObject,
                         format!("role \"{name}\" already exists"),
@@ -154,6 +140,14 @@ async fn execute(
                     return Err(SqlError::new(
                         SqlState::ObjectInUse,
                         "current user cannot be dropped",
+                    ));
+                }
+                if is_builtin(&name) {
+                    return Err(SqlError::new(
+                        SqlState::DependentObjectsStillExist,
+                        format!(
+                            "cannot drop role {name} because it is required by the database system"
+                        ),
                     ));
                 }
                 if !roles.remove(&name).await? && !if_exists {
@@ -192,6 +186,12 @@ async fn execute(
         }
         _ => Err(SqlError::internal("not a role statement")),
     }
+}
+
+/// The roles every database has (pg_roles lists them) whether or not the role store
+/// holds a record of them: the owner `postgres` and `pg_database_owner`.
+fn is_builtin(name: &str) -> bool {
+    name == OWNER || name == DATABASE_OWNER
 }
 
 fn role_name(name: &ast::ObjectName) -> SqlResult<String> {
@@ -254,6 +254,20 @@ async fn alter(
             password = Some(password_text(p)?);
         }
     }
+    if name == OWNER && roles.get(name).is_none() {
+        // The owner exists before anyone records it: the first ALTER (setting its
+        // password, typically) gives it the record that keeps the change.
+        let owner = Role {
+            name: OWNER.to_string(),
+            login: true,
+            superuser: true,
+            ..Role::default()
+        };
+        match roles.create(owner).await {
+            Ok(()) | Err(AuthError::RoleExists { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
     // Hashing is slow (PBKDF2): done before taking the store's write lock.
     let mut hashed = Role {
         name: name.to_string(),
@@ -264,6 +278,10 @@ async fn alter(
     }
     roles
         .update(name, |role| {
+            let superuser = options.iter().fold(role.superuser, |was, o| match o {
+                ast::RoleOption::SuperUser(on) => *on,
+                _ => was,
+            });
             for option in options {
                 match option {
                     ast::RoleOption::Login(on) => role.login = *on,
@@ -277,6 +295,11 @@ async fn alter(
                     | ast::RoleOption::CreateRole(false)
                     | ast::RoleOption::Replication(false)
                     | ast::RoleOption::BypassRLS(false) => {}
+                    // What a superuser has (pg_roles shows it), so accepted for one.
+                    ast::RoleOption::CreateDB(true)
+                    | ast::RoleOption::CreateRole(true)
+                    | ast::RoleOption::BypassRLS(true)
+                        if superuser => {}
                     other => {
                         return Err(SqlError::unsupported(format!(
                             "role option {other} is not supported"

@@ -11,7 +11,7 @@ use super::read_statements::plan_query;
 use super::session_state::SessionState;
 use super::sql_types::{Datum, SqlError, SqlResult, StatementResult};
 use super::statement_handler::{Claim, StatementHandler};
-use super::statement_parser::{carried_alter_sequence, AlterSequence};
+use super::statement_parser::{carried_alter_sequence, carried_owner_change, AlterSequence};
 use super::transaction_block::SchemaUndo;
 use super::view_statements;
 use crate::engine::EngineError;
@@ -34,6 +34,10 @@ pub(super) enum SchemaChange {
     CreateDatabase {
         name: ast::ObjectName,
         if_not_exists: bool,
+    },
+    /// `ALTER DATABASE name OWNER TO postgres`, the owner every database has.
+    AlterDatabaseOwner {
+        name: String,
     },
     CreateSequence(Box<Statement>),
     AlterSequence(Box<AlterSequence>),
@@ -63,6 +67,7 @@ impl StatementHandler for SchemaChanges {
             SchemaChange::AlterTable(_) => "ALTER TABLE",
             SchemaChange::Drop { .. } => "DROP",
             SchemaChange::CreateDatabase { .. } => "CREATE DATABASE",
+            SchemaChange::AlterDatabaseOwner { .. } => "ALTER DATABASE",
             SchemaChange::CreateSequence(_) => "CREATE SEQUENCE",
             SchemaChange::AlterSequence(_) => "ALTER SEQUENCE",
             SchemaChange::CreateIndex(_) => "CREATE INDEX",
@@ -77,6 +82,9 @@ impl StatementHandler for SchemaChanges {
     fn plan(_: &SessionState, statement: Box<Statement>, _: &mut Params) -> Claim<SchemaChange> {
         if let Some(alter) = carried_alter_sequence(&statement) {
             return Claim::Planned(alter.map(|alter| SchemaChange::AlterSequence(Box::new(alter))));
+        }
+        if let Some(name) = carried_owner_change(&statement) {
+            return Claim::Planned(Ok(SchemaChange::AlterDatabaseOwner { name }));
         }
         Claim::Planned(Ok(match *statement {
             Statement::CreateTable(create) => SchemaChange::CreateTable(Box::new(create)),
@@ -96,11 +104,32 @@ impl StatementHandler for SchemaChanges {
             Statement::CreateDatabase {
                 db_name,
                 if_not_exists,
+                location,
+                managed_location,
+                clone,
+                default_charset,
+                default_collation,
                 ..
-            } => SchemaChange::CreateDatabase {
-                name: db_name,
-                if_not_exists,
-            },
+            } => {
+                // Other dialects' clauses (Hive's LOCATION, Snowflake's CLONE, MySQL's
+                // CHARACTER SET and COLLATE) are refused rather than ignored.
+                let foreign = location.is_some()
+                    || managed_location.is_some()
+                    || clone.is_some()
+                    || default_charset.is_some()
+                    || default_collation.is_some();
+                if foreign {
+                    return Claim::Planned(Err(SqlError::syntax(
+                        "CREATE DATABASE takes PostgreSQL's options: [WITH] OWNER, TEMPLATE, \
+                         ENCODING, LOCALE, LC_COLLATE, LC_CTYPE, LOCALE_PROVIDER, TABLESPACE, \
+                         ALLOW_CONNECTIONS, CONNECTION LIMIT, IS_TEMPLATE",
+                    )));
+                }
+                SchemaChange::CreateDatabase {
+                    name: db_name,
+                    if_not_exists,
+                }
+            }
             create @ Statement::CreateSequence { .. } => {
                 SchemaChange::CreateSequence(Box::new(create))
             }
@@ -189,6 +218,7 @@ impl StatementHandler for SchemaChanges {
             // Refused as unsupported when it runs.
             SchemaChange::Drop { .. } => return Ok(()),
             SchemaChange::CreateDatabase { .. } => "create database",
+            SchemaChange::AlterDatabaseOwner { .. } => "alter database",
             SchemaChange::Comment { .. } => "comment on",
             SchemaChange::CreateSchema { .. } => "create schema",
             SchemaChange::CreateType { .. } => "create type",
@@ -385,6 +415,15 @@ impl StatementHandler for SchemaChanges {
                 }
                 "CREATE DATABASE"
             }
+            SchemaChange::AlterDatabaseOwner { name } => {
+                if !engine.instances().iter().any(|i| i.name == *name) {
+                    return Err(SqlError::new(
+                        SqlState::InvalidCatalogName,
+                        format!("database \"{name}\" does not exist"),
+                    ));
+                }
+                "ALTER DATABASE"
+            }
         };
         Ok(StatementResult::command(tag))
     }
@@ -535,7 +574,7 @@ fn refuse_in_block(state: &SessionState, plan: &SchemaChange) -> SqlResult<()> {
         | SchemaChange::Comment { .. }
         | SchemaChange::CreateSchema { .. }
         | SchemaChange::CreateType { .. } => Ok(()),
-        SchemaChange::Drop { .. } => Ok(()),
+        SchemaChange::Drop { .. } | SchemaChange::AlterDatabaseOwner { .. } => Ok(()),
         SchemaChange::CreateDatabase { .. } => Err(SqlError::new(
             SqlState::ActiveSqlTransaction,
             "CREATE DATABASE cannot run inside a transaction block",

@@ -2,17 +2,20 @@
 //! sqlparser reads another way rewritten first.
 
 mod alter_sequence;
+mod database_options;
 pub(super) mod do_blocks;
 mod fetch_spelling;
 mod lock_strength;
 mod sequence_options;
 pub(super) mod set_constraints;
 mod token_text;
+mod user_statements;
 
 use super::role_statements;
 use super::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
 pub(super) use alter_sequence::{carried as carried_alter_sequence, AlterSequence};
+pub(super) use database_options::carried_owner_change;
 pub(super) use fetch_spelling::MOVE_MARKER;
 use sqlparser::ast::{BinaryOperator, Expr, Query, Statement, Visit, Visitor};
 use sqlparser::dialect::PostgreSqlDialect;
@@ -21,12 +24,12 @@ use std::ops::ControlFlow;
 
 /// The statements of `sql`; a syntax error is 42601.
 pub(super) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
-    if let Some((rewritten, create_user)) = role_statements::rewrite_user_statements(sql) {
-        let mut statements = parse_sql(&rewritten)?;
-        if create_user {
-            statements
-                .iter_mut()
-                .for_each(role_statements::default_login);
+    if let Some((respelled, create_users)) = user_statements::respell(sql) {
+        let mut statements = parse(&respelled)?;
+        for index in create_users {
+            if let Some(statement) = statements.get_mut(index) {
+                role_statements::default_login(statement);
+            }
         }
         return Ok(statements);
     }
@@ -42,6 +45,9 @@ pub(super) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
     }
     if let Some(statements) = alter_sequence::parse(sql) {
         return statements;
+    }
+    if let Some(respelled) = database_options::respell(sql) {
+        return parse_sql(&respelled?);
     }
     if let Some(reordered) = sequence_options::reorder(sql) {
         return parse_sql(&reordered);

@@ -142,9 +142,13 @@ impl Postgres {
     }
 
     pub(crate) async fn connect(&self) -> tokio_postgres::Client {
+        self.connect_to("postgres").await
+    }
+
+    pub(crate) async fn connect_to(&self, database: &str) -> tokio_postgres::Client {
         let (client, connection) = tokio_postgres::connect(
             &format!(
-                "host=127.0.0.1 port={} user=postgres dbname=postgres",
+                "host=127.0.0.1 port={} user=postgres dbname={database}",
                 self.port
             ),
             tokio_postgres::NoTls,

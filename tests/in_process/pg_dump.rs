@@ -52,10 +52,51 @@ fn pg_dump(port: u16, user: &str) -> String {
     String::from_utf8(output.stdout).expect("a UTF-8 dump")
 }
 
+fn pg_dumpall(port: u16, user: &str) -> String {
+    let output = Command::new("pg_dumpall")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", user])
+        .arg("--no-password")
+        .output()
+        .expect("pg_dumpall runs (the test command installs postgresql-client)");
+    assert!(
+        output.status.success(),
+        "pg_dumpall failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("a UTF-8 dump")
+}
+
 /// Runs `script` with psql against the server on `port`, stopping at the first error.
 fn restore(port: u16, user: &str, script: &str) {
-    let restored = Command::new("psql")
-        .args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1"])
+    let restored = run_psql(port, user, script, true);
+    assert!(
+        restored.status.success(),
+        "the dump did not restore: {}\n{script}",
+        String::from_utf8_lossy(&restored.stderr)
+    );
+}
+
+/// The error lines of running `script` with psql against the server on `port`, going
+/// on past them, as a pg_dumpall script is restored.
+fn restore_past_errors(port: u16, user: &str, script: &str) -> Vec<String> {
+    let restored = run_psql(port, user, script, false);
+    String::from_utf8_lossy(&restored.stderr)
+        .lines()
+        .filter(|line| line.contains("ERROR") || line.contains("error:"))
+        .map(|line| {
+            line.split_once("ERROR:")
+                .map_or(line, |(_, e)| e)
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+fn run_psql(port: u16, user: &str, script: &str, stop_on_error: bool) -> std::process::Output {
+    Command::new("psql")
+        .args(["-X", "-q", "-v"])
+        .arg(format!("ON_ERROR_STOP={}", u8::from(stop_on_error)))
+        .args(["-h", "127.0.0.1"])
         .args(["-p", &port.to_string(), "-U", user, "-d", "postgres"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -68,12 +109,61 @@ fn restore(port: u16, user: &str, script: &str) {
             }
             child.wait_with_output()
         })
-        .expect("psql runs");
-    assert!(
-        restored.status.success(),
-        "the dump did not restore: {}\n{script}",
-        String::from_utf8_lossy(&restored.stderr)
+        .expect("psql runs")
+}
+
+/// pg_dumpall carries the roles, with their password verifiers, and every database with
+/// its tables and rows. Its script restores into a fresh pgwide and into PostgreSQL 15
+/// alike: the one error on both is its `CREATE ROLE postgres`, a role every server has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pg_dumpall_of_pgwide_restores_roles_and_databases() {
+    // Trusted: a role with a password would otherwise make every client need one.
+    let trust = |config: &mut pgwide::config::Config| config.auth = pgwide::auth::AuthMode::Trust;
+    let server = TestServer::start_with(trust).await;
+    let admin = server.connect().await;
+    admin
+        .batch_execute(
+            "CREATE ROLE carol LOGIN PASSWORD 'secret'; \
+             CREATE DATABASE shop WITH TEMPLATE = template0 ENCODING = 'UTF8' LOCALE = 'C'",
+        )
+        .await
+        .expect("role and database");
+    let shop = server.connect_to("shop").await.expect("connect to shop");
+    shop.batch_execute(
+        "CREATE TABLE item (sku TEXT PRIMARY KEY, qty INTEGER NOT NULL); \
+         INSERT INTO item VALUES ('a-1', 1), ('b-2', 20)",
+    )
+    .await
+    .expect("shop's table");
+    let script = pg_dumpall(server.port, "tester");
+    assert!(script.contains("\\connect shop"), "{script}");
+    let role = "SELECT rolname, rolcanlogin::text, rolsuper::text, rolpassword \
+                FROM pg_authid WHERE rolname = 'carol'";
+    let items = "SELECT sku, qty FROM item ORDER BY sku";
+    let carol = simple_rows(&admin, role).await;
+    assert!(carol[0][3].starts_with("SCRAM-SHA-256$4096:"), "{carol:?}");
+    let expected_errors = vec![r#"role "postgres" already exists"#.to_string()];
+
+    let fresh = TestServer::start_with(trust).await;
+    assert_eq!(
+        restore_past_errors(fresh.port, "tester", &script),
+        expected_errors
     );
+    let restored = fresh.connect().await;
+    assert_eq!(simple_rows(&restored, role).await, carol);
+    let restored_shop = fresh.connect_to("shop").await.expect("restored shop");
+    let columns = "SELECT column_name, data_type, is_nullable FROM information_schema.columns \
+                   WHERE table_name = 'item' ORDER BY ordinal_position";
+    assert_same_answers(&shop, &restored_shop, &[items, columns]).await;
+
+    let postgres = Postgres::start();
+    assert_eq!(
+        restore_past_errors(postgres.port(), "postgres", &script),
+        expected_errors
+    );
+    assert_eq!(simple_rows(&postgres.connect().await, role).await, carol);
+    let postgres_shop = postgres.connect_to("shop").await;
+    assert_same_answers(&shop, &postgres_shop, &[items, columns]).await;
 }
 
 /// A pgwide server with `SCHEMA` made, a client of it, and pg_dump's script of it.

@@ -208,6 +208,14 @@ async fn keys_that_cannot_be_are_refused() {
             "42P16",
         ),
         ("BEGIN; ALTER TABLE loose ADD PRIMARY KEY (a)", "0A000"),
+        (
+            "ALTER TABLE keyed ADD COLUMN y INTEGER PRIMARY KEY",
+            "42P16",
+        ),
+        (
+            "ALTER TABLE loose ADD COLUMN y INTEGER PRIMARY KEY",
+            "0A000",
+        ),
         // A key's index is a relation: its name cannot be another's.
         (
             "CREATE TABLE clash (a INTEGER CONSTRAINT keyed PRIMARY KEY)",
@@ -223,7 +231,8 @@ async fn keys_that_cannot_be_are_refused() {
     }
     assert!(simple_rows(
         &client,
-        "SELECT 1 FROM pg_class WHERE relname IN ('two', 'clash')"
+        "SELECT 1 FROM pg_class WHERE relname IN ('two', 'clash') \
+         UNION ALL SELECT 1 FROM pg_attribute WHERE attname = 'y'"
     )
     .await
     .is_empty());

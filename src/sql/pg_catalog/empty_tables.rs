@@ -424,6 +424,12 @@ pub const EMPTY_TABLES: &[(&str, &[Col])] = &[
             ("label", 't'),
         ],
     ),
+    // pg_dumpall reads privileges granted on configuration parameters (GRANT SET ON
+    // PARAMETER), which pgwide has no statement for.
+    (
+        "pg_parameter_acl",
+        &[("oid", 'i'), ("parname", 't'), ("paracl", 'a')],
+    ),
     // pgAdmin reads these: shared security labels, the owners and grantees of objects
     // (every object belongs to the bootstrap superuser, whose ownership PostgreSQL
     // does not record either), prepared transactions (pgwide has no PREPARE

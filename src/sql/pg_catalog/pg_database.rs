@@ -14,6 +14,8 @@ pub const COLUMNS: &[Col] = &[
     ("datistemplate", 'b'),
     ("datallowconn", 'b'),
     ("datconnlimit", 'i'),
+    ("datfrozenxid", 't'),
+    ("datminmxid", 't'),
     ("dattablespace", 'i'),
     ("datcollate", 'n'),
     ("datctype", 'n'),
@@ -37,6 +39,10 @@ pub fn rows(engine: &Engine) -> Vec<Vec<V>> {
                 V::B(false),
                 V::B(true),
                 V::I(-1),
+                // Transaction ids pgwide does not have (it never wraps around): the
+                // values of a freshly created PostgreSQL 15 database.
+                t("716"),
+                t("1"),
                 V::I(1663),
                 t("C"),
                 t("C"),

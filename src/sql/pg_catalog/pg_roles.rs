@@ -1,6 +1,6 @@
 //! `pg_catalog.pg_roles`: the owner (`postgres`, OID 10) and every role of the role
 //! store, with the role attributes pgwide has (superuser, login) and a masked password.
-//! [`role_rows`] also feeds `pg_user`.
+//! [`role_rows`] also feeds `pg_user` and `pg_authid`.
 
 use super::memory_table::{t, Col, V};
 use super::oids::{OWNER, OWNER_OID};
@@ -59,6 +59,8 @@ pub struct RoleRow {
     pub login: bool,
     /// `********` when the role has a password (never the verifier), else NULL.
     pub password: V,
+    /// The stored SCRAM (or MD5) verifier, for `pg_authid`, which only a superuser reads.
+    pub verifier: V,
 }
 
 /// The owner (`postgres`, OID 10) and every role of the store (`None`: the owner
@@ -71,6 +73,7 @@ pub fn role_rows(roles: Option<&Roles>) -> Vec<RoleRow> {
             superuser: true,
             login: true,
             password: t("********"),
+            verifier: V::N,
         },
         RoleRow {
             oid: DATABASE_OWNER_OID,
@@ -78,6 +81,7 @@ pub fn role_rows(roles: Option<&Roles>) -> Vec<RoleRow> {
             superuser: false,
             login: false,
             password: V::N,
+            verifier: V::N,
         },
     ];
     let Some(roles) = roles else {
@@ -89,10 +93,16 @@ pub fn role_rows(roles: Option<&Roles>) -> Vec<RoleRow> {
         } else {
             V::N
         };
+        let verifier = role
+            .scram
+            .as_deref()
+            .or(role.md5.as_deref())
+            .map_or(V::N, t);
         if role.name == OWNER {
             rows[0].superuser = role.superuser;
             rows[0].login = role.login;
             rows[0].password = password;
+            rows[0].verifier = verifier;
             continue;
         }
         // FNV-1a, folded above the OIDs PostgreSQL reserves for built-in objects.
@@ -105,6 +115,7 @@ pub fn role_rows(roles: Option<&Roles>) -> Vec<RoleRow> {
             superuser: role.superuser,
             login: role.login,
             password,
+            verifier,
         });
     }
     rows

@@ -4,6 +4,7 @@
 //! as a marked `CREATE SEQUENCE` that carries its text, to be read again into an
 //! `AlterSequence` when it runs. The other statements of the string parse as usual.
 
+use super::token_text::mentions;
 use crate::sql::sql_error::{SqlError, SqlResult};
 use sqlparser::ast::{DataType, Expr, Ident, ObjectName, SequenceOptions, Statement};
 use sqlparser::dialect::PostgreSqlDialect;
@@ -33,13 +34,7 @@ pub struct AlterSequence {
 /// The statements of `sql` when it holds an ALTER SEQUENCE; `None` when it holds none
 /// (or does not tokenize: the parser reports that).
 pub fn parse(sql: &str) -> Option<SqlResult<Vec<Statement>>> {
-    // Every statement passes here: look for the words without copying the text.
-    let mentions = |word: &[u8]| {
-        sql.as_bytes()
-            .windows(word.len())
-            .any(|w| w.eq_ignore_ascii_case(word))
-    };
-    if !mentions(b"alter") || !mentions(b"sequence") {
+    if !mentions(sql, b"alter") || !mentions(sql, b"sequence") {
         return None;
     }
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;

@@ -3,6 +3,7 @@
 //! Hibernate writes `START 1 INCREMENT 1` and pg_dump `START WITH 1 INCREMENT BY 1`. The
 //! options of each CREATE SEQUENCE are put in sqlparser's order before it parses.
 
+use super::token_text::mentions;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, Tokenizer};
@@ -28,13 +29,7 @@ fn keyword(token: &Token) -> Option<Keyword> {
 /// `sql` with the options of its CREATE SEQUENCE statements reordered; `None` when it
 /// has none to reorder (or does not tokenize: the parser reports that).
 pub fn reorder(sql: &str) -> Option<String> {
-    // Every statement passes here: look for the word without copying the text.
-    let mentions = |word: &[u8]| {
-        sql.as_bytes()
-            .windows(word.len())
-            .any(|w| w.eq_ignore_ascii_case(word))
-    };
-    if !mentions(b"sequence") {
+    if !mentions(sql, b"sequence") {
         return None;
     }
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;

@@ -3,6 +3,7 @@
 //! string). Each one is respelled as the setting `pgwide.set_constraints` with the names
 //! and the mode as its value, which `session_commands` checks.
 
+use super::token_text::mentions;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Location, Token, Tokenizer};
@@ -13,14 +14,7 @@ pub const SETTING: &str = "pgwide.set_constraints";
 /// `sql` with each `SET CONSTRAINTS` statement respelled, if it has one. The rest of
 /// the text is kept byte for byte.
 pub(super) fn respell(sql: &str) -> Option<String> {
-    // Only text that names the keyword is tokenized.
-    // Compared in place: every statement passes here, and a copy of a long one costs.
-    let keyword = b"constraints";
-    if !sql
-        .as_bytes()
-        .windows(keyword.len())
-        .any(|w| w.eq_ignore_ascii_case(keyword))
-    {
+    if !mentions(sql, b"constraints") {
         return None;
     }
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)

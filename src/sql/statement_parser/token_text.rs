@@ -6,6 +6,15 @@
 
 use sqlparser::tokenizer::{Token, Word};
 
+/// Whether `sql` holds `word` anywhere, in any case: the respellings ask before they
+/// tokenize. Compared in place: every statement passes here, and a copy of a long one
+/// costs.
+pub fn mentions(sql: &str, word: &[u8]) -> bool {
+    sql.as_bytes()
+        .windows(word.len())
+        .any(|w| w.eq_ignore_ascii_case(word))
+}
+
 /// The SQL text of `tokens`, in order, read back as the same tokens.
 pub fn sql_text<'t>(tokens: impl IntoIterator<Item = &'t Token>) -> String {
     tokens.into_iter().map(token_text).collect()
