@@ -26,6 +26,7 @@ mod scan;
 mod size;
 mod staging;
 mod stored;
+mod stream;
 mod types;
 mod unique_holder;
 mod validate;
@@ -53,6 +54,7 @@ pub use read_snapshot::ReadSnapshot;
 pub use size::TableSize;
 pub use staging::{StagedMark, StagedView, StagedWrites};
 pub use stored::ReadOptions;
+pub use stream::{CellOperation, ColumnChange, StreamAppended, StreamOperation, StreamRecord};
 pub use types::{
     single_precision, Cell, Declared, IntegerWidth, PkBound, PkRef, PkType, PkValue, PrimaryKey,
     Row, SqlKind, Value, ValueRef, ValueType,
@@ -93,6 +95,8 @@ pub struct Engine {
     table_ids: tokio::sync::RwLock<()>,
     /// Judges rows against CHECK constraints (`check`), installed by the SQL layer.
     row_rules: std::sync::OnceLock<Arc<dyn RowRules>>,
+    /// The positions of the tables' stream records (`stream`).
+    stream: stream::StreamLog,
 }
 
 impl Engine {
@@ -116,6 +120,7 @@ impl Engine {
             dirty: dirty_rows::DirtyRows::default(),
             table_ids: tokio::sync::RwLock::new(()),
             row_rules: std::sync::OnceLock::new(),
+            stream: stream::StreamLog::default(),
         };
         if engine.catalog.instance(DEFAULT_INSTANCE).is_err() {
             engine
@@ -183,6 +188,7 @@ impl Engine {
         changes: &[(String, OptionValue)],
     ) -> EngineResult<Arc<TableMeta>> {
         let limits = &self.limits;
+        let streamed_before = self.table(instance, name)?.options.stream_enabled;
         let meta = self
             .catalog
             .alter_table(instance, name, |meta| {
@@ -195,6 +201,11 @@ impl Engine {
             })
             .await?;
         self.swept.forget(meta.id);
+        if meta.options.stream_enabled && !streamed_before {
+            // Changes made while the stream was off have no records: a consumer
+            // resuming from before must learn that it missed them.
+            self.restart_stream(meta.id, meta.id).await?;
+        }
         Ok(meta)
     }
 
@@ -414,9 +425,10 @@ impl Engine {
         self.delete_table_data(&meta).await
     }
 
-    /// Deletes the rows stored under a table's id and its indexes' entries.
+    /// Deletes the rows stored under a table's id, its indexes' entries and its stream.
     async fn delete_table_data(&self, table: &TableMeta) -> EngineResult<()> {
         self.delete_prefix(&codec::table_prefix(table.id)).await?;
+        self.delete_stream(table.id).await?;
         for index in &table.indexes {
             self.delete_prefix(&index::index_prefix(index.id)).await?;
         }
@@ -486,6 +498,11 @@ impl Engine {
             let _exclusive = self.table_ids.write().await;
             self.catalog.renumber_tables(instance, names).await?
         };
+        for table in &old {
+            // A consumer of the old records must learn that it missed the truncation.
+            self.restart_stream(self.table(instance, &table.name)?.id, table.id)
+                .await?;
+        }
         for table in old {
             self.delete_table_data(&table).await?;
         }

@@ -4,12 +4,15 @@
 use crate::auth::{Access, Roles};
 use crate::config::Config;
 use crate::engine::{Engine, SystemClock};
+use crate::sql::notifications::Notification;
 use crate::sql::{Session, SessionFactory, SqlError, SqlResult};
 use crate::sqlstate::SqlState;
 use crate::storage::{CacheOptions, Cached, SledBackend, SledOptions};
 use async_trait::async_trait;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc::UnboundedReceiver;
 
 pub struct Gateway {
     engine: Arc<Engine>,
@@ -130,5 +133,31 @@ impl SessionFactory for Gateway {
         .with_query_runtime(Arc::clone(&self.query_runtime))
         .with_setting_defaults(&self.setting_defaults)?
         .with_access(access))
+    }
+
+    /// A notification on channel `stream.<table>` whenever a table's stream has new
+    /// committed records, its payload the last new position.
+    fn server_notifications(&self) -> Option<UnboundedReceiver<Notification>> {
+        let mut appended = self.engine.subscribe_stream();
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                let appended = match appended.recv().await {
+                    Ok(appended) => appended,
+                    // Only wake-ups were missed: the records are all in the stream.
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => return,
+                };
+                let notification = Notification {
+                    sender: 0,
+                    channel: format!("stream.{}", appended.table),
+                    payload: appended.position.to_string(),
+                };
+                if sender.send(notification).is_err() {
+                    return;
+                }
+            }
+        });
+        Some(receiver)
     }
 }

@@ -36,6 +36,7 @@ pub use threads::{ConnectionThreads, THREAD_STACK_BYTES};
 pub use tls::Tls;
 
 use crate::auth::AuthOptions;
+use crate::sql::activity::Backends;
 use crate::sql::SessionFactory;
 use cancel::CancelRegistry;
 use std::future::Future;
@@ -139,6 +140,17 @@ pub async fn serve_with<F: SessionFactory>(
     let runtimes = options.connection_runtimes.clone();
     let mut next_runtime = runtimes.iter().cycle();
     let shared = Arc::new(Shared::new(factory, options));
+    let forwarding = shared
+        .factory
+        .server_notifications()
+        .map(|mut notifications| {
+            let listeners = Arc::clone(&shared.cancels);
+            tokio::spawn(async move {
+                while let Some(notification) = notifications.recv().await {
+                    listeners.notify(&[notification]);
+                }
+            })
+        });
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
@@ -166,6 +178,9 @@ pub async fn serve_with<F: SessionFactory>(
     }
     // Also removes the Unix-domain socket's file: new clients are told nobody listens.
     drop(listeners);
+    if let Some(forwarding) = forwarding {
+        forwarding.abort();
+    }
     tracing::info!(connections = tasks.len(), "shutting down");
     let _ = stop_tx.send(true);
     let drained = tokio::time::timeout(shutdown_grace, async {

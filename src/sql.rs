@@ -108,6 +108,14 @@ pub trait SessionFactory: Send + Sync + 'static {
         user: &str,
         params: &[(String, String)],
     ) -> SqlResult<Self::Session>;
+
+    /// Notifications the server itself sends to the clients that LISTEN, such as a
+    /// table's stream having new records; `None` when there are none to send.
+    fn server_notifications(
+        &self,
+    ) -> Option<tokio::sync::mpsc::UnboundedReceiver<notifications::Notification>> {
+        None
+    }
 }
 
 /// A client's session: its database, settings (SET/SHOW) and open transaction.

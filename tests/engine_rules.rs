@@ -2632,3 +2632,114 @@ async fn adding_a_primary_key_moves_every_visible_version() {
         EngineError::PrimaryKeyExists { table: "t".into() }
     );
 }
+
+/// A table's stream: each committed write leaves one record with its operation, key and
+/// column changes, in position order; the positions go on after a reopen (a consumer
+/// resumes exactly where it was); records older than `stream_expiration_hours` are
+/// removed by GC, and reading from before them is refused rather than skipping them,
+/// as it is after a TRUNCATE.
+#[tokio::test]
+async fn a_stream_records_every_change_once_and_refuses_what_expired() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(NOW);
+    let env = Env {
+        engine: durable_engine(dir.path(), clock.clone()).await,
+        clock,
+    };
+    let t = table(
+        &env,
+        "t",
+        &[("stream_enabled", 1), ("stream_expiration_hours", 1)],
+    )
+    .await;
+    put_row(
+        &env,
+        &t,
+        &[s("a")],
+        vec![put("n", int(1)), put("x", text("one"))],
+    )
+    .await;
+    update(&env, &t, &[s("a")], vec![put("n", int(2))]).await;
+    update(
+        &env,
+        &t,
+        &[s("a")],
+        vec![ColumnOp::DeleteAll { column: "x".into() }],
+    )
+    .await;
+    delete_row(&env, &t, &[s("a")]).await;
+    let records = env.engine.stream_records(&t, None, 100).await.unwrap();
+    let summary: Vec<(u64, &str, usize)> = records
+        .iter()
+        .map(|r| (r.position, r.operation.name(), r.columns.len()))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            (1, "PUT", 2),
+            (2, "UPDATE", 1),
+            (3, "UPDATE", 1),
+            (4, "DELETE", 0)
+        ]
+    );
+    assert_eq!(records[1].columns[0].value, Some(int(2)));
+    // The server's version, moved past the row's first one written the same moment.
+    assert_eq!(records[1].columns[0].version, Some(NOW + 1));
+    assert_eq!(
+        records[2].columns[0].operation.name(),
+        "DELETE_ALL_VERSIONS"
+    );
+    let resumed = env.engine.stream_records(&t, Some(2), 100).await.unwrap();
+    assert_eq!(
+        resumed.iter().map(|r| r.position).collect::<Vec<_>>(),
+        [3, 4]
+    );
+
+    // Reopened: nothing lost, and new records go on after the old ones.
+    drop(env);
+    let clock = ManualClock::new(NOW + 1000);
+    let env = Env {
+        engine: durable_engine(dir.path(), clock.clone()).await,
+        clock,
+    };
+    let t = env.engine.table(DB, "t").unwrap();
+    assert_eq!(
+        env.engine.stream_records(&t, None, 100).await.unwrap(),
+        records
+    );
+    put_row(&env, &t, &[s("b")], vec![put("n", int(5))]).await;
+    let after = env.engine.stream_records(&t, Some(4), 100).await.unwrap();
+    assert_eq!(after.iter().map(|r| r.position).collect::<Vec<_>>(), [5]);
+
+    // An hour later GC removes the first four; reading from before them is refused.
+    env.clock.advance(3_600_000 - 500);
+    let report = env.engine.gc_all().await.unwrap();
+    assert_eq!(report.stream_records_removed, 4);
+    let error = env
+        .engine
+        .stream_records(&t, Some(2), 100)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            EngineError::StreamRecordsRemoved {
+                removed_through: 4,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let kept = env.engine.stream_records(&t, Some(4), 100).await.unwrap();
+    assert_eq!(kept.iter().map(|r| r.position).collect::<Vec<_>>(), [5]);
+
+    // TRUNCATE removes the stream's records too, and says so to a consumer.
+    env.engine.truncate_tables(DB, &["t"]).await.unwrap();
+    let t = env.engine.table(DB, "t").unwrap();
+    assert!(env.engine.stream_records(&t, Some(4), 100).await.is_err());
+    put_row(&env, &t, &[s("c")], vec![put("n", int(6))]).await;
+    // TRUNCATE took position 6 to mark what went unrecorded.
+    assert!(env.engine.stream_records(&t, Some(5), 100).await.is_err());
+    let fresh = env.engine.stream_records(&t, Some(6), 100).await.unwrap();
+    assert_eq!(fresh.iter().map(|r| r.position).collect::<Vec<_>>(), [7]);
+}

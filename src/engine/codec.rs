@@ -6,6 +6,8 @@
 //!   value (see `row_format`).
 //! - `0x02 ...` roles (see `auth::roles`).
 //! - `0x03 index_id:u32 values [pk]` — one secondary-index entry (see `index`).
+//! - `0x04 table_id:u32 position:u64` — one record of a table's stream; `0x05 ...` the
+//!   streams' positions (see `stream`).
 //!
 //! Each PK column encodes as a tag byte (`0x00` INF_MIN, `0x01` a value, `0xFF` INF_MAX)
 //! then, for Integer, 8 big-endian bytes with the sign bit flipped (negatives first), and

@@ -70,6 +70,14 @@ pub enum EngineError {
     /// ADD PRIMARY KEY on a table that has one (PostgreSQL's wording).
     #[error("multiple primary keys for table \"{table}\" are not allowed")]
     PrimaryKeyExists { table: String },
+    /// A read of a table's stream from a position after which records were removed
+    /// or changes went unrecorded: a consumer resuming there would miss them.
+    #[error("the stream of table \"{table}\" no longer has the records after position {after}: records up to position {removed_through} are gone (expired after stream_expiration_hours, or changes went unrecorded: TRUNCATE, ADD PRIMARY KEY, or the stream turned off); read after position {removed_through}, knowing that changes were missed")]
+    StreamRecordsRemoved {
+        table: String,
+        after: u64,
+        removed_through: u64,
+    },
     /// ADD PRIMARY KEY over a column some row has no value in (PostgreSQL's wording).
     #[error("column \"{column}\" of relation \"{table}\" contains null values")]
     KeyColumnHasNulls { table: String, column: String },

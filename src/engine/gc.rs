@@ -30,6 +30,9 @@ pub struct GcReport {
     pub rows_examined: u64,
     pub versions_removed: u64,
     pub rows_removed: u64,
+    /// Stream records removed for being older than their table's
+    /// `stream_expiration_hours`.
+    pub stream_records_removed: u64,
 }
 
 /// A table as it was when a background pass over it began.
@@ -245,6 +248,7 @@ impl Engine {
         for instance in self.instances() {
             for table in self.tables(&instance.name)? {
                 live.insert(table.id);
+                total.stream_records_removed += self.expire_stream_records(&table).await?;
                 // Taken before the pass: a write that lands during it counts as new, so
                 // the next pass looks again even if this one missed the row.
                 let state = SweptState {
@@ -305,7 +309,12 @@ impl Engine {
                 ticker.tick().await;
                 let Some(engine) = weak.upgrade() else { return };
                 match engine.gc_all_paced(&mut Pace::new(true)).await {
-                    Ok(report) if report.versions_removed + report.rows_removed > 0 => {
+                    Ok(report)
+                        if report.versions_removed
+                            + report.rows_removed
+                            + report.stream_records_removed
+                            > 0 =>
+                    {
                         tracing::info!(?report, "gc pass")
                     }
                     Ok(_) => {}

@@ -41,7 +41,12 @@ impl Engine {
         let _exclusive = self.table_ids.write().await;
         let old = self.table(instance, table)?;
         let rekeyed = self.catalog.rekeyed(&old, key, name).await?;
-        if let Err(e) = self.copy_rekeyed(&old, &rekeyed).await {
+        // A consumer of the old id's stream must learn that its records are gone.
+        let copied = match self.copy_rekeyed(&old, &rekeyed).await {
+            Ok(()) => self.restart_stream(rekeyed.id, old.id).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = copied {
             self.discard_copy(&rekeyed).await;
             return Err(e);
         }

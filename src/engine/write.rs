@@ -15,6 +15,7 @@ use super::error::{EngineError, EngineResult};
 use super::index::{self, RowChangeSeen};
 use super::row_format::{encode_single_versions, RowMarker};
 use super::stored::{StoredCell, StoredRow};
+use super::stream::{self, StreamRecord};
 use super::types::{PkValue, PrimaryKey, Row, SqlKind, Value};
 use super::validate::{check_name, check_value};
 use super::Engine;
@@ -191,6 +192,10 @@ struct WorkingSet {
     /// The tables with CHECK constraints among those written, by id, as the catalog
     /// has them while the batch commits.
     checked: HashMap<u32, Arc<TableMeta>>,
+    /// The tables among those written whose stream is on.
+    streamed: Vec<Arc<TableMeta>>,
+    /// The stream records of the writes applied so far, with their tables (`stream`).
+    records: Vec<(Arc<TableMeta>, StreamRecord)>,
 }
 
 impl WorkingSet {
@@ -204,6 +209,8 @@ impl WorkingSet {
             indexed: HashMap::new(),
             foreign_keys: Default::default(),
             checked: HashMap::new(),
+            streamed: Vec::new(),
+            records: Vec::new(),
         }
     }
 
@@ -284,7 +291,10 @@ impl WorkingSet {
         write: &RowWrite,
     ) -> EngineResult<(WriteOutcome, Capacity)> {
         let now = self.now;
-        let blind = self.assume_new_rows
+        let streamed = self.streamed.iter().find(|t| t.id == table.id).cloned();
+        // A streamed write's record reads the row as written: it is decoded, not blind.
+        let blind = streamed.is_none()
+            && self.assume_new_rows
             && !self.expects_a_row(table, &write.pk)
             && matches!(write.change, RowChange::Put(_))
             && write.condition.row == RowExistence::ExpectNotExist
@@ -300,6 +310,12 @@ impl WorkingSet {
         }
         let row = self.working_row(engine, table, &write.pk, blind).await?;
         let applied = apply_write(row, table, write, now)?;
+        if let Some(streamed) = streamed {
+            if matches!(applied.outcome, WriteOutcome::Applied(_)) {
+                let record = stream::record_of(write, row, now);
+                self.records.push((streamed, record));
+            }
+        }
         Ok((applied.outcome, applied.cost))
     }
 
@@ -364,6 +380,11 @@ impl WorkingSet {
             self.stage_index_entries(engine, &mut batch, &mut checks)
                 .await?;
         }
+        // Held until the batch is written: see `stream` on why positions need it.
+        let records = match std::mem::take(&mut self.records) {
+            records if records.is_empty() => None,
+            records => Some(engine.stage_stream_records(records, &mut batch).await?),
+        };
         for (key, working) in self.rows {
             let working = match working {
                 Working::Row(working) => working,
@@ -394,14 +415,18 @@ impl WorkingSet {
             }
             return Ok(Some(SyncTicket::default()));
         }
-        Ok(match sync {
+        let ticket = match sync {
             Sync::Wait => engine
                 .backend
                 .write_if(&checks, batch)
                 .await?
                 .then_some(SyncTicket::default()),
             Sync::Later => engine.backend.write_if_unsynced(checks, batch).await?,
-        })
+        };
+        if let (Some(records), Some(_)) = (records, &ticket) {
+            records.announce(engine);
+        }
+        Ok(ticket)
     }
 }
 
@@ -541,6 +566,7 @@ impl Engine {
         let mut indexed = HashMap::new();
         let mut foreign_keys = foreign_keys::ForeignKeyTables::default();
         let mut with_checks = HashMap::new();
+        let mut streamed = Vec::new();
         for (table, _) in writes {
             if checked.contains(&table.id) {
                 continue;
@@ -554,6 +580,9 @@ impl Engine {
             if !current.checks.is_empty() {
                 with_checks.insert(table.id, Arc::clone(&current));
             }
+            if current.options.stream_enabled {
+                streamed.push(Arc::clone(&current));
+            }
             if !current.indexes.is_empty() {
                 indexed.insert(table.id, current);
             }
@@ -565,6 +594,7 @@ impl Engine {
         set.indexed = indexed;
         set.foreign_keys = foreign_keys;
         set.checked = with_checks;
+        set.streamed = streamed;
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
         let mut per_table: HashMap<u32, Capacity> = HashMap::new();

@@ -1376,6 +1376,11 @@ pub fn is_true(d: &Datum) -> bool {
     matches!(d, Datum::Bool(true))
 }
 
+/// A datum's text, as a cast to text gives it.
+pub(crate) fn datum_text(d: Datum) -> String {
+    as_text(d)
+}
+
 fn as_text(d: Datum) -> String {
     match d {
         Datum::Text(t) => t,

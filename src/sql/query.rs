@@ -57,6 +57,7 @@ mod pg_time_zone;
 mod pg_unnest_ordinality;
 mod provider;
 mod sql_ast;
+mod stream_relation;
 mod subplan_exec;
 #[cfg(test)]
 mod test_sql;

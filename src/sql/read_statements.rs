@@ -146,8 +146,10 @@ impl SelectStatement {
             },
             SelectStatement::DataFusion(p) => {
                 for name in p.scanned_tables() {
-                    let ours =
-                        matches!(name.schema(), None | Some("public") | Some(VERSIONS_SCHEMA));
+                    let ours = matches!(
+                        name.schema(),
+                        None | Some("public") | Some(VERSIONS_SCHEMA) | Some("stream")
+                    );
                     if !ours {
                         continue;
                     }

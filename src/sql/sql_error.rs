@@ -371,6 +371,14 @@ mod tests {
             ),
             (PrimaryKeyExists { table: s() }, "42P16"),
             (
+                StreamRecordsRemoved {
+                    table: s(),
+                    after: 1,
+                    removed_through: 2,
+                },
+                "55000",
+            ),
+            (
                 ForeignKeyViolation {
                     table: s(),
                     constraint: s(),

@@ -80,6 +80,7 @@ impl From<&EngineError> for SqlState {
                 SqlState::SerializationFailure
             }
             SnapshotTooOld { .. } => SqlState::SnapshotTooOld,
+            StreamRecordsRemoved { .. } => SqlState::ObjectNotInPrerequisiteState,
             // The engine keeps the storage layer's failures as text; whatever their
             // cause, the client sees an I/O failure and the log has the details.
             Storage(_) => SqlState::IoError,

@@ -29,4 +29,5 @@ mod sql_protocols;
 mod sql_reads;
 mod sql_refusals;
 mod sql_snapshots;
+mod sql_stream;
 mod sql_writes;

@@ -10,7 +10,9 @@ use tokio::sync::mpsc;
 use tokio_postgres::{AsyncMessage, Client, Notification};
 
 /// A connection whose notifications arrive on the returned channel.
-async fn listener(server: &TestServer) -> (Client, mpsc::UnboundedReceiver<Notification>) {
+pub(crate) async fn listener(
+    server: &TestServer,
+) -> (Client, mpsc::UnboundedReceiver<Notification>) {
     let (client, mut connection) = tokio_postgres::connect(
         &format!(
             "host=127.0.0.1 port={} user=tester dbname=postgres",

@@ -3,6 +3,7 @@
 //! query names them, so DDL from any session is seen at once.
 
 use super::provider::EngineTable;
+use super::stream_relation::{StreamRelation, STREAM_SCHEMA};
 use crate::engine::{Engine, EngineError};
 use crate::sql::activity::SessionBackend;
 use crate::sql::pg_catalog::{CatalogSchema, Kind, INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
@@ -37,6 +38,10 @@ pub fn catalog_list(
             instance: instance.to_string(),
             kind: RelationKind::Versions,
         }),
+        stream: Arc::new(StreamSchema {
+            engine: Arc::clone(&engine),
+            instance: instance.to_string(),
+        }),
         introspection: [Kind::PgCatalog, Kind::InformationSchema, Kind::Pgwide].map(|kind| {
             Arc::new(CatalogSchema {
                 engine: Arc::clone(&engine),
@@ -56,6 +61,7 @@ pub fn catalog_list(
 struct InstanceCatalog {
     public: Arc<InstanceSchema>,
     versions: Arc<InstanceSchema>,
+    stream: Arc<StreamSchema>,
     /// pg_catalog, information_schema and pgwide, in that order.
     introspection: [Arc<CatalogSchema>; 3],
 }
@@ -65,6 +71,7 @@ impl CatalogProvider for InstanceCatalog {
         [
             PUBLIC,
             VERSIONS_SCHEMA,
+            STREAM_SCHEMA,
             PG_CATALOG,
             INFORMATION_SCHEMA,
             PGWIDE,
@@ -77,6 +84,7 @@ impl CatalogProvider for InstanceCatalog {
         match name {
             PUBLIC => Some(Arc::clone(&self.public) as Arc<dyn SchemaProvider>),
             VERSIONS_SCHEMA => Some(Arc::clone(&self.versions) as Arc<dyn SchemaProvider>),
+            STREAM_SCHEMA => Some(Arc::clone(&self.stream) as Arc<dyn SchemaProvider>),
             PG_CATALOG => Some(Arc::clone(&self.introspection[0]) as Arc<dyn SchemaProvider>),
             INFORMATION_SCHEMA => {
                 Some(Arc::clone(&self.introspection[1]) as Arc<dyn SchemaProvider>)
@@ -116,6 +124,65 @@ impl SchemaProvider for InstanceSchema {
                 crate::sql::SqlError::from(e),
             ))),
         }
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.engine.table(&self.instance, name).is_ok()
+    }
+}
+
+/// Schema `stream`: the stream relation of each table whose stream is on.
+struct StreamSchema {
+    engine: Arc<Engine>,
+    instance: String,
+}
+
+impl std::fmt::Debug for StreamSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StreamSchema({})", self.instance)
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for StreamSchema {
+    fn table_names(&self) -> Vec<String> {
+        self.engine
+            .tables(&self.instance)
+            .map(|tables| {
+                tables
+                    .iter()
+                    .filter(|t| t.options.stream_enabled)
+                    .map(|t| t.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    async fn table(&self, name: &str) -> Result<Option<Arc<dyn TableProvider>>> {
+        let meta = match self.engine.table(&self.instance, name) {
+            Ok(meta) => meta,
+            Err(EngineError::TableNotFound { .. }) => return Ok(None),
+            Err(e) => {
+                return Err(DataFusionError::External(Box::new(
+                    crate::sql::SqlError::from(e),
+                )))
+            }
+        };
+        if !meta.options.stream_enabled {
+            return Err(DataFusionError::External(Box::new(
+                crate::sql::SqlError::new(
+                    crate::sqlstate::SqlState::ObjectNotInPrerequisiteState,
+                    format!(
+                        "table \"{name}\" has no stream: ALTER TABLE {name} SET \
+                         (stream_enabled = true) starts one"
+                    ),
+                ),
+            )));
+        }
+        Ok(Some(Arc::new(StreamRelation::new(
+            Arc::clone(&self.engine),
+            meta,
+        ))))
     }
 
     fn table_exist(&self, name: &str) -> bool {

@@ -10,6 +10,7 @@
 
 use super::empty_catalog::{always_empty, AGGREGATES};
 use super::sql_ast::{first, last, parse_expr, plain};
+use super::stream_relation::STREAM_SCHEMA;
 use crate::sql::pg_catalog::{INFORMATION_SCHEMA, PGWIDE, PG_CATALOG};
 use sqlparser::ast::{
     self, BinaryOperator, DataType, Expr, FunctionArguments, Ident, ObjectNamePart, Query, SetExpr,
@@ -17,12 +18,13 @@ use sqlparser::ast::{
 };
 use std::ops::ControlFlow;
 
-/// Whether the query reads a catalog schema, so it goes to DataFusion directly.
+/// Whether the query reads a catalog schema (or `stream`, which only DataFusion
+/// serves), so it goes to DataFusion directly.
 pub fn is_catalog_query(query: &Query) -> bool {
     let hit = ast::visit_relations(query, |name| {
         let schema = first(name);
         let catalog = (name.0.len() > 1
-            && [PG_CATALOG, INFORMATION_SCHEMA, PGWIDE].contains(&schema.as_str()))
+            && [PG_CATALOG, INFORMATION_SCHEMA, PGWIDE, STREAM_SCHEMA].contains(&schema.as_str()))
             || (name.0.len() == 1 && schema.starts_with("pg_"));
         if catalog {
             ControlFlow::Break(())
