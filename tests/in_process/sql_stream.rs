@@ -202,3 +202,28 @@ async fn a_stream_turned_on_begins_at_the_next_change() {
         .expect("insert");
     assert_eq!(read_after(&client, last + 1).await.len(), 1);
 }
+
+/// A foreign key's cascade changes the child's rows: a streamed child records them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cascade_is_recorded_in_the_childs_stream() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE author (id BIGINT PRIMARY KEY); \
+             CREATE TABLE book (id BIGINT PRIMARY KEY, \
+                 author_id BIGINT REFERENCES author (id) ON DELETE CASCADE) \
+             WITH (stream_enabled = true); \
+             INSERT INTO author VALUES (1), (2); \
+             INSERT INTO book VALUES (10, 1), (11, 2); \
+             DELETE FROM author WHERE id = 1",
+        )
+        .await
+        .expect("cascade");
+    let rows = read_after(&client, 0).await;
+    let shape: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[1].as_str(), r[2].as_str()))
+        .collect();
+    assert_eq!(shape, [("PUT", "10"), ("PUT", "11"), ("DELETE", "10")]);
+}

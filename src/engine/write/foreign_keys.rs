@@ -21,6 +21,7 @@ use crate::engine::foreign_key::{
 use crate::engine::index::shown_columns;
 use crate::engine::scan::{RowScanner, ScanStep};
 use crate::engine::stored::StoredRow;
+use crate::engine::stream;
 use crate::engine::types::{PrimaryKey, Value};
 use crate::engine::write::{ColumnOp, RowChange, RowWrite};
 use crate::engine::Engine;
@@ -296,6 +297,11 @@ impl WorkingSet {
             };
             let row = self.working_row(engine, child, &write.pk, false).await?;
             apply_write(row, child, &write, now)?;
+            // A cascade is a change like any other to a streamed child.
+            if child.options.stream_enabled {
+                let record = stream::record_of(&write, row, now);
+                self.records.push((Arc::clone(child), record));
+            }
             changed.push(row_prefix(child.id, &write.pk));
         }
         Ok(changed)
