@@ -237,6 +237,15 @@ impl StagedRecords<'_> {
 }
 
 impl Engine {
+    /// The next free position, as the lock `next` keeps it or, the first time, as
+    /// stored.
+    async fn next_position(&self, next: &Option<u64>) -> EngineResult<u64> {
+        match next {
+            Some(position) => Ok(*position),
+            None => Ok(decode_u64(self.backend.get(&NEXT_POSITION_KEY).await?)?.max(1)),
+        }
+    }
+
     /// Announcements of committed stream records, for LISTEN.
     pub fn subscribe_stream(&self) -> tokio::sync::broadcast::Receiver<StreamAppended> {
         self.stream.appended.subscribe()
@@ -250,10 +259,7 @@ impl Engine {
         batch: &mut WriteBatch,
     ) -> EngineResult<StagedRecords<'_>> {
         let mut next = self.stream.next.lock().await;
-        let mut position = match *next {
-            Some(position) => position,
-            None => decode_u64(self.backend.get(&NEXT_POSITION_KEY).await?)?.max(1),
-        };
+        let mut position = self.next_position(&next).await?;
         let mut appended: Vec<StreamAppended> = Vec::new();
         for (table, record) in records {
             let value = serde_json::to_vec(&record)
@@ -397,10 +403,7 @@ impl Engine {
         // A position of its own, which no record takes, marks the missing changes: a
         // consumer that read up to any record before is refused.
         let mut next = self.stream.next.lock().await;
-        let position = match *next {
-            Some(position) => position,
-            None => decode_u64(self.backend.get(&NEXT_POSITION_KEY).await?)?.max(1),
-        };
+        let position = self.next_position(&next).await?;
         let mut batch = WriteBatch::default();
         batch.put(
             removed_through_key(table_id),

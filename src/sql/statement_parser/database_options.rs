@@ -10,7 +10,7 @@
 //! `CREATE DATABASE` (see [`carried_owner_change`]), which checks that the database
 //! exists when it runs. Other ALTER DATABASE forms are refused with 0A000.
 
-use super::token_text::{mentions, sql_text};
+use super::token_text::{mentions, mentions_ddl, sql_text};
 use crate::sql::sql_error::{SqlError, SqlResult};
 use crate::sqlstate::SqlState;
 use sqlparser::ast::Statement;
@@ -33,7 +33,7 @@ const WHAT_DATABASES_ARE: &str = "every pgwide database is UTF8 with the C local
 /// its ALTER DATABASE ... OWNER TO statements marked; `None` when it holds neither (or
 /// does not tokenize: the parser reports that).
 pub fn respell(sql: &str) -> Option<SqlResult<String>> {
-    if !mentions(sql, b"database") {
+    if !mentions(sql, b"database") || !mentions_ddl(sql) {
         return None;
     }
     let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;

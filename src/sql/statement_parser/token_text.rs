@@ -15,6 +15,13 @@ pub fn mentions(sql: &str, word: &[u8]) -> bool {
         .any(|w| w.eq_ignore_ascii_case(word))
 }
 
+/// Whether `sql` may hold a DDL statement: it holds `create`, `alter` or `drop`. The
+/// respellings of DDL ask this before tokenizing, so queries that merely mention their
+/// word (a `users` table, `current_database()`) are not tokenized an extra time.
+pub fn mentions_ddl(sql: &str) -> bool {
+    mentions(sql, b"create") || mentions(sql, b"alter") || mentions(sql, b"drop")
+}
+
 /// The SQL text of `tokens`, in order, read back as the same tokens.
 pub fn sql_text<'t>(tokens: impl IntoIterator<Item = &'t Token>) -> String {
     tokens.into_iter().map(token_text).collect()

@@ -3,7 +3,7 @@
 //! before parsing; a CREATE USER is remembered, as it means LOGIN unless NOLOGIN is
 //! given.
 
-use super::token_text::{mentions, sql_text};
+use super::token_text::{mentions, mentions_ddl, sql_text};
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, Tokenizer, Word};
@@ -12,7 +12,7 @@ use sqlparser::tokenizer::{Token, Tokenizer, Word};
 /// statements it holds) of those that were CREATE USER; `None` when it has none (or
 /// does not tokenize: the parser reports that).
 pub fn respell(sql: &str) -> Option<(String, Vec<usize>)> {
-    if !mentions(sql, b"user") {
+    if !mentions(sql, b"user") || !mentions_ddl(sql) {
         return None;
     }
     let mut tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
