@@ -27,6 +27,7 @@ mod size;
 mod staging;
 mod stored;
 mod stream;
+mod throughput;
 mod types;
 mod unique_holder;
 mod validate;
@@ -55,6 +56,7 @@ pub use size::TableSize;
 pub use staging::{StagedMark, StagedView, StagedWrites};
 pub use stored::ReadOptions;
 pub use stream::{CellOperation, ColumnChange, StreamAppended, StreamOperation, StreamRecord};
+pub use throughput::RecentThroughput;
 pub use types::{
     single_precision, Cell, Declared, IntegerWidth, PkBound, PkRef, PkType, PkValue, PrimaryKey,
     Row, SqlKind, Value, ValueRef, ValueType,
@@ -686,6 +688,11 @@ impl Engine {
     /// Capacity units and operation counts of a table since start.
     pub fn table_stats(&self, table: &TableMeta) -> TableStatsSnapshot {
         self.stats.table(table.id).snapshot()
+    }
+
+    /// The table's consumption over the last minute and its throttled statements.
+    pub fn recent_throughput(&self, table: &TableMeta) -> RecentThroughput {
+        self.stats.table(table.id).throughput.recent(self.now_ms())
     }
 
     /// Deletes every key under `prefix`, in backend-sized batches.

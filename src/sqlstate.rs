@@ -102,6 +102,7 @@ sqlstates! {
     WrongObjectType => "42809",
     OutOfMemory => "53200",
     TooManyConnections => "53300",
+    ConfigurationLimitExceeded => "53400",
     ProgramLimitExceeded => "54000",
     StatementTooComplex => "54001",
     ObjectNotInPrerequisiteState => "55000",

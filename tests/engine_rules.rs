@@ -2743,3 +2743,93 @@ async fn a_stream_records_every_change_once_and_refuses_what_expired() {
     let fresh = env.engine.stream_records(&t, Some(6), 100).await.unwrap();
     assert_eq!(fresh.iter().map(|r| r.position).collect::<Vec<_>>(), [7]);
 }
+
+/// Reserved throughput (docs/table-store.md §9.1): a write over the table's budget for
+/// the second is refused whole and leaves nothing; the budget refills with the clock;
+/// an ALTER that raises it counts at once; reads are admitted while budget is left.
+#[tokio::test]
+async fn reserved_throughput_refuses_what_is_over_the_budget_and_applies_none_of_it() {
+    let env = env().await;
+    let t = table(
+        &env,
+        "t",
+        &[("reserved_write_cu", 50), ("reserved_read_cu", 3)],
+    )
+    .await;
+    let row = |i: usize| {
+        write(
+            &[s(&format!("k{i:03}"))],
+            RowChange::Put(vec![put("a", int(1))]),
+        )
+    };
+    // A full bucket: 50 one-CU rows pass, the 51st is refused.
+    for i in 0..50 {
+        env.engine.put_row(&t, row(i)).await.unwrap();
+    }
+    let refused = env.engine.put_row(&t, row(50)).await.unwrap_err();
+    assert!(matches!(
+        refused,
+        EngineError::ThroughputExceeded {
+            option: "reserved_write_cu",
+            limit: 50,
+            needed: 1,
+            ..
+        }
+    ));
+    assert!(refused
+        .to_string()
+        .contains("table \"t\" is over its reserved_write_cu = 50"));
+    assert!(get(&env, &t, &[s("k050")], &ReadOptions::default())
+        .await
+        .is_none());
+    // A batch is refused whole, not in part, even when part of it would fit.
+    env.clock.advance(100);
+    let batch: Vec<_> = (60..66).map(|i| (Arc::clone(&t), row(i))).collect();
+    assert!(env
+        .engine
+        .write_rows(batch, BatchMode::Atomic)
+        .await
+        .is_err());
+    // Five CU came back in the 100 ms.
+    let batch: Vec<_> = (60..65).map(|i| (Arc::clone(&t), row(i))).collect();
+    env.engine
+        .write_rows(batch, BatchMode::Atomic)
+        .await
+        .unwrap();
+    // Raising the limit takes effect at once, without waiting for the refill.
+    let t = set_option(&env, "reserved_write_cu", 1000).await;
+    let batch: Vec<_> = (100..200).map(|i| (Arc::clone(&t), row(i))).collect();
+    env.engine
+        .write_rows(batch, BatchMode::Atomic)
+        .await
+        .unwrap();
+
+    // Reads: three gets spend the read budget, the fourth waits for the refill.
+    env.clock.advance(2000);
+    for _ in 0..3 {
+        get(&env, &t, &[s("k000")], &ReadOptions::default()).await;
+    }
+    let refused = env
+        .engine
+        .get_row(&t, &[s("k000")], &ReadOptions::default())
+        .await;
+    assert!(matches!(
+        refused,
+        Err(EngineError::ThroughputExceeded {
+            option: "reserved_read_cu",
+            ..
+        })
+    ));
+    env.clock.advance(400);
+    assert!(get(&env, &t, &[s("k000")], &ReadOptions::default())
+        .await
+        .is_some());
+
+    let stats = env.engine.table_stats(&t);
+    assert_eq!(stats.write_cu, 50 + 5 + 100);
+    let recent = env.engine.recent_throughput(&t);
+    assert_eq!(recent.write_cu_last_minute, 155);
+    assert_eq!((recent.throttled_writes, recent.throttled_reads), (2, 1));
+    // The four gets and the one that found k050 missing.
+    assert_eq!(recent.read_cu_last_minute, 5);
+}

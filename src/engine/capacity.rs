@@ -2,6 +2,7 @@
 //! reading a missing row costs 1 read CU. Every operation returns what it consumed, and
 //! totals are kept per table.
 
+use super::throughput::Throughput;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
@@ -54,6 +55,8 @@ pub struct TableStats {
     /// GC rewrites of the table's rows that lost to a write in between: a sign for the
     /// background GC that the table may hold something to collect (see `gc_all`).
     collectable_writes: AtomicU64,
+    /// The reserved-throughput budgets and the last minute's consumption.
+    pub throughput: Throughput,
 }
 
 /// A point-in-time copy of [`TableStats`].
@@ -67,14 +70,16 @@ pub struct TableStatsSnapshot {
 }
 
 impl TableStats {
-    pub fn record_read(&self, cu: Capacity, rows_scanned: u64) {
+    pub fn record_read(&self, cu: Capacity, rows_scanned: u64, now_ms: i64) {
+        self.throughput.record(cu, now_ms);
         self.read_cu.fetch_add(cu.read, Ordering::Relaxed);
         self.write_cu.fetch_add(cu.write, Ordering::Relaxed);
         self.reads.fetch_add(1, Ordering::Relaxed);
         self.rows_scanned.fetch_add(rows_scanned, Ordering::Relaxed);
     }
 
-    pub fn record_write(&self, cu: Capacity) {
+    pub fn record_write(&self, cu: Capacity, now_ms: i64) {
+        self.throughput.record(cu, now_ms);
         self.read_cu.fetch_add(cu.read, Ordering::Relaxed);
         self.write_cu.fetch_add(cu.write, Ordering::Relaxed);
         self.writes.fetch_add(1, Ordering::Relaxed);

@@ -7,7 +7,7 @@ use super::catalog::TableMeta;
 use super::condition::Condition;
 use super::error::{EngineError, EngineResult};
 use super::scan::{RowScanner, ScanStep};
-use super::write::{BatchMode, ColumnOp, RowChange, RowWrite};
+use super::write::{ColumnOp, RowChange, RowWrite};
 use super::Engine;
 use crate::storage::{Direction, KeyRange};
 use std::sync::Arc;
@@ -76,7 +76,7 @@ impl Engine {
                 }
             }
             if writes.len() >= DELETE_BATCH || (row.is_none() && !writes.is_empty()) {
-                self.write_rows(std::mem::take(&mut writes), BatchMode::Atomic)
+                self.write_rows_unmetered(std::mem::take(&mut writes))
                     .await?;
             }
             if row.is_none() {

@@ -78,6 +78,17 @@ pub enum EngineError {
         after: u64,
         removed_through: u64,
     },
+    /// A statement over a table's reserved read or write throughput for this second
+    /// (docs/table-store.md §9.1); nothing of it was applied.
+    #[error("{}", throughput_message(table, option, *limit, *needed, *available))]
+    ThroughputExceeded {
+        table: String,
+        /// `reserved_read_cu` or `reserved_write_cu`.
+        option: &'static str,
+        limit: u64,
+        needed: u64,
+        available: u64,
+    },
     /// ADD PRIMARY KEY over a column some row has no value in (PostgreSQL's wording).
     #[error("column \"{column}\" of relation \"{table}\" contains null values")]
     KeyColumnHasNulls { table: String, column: String },
@@ -267,3 +278,27 @@ impl From<StorageError> for EngineError {
 }
 
 pub type EngineResult<T> = Result<T, EngineError>;
+
+/// Says which budget a throttled statement ran out of, and whether waiting helps.
+fn throughput_message(
+    table: &str,
+    option: &str,
+    limit: u64,
+    needed: u64,
+    available: u64,
+) -> String {
+    let what = if option == "reserved_read_cu" {
+        "read"
+    } else {
+        "write"
+    };
+    if needed > limit {
+        format!(
+            "the statement needs {needed} {what} CU, more than table \"{table}\"'s {option} = {limit} allows in one second: split it, or raise the option with ALTER TABLE {table} SET ({option} = ...)"
+        )
+    } else {
+        format!(
+            "table \"{table}\" is over its {option} = {limit} for this second: the statement needs {needed} {what} CU and {available} are left; retry after a moment, or raise the option"
+        )
+    }
+}

@@ -110,16 +110,7 @@ impl Engine {
         }
     }
 
-    /// One row as `read` sees it, decoded only as far as the read needs.
-    async fn read_row(
-        &self,
-        table: &TableMeta,
-        pk: &[PkValue],
-        read: &ReadOptions,
-    ) -> EngineResult<Option<Row>> {
-        self.read_row_at(table, pk, read, self.now_ms()).await
-    }
-
+    /// One row as `read` sees it at `now`, decoded only as far as the read needs.
     async fn read_row_at(
         &self,
         table: &TableMeta,
@@ -144,9 +135,11 @@ impl Engine {
     ) -> EngineResult<GetRowResult> {
         self.check_pk(table, pk)?;
         self.check_read(read)?;
-        let row = self.read_row(table, pk, read).await?;
+        let now = self.now_ms();
+        let stats = self.admit_read(table, now)?;
+        let row = self.read_row_at(table, pk, read, now).await?;
         let capacity = Capacity::read(row.as_ref().map_or(0, Row::size));
-        self.stats.table(table.id).record_read(capacity, 1);
+        Self::finish_read(&stats, table, capacity, 1, now);
         Ok(GetRowResult { row, capacity })
     }
 
@@ -169,6 +162,7 @@ impl Engine {
         }
         self.check_read(read)?;
         let now = self.now_ms();
+        let stats = self.admit_read(table, now)?;
         let mut rows = Vec::with_capacity(pks.len());
         let mut capacity = Capacity::default();
         for pk in pks {
@@ -176,9 +170,7 @@ impl Engine {
             capacity += Capacity::read(row.as_ref().map_or(0, Row::size));
             rows.push(row);
         }
-        self.stats
-            .table(table.id)
-            .record_read(capacity, pks.len() as u64);
+        Self::finish_read(&stats, table, capacity, pks.len() as u64, now);
         Ok(BatchGetResult { rows, capacity })
     }
 
@@ -191,6 +183,7 @@ impl Engine {
     ) -> EngineResult<RangePage> {
         let (range, limit) = self.range_of(table, request)?;
         let now = self.now_ms();
+        let stats = self.admit_read(table, now)?;
         let mut scanner =
             RowScanner::new(self.reader(&request.read)?, table, range, request.direction)
                 .expect_rows(limit.saturating_add(1))
@@ -219,9 +212,7 @@ impl Engine {
             }
         }
         let capacity = Capacity::read(bytes);
-        self.stats
-            .table(table.id)
-            .record_read(capacity, rows_scanned);
+        Self::finish_read(&stats, table, capacity, rows_scanned, now);
         Ok(RangePage {
             rows,
             next_start,
@@ -252,6 +243,7 @@ impl Engine {
         }
         let (range, limit) = self.range_of(table, request)?;
         let now = self.now_ms();
+        let stats = self.admit_read(table, now)?;
         let pk_types = table.pk_types();
         let max_bytes = self.limits.max_range_bytes;
         let (mut returned, mut bytes, mut rows_scanned) = (0usize, 0usize, 0u64);
@@ -277,9 +269,7 @@ impl Engine {
             })
             .await?;
         let capacity = Capacity::read(bytes);
-        self.stats
-            .table(table.id)
-            .record_read(capacity, rows_scanned);
+        Self::finish_read(&stats, table, capacity, rows_scanned, now);
         Ok(RangeVisit {
             returned,
             next_start,

@@ -170,6 +170,9 @@ struct Commitment<'a> {
     /// Rows it locked (`Engine::lock_rows`): read into the batch, unchanged, so the
     /// commit's checks cover them.
     locked: &'a [(Arc<TableMeta>, PrimaryKey)],
+    /// Maintenance (GC, a dropped column's cells, undoing a failed COPY): applied
+    /// whatever the tables' reserved write throughput.
+    unmetered: bool,
 }
 
 /// The rows a batch touches, as read and as changed so far.
@@ -509,6 +512,22 @@ impl Engine {
         let commitment = Commitment {
             expected: Some(expected),
             locked,
+            unmetered: false,
+        };
+        self.write_rows_checked(writes, BatchMode::Atomic, Sync::Wait, commitment)
+            .await
+            .map(|(result, _)| result)
+    }
+
+    /// An atomic `write_rows` for the engine's and the server's own upkeep, which
+    /// no table's reserved write throughput refuses (docs/table-store.md §9.1).
+    pub(crate) async fn write_rows_unmetered(
+        &self,
+        writes: Vec<(Arc<TableMeta>, RowWrite)>,
+    ) -> EngineResult<WriteResult> {
+        let commitment = Commitment {
+            unmetered: true,
+            ..Commitment::default()
         };
         self.write_rows_checked(writes, BatchMode::Atomic, Sync::Wait, commitment)
             .await
@@ -567,6 +586,7 @@ impl Engine {
         let mut foreign_keys = foreign_keys::ForeignKeyTables::default();
         let mut with_checks = HashMap::new();
         let mut streamed = Vec::new();
+        let mut metered = Vec::new();
         for (table, _) in writes {
             if checked.contains(&table.id) {
                 continue;
@@ -576,6 +596,9 @@ impl Engine {
                     name: table.name.clone(),
                 });
             };
+            if current.options.reserved_write_cu > 0 && !commitment.unmetered {
+                metered.push(Arc::clone(&current));
+            }
             foreign_keys.consider(&self.catalog, &current);
             if !current.checks.is_empty() {
                 with_checks.insert(table.id, Arc::clone(&current));
@@ -628,9 +651,15 @@ impl Engine {
             set.working_row(self, table, pk, false).await?;
         }
         let unconfirmed = set.unconfirmed;
+        let now = self.now_ms();
+        // Charged before the batch is applied, so a refused one writes nothing.
+        let mut budgets = self.take_write_budgets(&per_table, &metered, now)?;
         let ticket = match set.commit(self, sync).await {
             Ok(Some(ticket)) => ticket,
-            Ok(None) => return Ok(None),
+            Ok(None) => {
+                budgets.give_back();
+                return Ok(None);
+            }
             // A row taken as absent unread may exist after all, and then holds the
             // values it seemed to claim, or is no insert at all (ON CONFLICT DO
             // NOTHING): the retry, with reads, finds out.
@@ -639,11 +668,17 @@ impl Engine {
                 | EngineError::ForeignKeyViolation { .. }
                 | EngineError::ForeignKeyReferenced { .. }
                 | EngineError::CheckViolation { .. },
-            ) if unconfirmed => return Ok(None),
-            Err(e) => return Err(e),
+            ) if unconfirmed => {
+                budgets.give_back();
+                return Ok(None);
+            }
+            Err(e) => {
+                budgets.give_back();
+                return Err(e);
+            }
         };
         for (id, cost) in per_table {
-            self.stats.table(id).record_write(cost);
+            self.stats.table(id).record_write(cost, now);
         }
         Ok(Some((WriteResult { outcomes, capacity }, ticket)))
     }

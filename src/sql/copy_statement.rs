@@ -721,7 +721,9 @@ impl CopyFrom {
                     )
                 })
                 .collect();
-            if let Err(e) = self.engine.write_rows(deletes, BatchMode::Atomic).await {
+            // Unmetered: a COPY refused for its table's reserved write throughput
+            // must still take back what it wrote.
+            if let Err(e) = self.engine.write_rows_unmetered(deletes).await {
                 tracing::error!(
                     "undoing a failed COPY into {} left rows behind: {e}",
                     self.table.name

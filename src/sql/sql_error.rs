@@ -379,6 +379,16 @@ mod tests {
                 "55000",
             ),
             (
+                ThroughputExceeded {
+                    table: s(),
+                    option: "reserved_write_cu",
+                    limit: 50,
+                    needed: 1,
+                    available: 0,
+                },
+                "53400",
+            ),
+            (
                 ForeignKeyViolation {
                     table: s(),
                     constraint: s(),

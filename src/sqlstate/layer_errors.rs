@@ -81,6 +81,7 @@ impl From<&EngineError> for SqlState {
             }
             SnapshotTooOld { .. } => SqlState::SnapshotTooOld,
             StreamRecordsRemoved { .. } => SqlState::ObjectNotInPrerequisiteState,
+            ThroughputExceeded { .. } => SqlState::ConfigurationLimitExceeded,
             // The engine keeps the storage layer's failures as text; whatever their
             // cause, the client sees an I/O failure and the log has the details.
             Storage(_) => SqlState::IoError,

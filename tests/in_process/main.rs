@@ -30,4 +30,5 @@ mod sql_reads;
 mod sql_refusals;
 mod sql_snapshots;
 mod sql_stream;
+mod sql_throughput;
 mod sql_writes;

@@ -1,5 +1,7 @@
 //! `pgwide.table_stats`: each table's capacity units and operation counts since the
-//! server started (the engine's per-table totals; not persisted).
+//! server started (the engine's per-table totals; not persisted), its reserved
+//! throughput, what it consumed over the last minute and how many statements that
+//! throughput refused (docs/table-store.md §9.1).
 
 use super::memory_table::{count, Col, V};
 use crate::engine::{Engine, TableMeta};
@@ -13,6 +15,14 @@ pub const COLUMNS: &[Col] = &[
     ("reads", 'i'),
     ("writes", 'i'),
     ("rows_scanned", 'i'),
+    ("reserved_read_cu", 'i'),
+    ("reserved_write_cu", 'i'),
+    ("read_cu_last_minute", 'i'),
+    ("write_cu_last_minute", 'i'),
+    ("peak_read_cu_per_second", 'i'),
+    ("peak_write_cu_per_second", 'i'),
+    ("throttled_reads", 'i'),
+    ("throttled_writes", 'i'),
 ];
 
 /// One row per table of `instance`.
@@ -21,6 +31,7 @@ pub fn rows(engine: &Engine, instance: &str, tables: &[Arc<TableMeta>]) -> Vec<V
         .iter()
         .map(|table| {
             let stats = engine.table_stats(table);
+            let recent = engine.recent_throughput(table);
             vec![
                 V::T(instance.to_string()),
                 V::T(table.name.clone()),
@@ -29,6 +40,14 @@ pub fn rows(engine: &Engine, instance: &str, tables: &[Arc<TableMeta>]) -> Vec<V
                 count(stats.reads),
                 count(stats.writes),
                 count(stats.rows_scanned),
+                V::I(table.options.reserved_read_cu),
+                V::I(table.options.reserved_write_cu),
+                count(recent.read_cu_last_minute),
+                count(recent.write_cu_last_minute),
+                count(recent.peak_read_cu_per_second),
+                count(recent.peak_write_cu_per_second),
+                count(recent.throttled_reads),
+                count(recent.throttled_writes),
             ]
         })
         .collect()
