@@ -106,6 +106,22 @@ async fn every_committed_change_is_one_record_in_order() {
         types,
         [["bigint", "timestamp with time zone", "bigint", "jsonb"]]
     );
+    // Records come in position order, so a consumer's page needs no sort and stops
+    // reading at its LIMIT.
+    let plan = simple_rows(&client, &format!("EXPLAIN {}", RESUME.replace("$1", "2"))).await;
+    let plan: Vec<&str> = plan.iter().map(|row| row[0].as_str()).collect();
+    assert!(
+        plan.iter().all(|line| !line.contains("Sort"))
+            && plan.iter().any(|line| line.contains("fetch=1000")),
+        "{plan:#?}"
+    );
+    let page = read_after(&client, 0).await;
+    let limited = simple_rows(
+        &client,
+        "SELECT position FROM stream.book WHERE position > 0 ORDER BY position LIMIT 2",
+    )
+    .await;
+    assert_eq!(limited, [[page[0][0].clone()], [page[1][0].clone()]]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

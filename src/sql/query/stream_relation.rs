@@ -8,6 +8,8 @@
 //! A consumer resumes with `WHERE position > $1` (or `>=`): the lower bound is read
 //! from the filter, so only the records after it are read, and a bound below the
 //! records already removed is refused (55000) instead of silently skipping them.
+//! Records are read a page at a time as the query pulls them, in position order, so
+//! `ORDER BY position LIMIT n` reads about n records, not all that follow the bound.
 
 use super::convert::{arrow_type, rows_to_batch, UTC};
 use crate::engine::{Engine, StreamRecord, TableMeta};
@@ -17,12 +19,18 @@ use crate::sql::values::{
     coerce_for_output, declared_type, pk_sql_type, pk_to_datum, value_to_datum,
 };
 use async_trait::async_trait;
+use datafusion::arrow::compute::SortOptions;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::ScalarValue;
-use datafusion::datasource::{MemTable, TableType};
+use datafusion::datasource::TableType;
 use datafusion::error::{DataFusionError, Result};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator, TableProviderFilterPushDown};
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
 use datafusion::physical_plan::ExecutionPlan;
 use std::sync::Arc;
 
@@ -31,7 +39,11 @@ pub const STREAM_SCHEMA: &str = "stream";
 
 const POSITION: &str = "position";
 
+/// Records read from the engine at a time.
+const PAGE_RECORDS: usize = 1024;
+
 /// The stream relation of one table.
+#[derive(Clone)]
 pub struct StreamRelation {
     engine: Arc<Engine>,
     table: Arc<TableMeta>,
@@ -185,20 +197,76 @@ impl TableProvider for StreamRelation {
 
     async fn scan(
         &self,
-        state: &dyn Session,
+        _state: &dyn Session,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let after = filters.iter().filter_map(lower_bound).max();
-        let records = self
-            .engine
-            .stream_records(&self.table, after, usize::MAX)
-            .await
-            .map_err(|e| DataFusionError::External(Box::new(SqlError::from(e))))?;
-        let rows: Vec<Vec<Datum>> = records.into_iter().map(|r| self.row(r)).collect();
-        let batch = rows_to_batch(&self.schema, &rows)?;
-        let table = MemTable::try_new(Arc::clone(&self.schema), vec![vec![batch]])?;
-        table.scan(state, projection, &[], limit).await
+        let pages = RecordPages {
+            relation: self.clone(),
+            after,
+        };
+        // Records come in position order: said, so that `ORDER BY position LIMIT n`
+        // needs no sort and stops reading after n rows.
+        let position = projection.map_or(Some(0), |p| p.iter().position(|&c| c == 0));
+        let ordering = position.and_then(|index| {
+            LexOrdering::new([PhysicalSortExpr::new(
+                Arc::new(Column::new(POSITION, index)),
+                SortOptions {
+                    descending: false,
+                    nulls_first: false,
+                },
+            )])
+        });
+        let exec = StreamingTableExec::try_new(
+            Arc::clone(&self.schema),
+            vec![Arc::new(pages)],
+            projection,
+            ordering,
+            false,
+            limit,
+        )?;
+        Ok(Arc::new(exec))
+    }
+}
+
+/// The records after `after`, read a page at a time as the query pulls them.
+#[derive(Debug)]
+struct RecordPages {
+    relation: StreamRelation,
+    after: Option<u64>,
+}
+
+impl PartitionStream for RecordPages {
+    fn schema(&self) -> &SchemaRef {
+        &self.relation.schema
+    }
+
+    fn execute(&self, _context: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let relation = self.relation.clone();
+        let schema = Arc::clone(&relation.schema);
+        // The state is where the next page starts; `None` once a page came back short.
+        let pages = futures::stream::try_unfold(Some(self.after), move |next| {
+            let relation = relation.clone();
+            async move {
+                let Some(after) = next else {
+                    return Ok(None);
+                };
+                let records = relation
+                    .engine
+                    .stream_records(&relation.table, after, PAGE_RECORDS)
+                    .await
+                    .map_err(|e| DataFusionError::External(Box::new(SqlError::from(e))))?;
+                let Some(last) = records.last().map(|r| r.position) else {
+                    return Ok(None);
+                };
+                let more = (records.len() == PAGE_RECORDS).then_some(Some(last));
+                let rows: Vec<Vec<Datum>> = records.into_iter().map(|r| relation.row(r)).collect();
+                let batch = rows_to_batch(&relation.schema, &rows)?;
+                Ok(Some((batch, more)))
+            }
+        });
+        Box::pin(RecordBatchStreamAdapter::new(schema, pages))
     }
 }
