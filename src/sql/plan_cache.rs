@@ -227,8 +227,11 @@ pub(crate) fn compatible(literal: &Literal, ty: Option<SqlType>) -> bool {
     }
 }
 
-/// The literals as parameter values, or `None` when one does not convert (the caller
-/// then takes the uncached path, which reports the error as it always has).
+/// The literals as parameter values, or `None` when one does not convert or is not
+/// `compatible` with its parameter's type (the caller then takes the uncached path,
+/// which reports the error as it always has, or converts the literal as its own
+/// statement would: `4.5` into a template cached from `42` must round as a numeric
+/// to an integer column does, not as the float parameter would).
 pub(crate) fn bind(literals: &[Literal], types: &[SqlType]) -> Option<Vec<Datum>> {
     if literals.len() != types.len() {
         return None;
@@ -237,6 +240,9 @@ pub(crate) fn bind(literals: &[Literal], types: &[SqlType]) -> Option<Vec<Datum>
         .iter()
         .zip(types)
         .map(|(literal, ty)| {
+            if !compatible(literal, Some(*ty)) {
+                return None;
+            }
             let datum = match literal {
                 Literal::Integer(text) => {
                     let n: i64 = text.parse().ok()?;
@@ -441,6 +447,9 @@ mod tests {
     #[test]
     fn unconvertible_literals_do_not_bind() {
         let literals = [Literal::String("abc".into())];
+        assert_eq!(bind(&literals, &[SqlType::Int8]), None);
+        // A fraction for an integer parameter: the statement itself rounds it.
+        let literals = [Literal::Decimal("4.5".into())];
         assert_eq!(bind(&literals, &[SqlType::Int8]), None);
         let literals = [Literal::Integer("7".into()), Literal::String("x".into())];
         assert_eq!(

@@ -146,3 +146,40 @@ async fn plans_are_made_again_in_a_new_time_zone() {
         vec![vec!["2024-07-01 12:00:00+02".to_string()]]
     );
 }
+
+/// A literal that does not fit the cached template's parameter type is converted as
+/// its own statement converts it: `4.5` into an integer column rounds half away from
+/// zero (a numeric to an integer), after a template was cached from `42`. It was
+/// bound as a float parameter and rounded to even (4), silently.
+#[tokio::test]
+async fn a_fraction_after_an_integer_rounds_as_postgresql_does() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE r (id BIGINT PRIMARY KEY, n BIGINT, m INTEGER)")
+        .await
+        .unwrap();
+    for sql in [
+        "INSERT INTO r VALUES (1, 42, 42)",
+        "INSERT INTO r VALUES (2, 4.5, 4.5)",
+        "INSERT INTO r VALUES (3, -2.5, 6.5)",
+        "UPDATE r SET n = 7 WHERE id = 1",
+        "UPDATE r SET n = 0.5 WHERE id = 1",
+        // A schema-free column whose first value was an integer.
+        "INSERT INTO r (id, extra) VALUES (4, 42)",
+        "INSERT INTO r (id, extra) VALUES (5, 4.5)",
+    ] {
+        client.simple_query(sql).await.expect(sql);
+    }
+    let rows = simple_rows(&client, "SELECT id, n, m, extra FROM r ORDER BY id").await;
+    assert_eq!(
+        rows,
+        [
+            ["1", "1", "42", "NULL"],
+            ["2", "5", "5", "NULL"],
+            ["3", "-3", "7", "NULL"],
+            ["4", "NULL", "NULL", "42"],
+            ["5", "NULL", "NULL", "5"],
+        ]
+    );
+}
