@@ -76,7 +76,10 @@ impl StatementHandler for SessionCommands {
     ) -> SqlResult<StatementResult> {
         let tag = match plan {
             SessionCommand::Set(set) => {
-                let result = set_statement(state, set);
+                let result = match as_of_expression(set) {
+                    Some((expr, local)) => set_as_of(state, expr, local).await,
+                    None => set_statement(state, set),
+                };
                 state.sync_query_settings();
                 result?;
                 match &**set {
@@ -219,7 +222,7 @@ fn set_statement(state: &mut SessionState, set: &ast::Set) -> SqlResult<()> {
             let is_default = matches!(values.as_slice(), [ast::Expr::Identifier(i)] if i.value.eq_ignore_ascii_case("default"));
             let value = (!is_default).then(|| setting_value(values));
             if let (Some(value), true) = (&value, name.eq_ignore_ascii_case("pgwide.as_of")) {
-                parse_as_of(value)?;
+                parse_as_of(value, &state.settings.time_zone())?;
             }
             if matches!(scope, Some(ast::ContextModifier::Local)) {
                 // SET LOCAL: until the transaction ends; outside a block the
@@ -283,6 +286,65 @@ fn set_statement(state: &mut SessionState, set: &ast::Set) -> SqlResult<()> {
 /// The zone `SET TIME ZONE` names: a name, or hours east of UTC as a number or an
 /// interval (`-5`, `INTERVAL '+05:30' HOUR TO MINUTE`), which PostgreSQL names by the
 /// offset (`<-05>+05`).
+/// The expression of a `SET [LOCAL] pgwide.as_of = <expression>` that is not a plain
+/// value (`now() - interval '10 minutes'`), and whether the SET is LOCAL.
+fn as_of_expression(set: &ast::Set) -> Option<(&ast::Expr, bool)> {
+    let ast::Set::SingleAssignment {
+        scope,
+        variable,
+        values,
+        ..
+    } = set
+    else {
+        return None;
+    };
+    let [expr] = values.as_slice() else {
+        return None;
+    };
+    let plain = matches!(expr, ast::Expr::Value(_) | ast::Expr::Identifier(_));
+    let local = matches!(scope, Some(ast::ContextModifier::Local));
+    (!plain && variable.to_string().eq_ignore_ascii_case("pgwide.as_of")).then_some((expr, local))
+}
+
+/// `SET pgwide.as_of = <expression>`: the expression is computed once, now, as a
+/// SELECT of it would be (so `now()` is the transaction's start), and the setting
+/// keeps its value: a timestamp with time zone, or milliseconds.
+async fn set_as_of(state: &mut SessionState, expr: &ast::Expr, local: bool) -> SqlResult<()> {
+    let sql = format!("SELECT ({expr})::text");
+    let query = match super::statement_parser::parse(&sql)?.pop() {
+        Some(Statement::Query(query)) => query,
+        _ => return Err(SqlError::syntax(format!("not a value: {expr}"))),
+    };
+    let engine = state.query_engine()?;
+    let plan = engine.plan(&query, &[])?;
+    let mut rows = engine
+        .execute(&plan, Vec::new(), state.read_context()?)
+        .await?;
+    let value = match rows
+        .next()
+        .await
+        .transpose()?
+        .and_then(|row| row.into_iter().next())
+    {
+        Some(Datum::Text(text)) => text,
+        _ => {
+            return Err(SqlError::new(
+                SqlState::InvalidParameterValue,
+                format!("invalid value for parameter \"pgwide.as_of\": {expr} is NULL"),
+            ))
+        }
+    };
+    parse_as_of(&value, &state.settings.time_zone())?;
+    if local {
+        let in_transaction = state.transaction.is_some();
+        return state
+            .settings
+            .set_config("pgwide.as_of", Some(&value), true, in_transaction)
+            .map(|_| ());
+    }
+    state.settings.set("pgwide.as_of", &value)
+}
+
 fn time_zone_value(value: &ast::Expr) -> SqlResult<String> {
     let invalid = || {
         SqlError::new(

@@ -139,7 +139,10 @@ impl SessionState {
     /// What reads of this session see: its staged writes and `pgwide.as_of`.
     pub(super) fn read_context(&self) -> SqlResult<ReadContext> {
         let as_of = match self.settings.value("pgwide.as_of") {
-            Some(value) => Some(super::settings::parse_as_of(value)?),
+            Some(value) => Some(super::settings::parse_as_of(
+                value,
+                &self.settings.time_zone(),
+            )?),
             None => None,
         };
         Ok(ReadContext {

@@ -634,22 +634,29 @@ fn show_ms(ms: u64) -> String {
     format!("{ms}ms")
 }
 
-/// The value of `pgwide.as_of`: milliseconds since the Unix epoch.
-pub fn parse_as_of(value: &str) -> SqlResult<i64> {
-    value
-        .trim()
-        .trim_matches('\'')
-        .parse::<i64>()
-        .ok()
-        .filter(|ms| *ms >= 0)
-        .ok_or_else(|| {
-            SqlError::new(
-                SqlState::InvalidParameterValue,
-                format!(
-                    "invalid value for parameter \"pgwide.as_of\": \"{value}\"; expected milliseconds since the Unix epoch"
-                ),
-            )
-        })
+/// The value of `pgwide.as_of`: milliseconds since the Unix epoch, or a timestamp with
+/// time zone in PostgreSQL's text (one without an offset is read in `zone`), as the
+/// milliseconds it means.
+pub fn parse_as_of(value: &str, zone: &TimeZone) -> SqlResult<i64> {
+    let text = value.trim().trim_matches('\'');
+    let ms = match text.parse::<i64>() {
+        Ok(ms) => Some(ms),
+        Err(_) => super::datetime::parse_timestamp(text, Some(zone))
+            .ok()
+            .filter(|micros| {
+                *micros != super::datetime::TIMESTAMP_INFINITY
+                    && *micros != super::datetime::TIMESTAMP_MINUS_INFINITY
+            })
+            .map(|micros| micros.div_euclid(1000)),
+    };
+    ms.filter(|ms| *ms >= 0).ok_or_else(|| {
+        SqlError::new(
+            SqlState::InvalidParameterValue,
+            format!(
+                "invalid value for parameter \"pgwide.as_of\": \"{value}\"; expected milliseconds since the Unix epoch or a timestamp with time zone from 1970 on"
+            ),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -77,7 +77,8 @@ impl SharedSettings {
         };
         let shown = settings::check(&name, &value_or_default, known)?;
         if name == "pgwide.as_of" && !shown.is_empty() {
-            crate::sql::settings::parse_as_of(&shown)?;
+            // Only checked here: the session reads it in its own zone.
+            crate::sql::settings::parse_as_of(&shown, &Default::default())?;
         }
         state.values.insert(name.clone(), shown.clone());
         state.changes.push(ConfigChange {
