@@ -143,6 +143,10 @@ pub struct ColumnDeclarations {
     /// Columns' `COMMENT ON COLUMN` texts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub comments: BTreeMap<String, String>,
+    /// Attribute columns no declaration names, known from a write: schema-free, their
+    /// cells keep the value types they were written with (docs/table-store.md §3).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub undeclared: BTreeSet<String>,
 }
 
 impl ColumnDeclarations {
@@ -156,6 +160,7 @@ impl ColumnDeclarations {
         self.time_precision.remove(column);
         self.not_null.remove(column);
         self.comments.remove(column);
+        self.undeclared.remove(column);
     }
 
     /// Moves what `old`'s declaration said to `new` (RENAME COLUMN).
@@ -178,6 +183,7 @@ impl ColumnDeclarations {
         moved(&mut self.time_precision, old, new);
         moved_in(&mut self.not_null, old, new);
         moved(&mut self.comments, old, new);
+        moved_in(&mut self.undeclared, old, new);
     }
 
     /// Declares `column` anew (ALTER COLUMN ... TYPE): what its old type said goes,
@@ -322,6 +328,23 @@ impl TableMeta {
 
     pub fn column(&self, name: &str) -> Option<&AttrColumn> {
         self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// Whether attribute `column` is schema-free: known from a write rather than
+    /// declared, and not in an index or a foreign key (whose entries need one type).
+    /// Its cells keep their own value types; a column that holds more than one is
+    /// typed String, and shown as text (docs/table-store.md §3).
+    pub fn is_schema_free(&self, column: &str) -> bool {
+        !self.declared.undeclared.is_empty()
+            && self.declared.undeclared.contains(column)
+            && !self
+                .indexes
+                .iter()
+                .any(|index| index.columns.iter().any(|c| c == column))
+            && !self
+                .foreign_keys
+                .iter()
+                .any(|fk| fk.columns.iter().any(|c| c == column))
     }
 
     /// Column names in table order.
@@ -874,7 +897,34 @@ impl Catalog {
             for column in unknown {
                 if meta.column(&column.name).is_none() {
                     meta.column_order.push(column.name.clone());
+                    meta.declared.undeclared.insert(column.name.clone());
                     meta.columns.push(column);
+                }
+            }
+            Ok(())
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// Types schema-free `columns` String: each was written a value of another type
+    /// than its own (docs/table-store.md §3).
+    pub async fn mix_columns(&self, table: &TableMeta, columns: &[String]) -> EngineResult<()> {
+        let mixes = |meta: &TableMeta, column: &String| {
+            meta.is_schema_free(column)
+                && meta
+                    .column(column)
+                    .is_some_and(|c| c.ty != ValueType::String)
+        };
+        if !columns.iter().any(|c| mixes(table, c)) {
+            return Ok(());
+        }
+        self.alter_table(&table.instance, &table.name, |meta| {
+            for column in columns {
+                if mixes(meta, column) {
+                    if let Some(c) = meta.columns.iter_mut().find(|c| &c.name == column) {
+                        c.ty = ValueType::String;
+                    }
                 }
             }
             Ok(())

@@ -16,7 +16,7 @@ use super::index::{self, RowChangeSeen};
 use super::row_format::{encode_single_versions, RowMarker};
 use super::stored::{StoredCell, StoredRow};
 use super::stream::{self, StreamRecord};
-use super::types::{PkValue, PrimaryKey, Row, SqlKind, Value};
+use super::types::{PkValue, PrimaryKey, Row, SqlKind, Value, ValueType};
 use super::validate::{check_name, check_value};
 use super::Engine;
 use crate::storage::{Check, SyncTicket, WriteBatch};
@@ -782,28 +782,50 @@ impl Engine {
             let (RowChange::Put(ops) | RowChange::Update(ops)) = &write.change else {
                 continue;
             };
-            let unknown: Vec<AttrColumn> = ops
+            let mut unknown: Vec<AttrColumn> = Vec::new();
+            let mut mixed: Vec<String> = Vec::new();
+            for op in ops {
+                let (column, ty) = match op {
+                    ColumnOp::Put { column, value, .. } => (column, value.value_type()),
+                    ColumnOp::Increment { column, .. } => (column, ValueType::Integer),
+                    _ => continue,
+                };
+                match table.column(column) {
+                    None => unknown.push(AttrColumn {
+                        name: column.clone(),
+                        ty,
+                    }),
+                    Some(known)
+                        if known.ty != ty
+                            && known.ty != ValueType::String
+                            && table.is_schema_free(column) =>
+                    {
+                        mixed.push(column.clone())
+                    }
+                    Some(_) => {}
+                }
+            }
+            if unknown.is_empty() && mixed.is_empty() {
+                continue;
+            }
+            // The table may have been learned from by an earlier write of this batch.
+            let current = self.catalog.table(&table.instance, &table.name)?;
+            let learned_now: Vec<AttrColumn> = unknown
                 .iter()
-                .filter_map(|op| match op {
-                    ColumnOp::Put { column, value, .. } if table.column(column).is_none() => {
-                        Some(AttrColumn {
-                            name: column.clone(),
-                            ty: value.value_type(),
-                        })
-                    }
-                    ColumnOp::Increment { column, .. } if table.column(column).is_none() => {
-                        Some(AttrColumn {
-                            name: column.clone(),
-                            ty: super::types::ValueType::Integer,
-                        })
-                    }
-                    _ => None,
-                })
+                .filter(|c| current.column(&c.name).is_none())
+                .cloned()
                 .collect();
-            if !unknown.is_empty() {
-                // The table may have been learned from by an earlier write of this batch.
+            // A column learned by an earlier write with another type is mixed now.
+            mixed.extend(unknown.iter().filter_map(|c| {
+                let known = current.column(&c.name)?;
+                (known.ty != c.ty).then(|| c.name.clone())
+            }));
+            if !learned_now.is_empty() {
+                self.catalog.learn_columns(&current, &learned_now).await?;
+            }
+            if !mixed.is_empty() {
                 let current = self.catalog.table(&table.instance, &table.name)?;
-                self.catalog.learn_columns(&current, &unknown).await?;
+                self.catalog.mix_columns(&current, &mixed).await?;
             }
         }
         Ok(())

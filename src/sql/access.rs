@@ -294,14 +294,9 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
         }
         if let Some((slot, op, operand)) = column_comparison(&part) {
             match relation.slot_source(slot) {
-                // A numeric is stored as its text, which does not sort or compare
-                // as its value (`'10.00' < '9.00'`, `'1.5' <> '1.50'`).
                 Source::Attr(name)
                     if relation.kind == RelationKind::Table
-                        && !matches!(
-                            crate::sql::values::declared_type(&relation.table, name),
-                            Some(SqlType::Numeric(_))
-                        ) =>
+                        && engine_compares_as_sql(&relation.table, name) =>
                 {
                     pushed.push((name.clone(), op, operand.clone()))
                 }
@@ -323,5 +318,19 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
         residual,
         pushed,
         version_bounds,
+    }
+}
+
+/// Whether the engine judges a comparison on attribute `column` as SQL would, so the
+/// comparison may be pushed down to it.
+fn engine_compares_as_sql(table: &crate::engine::TableMeta, column: &str) -> bool {
+    match crate::sql::values::declared_type(table, column) {
+        // A numeric is stored as its text, which does not sort or compare as its value
+        // (`'10.00' < '9.00'`, `'1.5' <> '1.50'`).
+        Some(SqlType::Numeric(_)) => false,
+        // A schema-free column shown as text may hold cells of other types, which the
+        // engine does not compare with a String.
+        Some(SqlType::Text) => !table.is_schema_free(column),
+        _ => true,
     }
 }

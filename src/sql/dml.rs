@@ -11,8 +11,8 @@ use super::row_reader::{read_rows, ReadContext};
 use super::select::{output_type, static_type};
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
 use super::values::{
-    column_value, datum_to_natural_value, datum_to_pk, datum_to_value, declared_type, key_value,
-    natural_value, null_in_key, sql_value_type,
+    attribute_value, column_value, datum_to_natural_value, datum_to_pk, datum_to_value,
+    declared_type, key_value, natural_value, null_in_key, sql_value_type,
 };
 use crate::engine::{
     BatchMode, ColumnCondition, ColumnOp, Condition, ConditionFailure, Direction, Engine, PkValue,
@@ -63,6 +63,9 @@ enum Assignment {
         column: String,
         by: Scalar,
         negate: bool,
+        /// Table Store's increment, a missing cell counting as 0 (a schema-free or
+        /// unknown column); otherwise SQL's `NULL + k`, which stays NULL.
+        from_zero: bool,
     },
     Version(Scalar),
 }
@@ -312,6 +315,9 @@ pub fn plan_insert(
             refuse_always(&column_names[i], generator)?;
             let expected = match target {
                 Target::Pk(k) => declared_type(&table, &table.pk[*k].name),
+                // A schema-free column's value keeps its own type unless the column's
+                // holds it as the same value (`attribute_value`): not coerced here.
+                Target::Attr(column, _) if table.is_schema_free(column) => None,
                 Target::Attr(_, ty) => *ty,
                 Target::Version => Some(SqlType::Int8),
             };
@@ -436,10 +442,12 @@ fn insert_targets(table: &TableMeta, column_names: &[String]) -> SqlResult<Vec<T
 
 /// The SET list of an UPDATE, or of ON CONFLICT DO UPDATE (`on_conflict`, whose
 /// `scope` is the EXCLUDED row).
+/// `on_conflict`: the assignments are an upsert's DO UPDATE, whose stored row is
+/// named by the given alias or table name.
 fn plan_assignments(
     table: &TableMeta,
     list: &[ast::Assignment],
-    on_conflict: bool,
+    on_conflict: Option<&str>,
     scope: &mut dyn super::expr::Scope,
     params: &mut Params,
 ) -> SqlResult<Vec<Assignment>> {
@@ -465,7 +473,9 @@ fn plan_assignments(
                 Expr::Identifier(name) => fold(name) == column,
                 Expr::CompoundIdentifier(parts) => match parts.as_slice() {
                     [qualifier, name] => {
-                        on_conflict && fold(qualifier) == "excluded" && fold(name) == column
+                        on_conflict.is_some()
+                            && fold(qualifier) == "excluded"
+                            && fold(name) == column
                     }
                     _ => false,
                 },
@@ -486,10 +496,19 @@ fn plan_assignments(
         }
         // `n = n + k` / `n = n - k` with integers is Table Store's atomic increment;
         // any other expression (`price = price + 1.5`) is an ordinary computed update.
-        // (In ON CONFLICT an unqualified `n` is ambiguous, and `t.n + 1` reads the stored
-        // row as any computed value does.)
-        if let (Expr::BinaryOp { left, op, right }, false) = (&assignment.value, on_conflict) {
-            let same = matches!(&**left, Expr::Identifier(i) if fold(i) == column);
+        // In a schema-free or unknown column a missing cell counts as 0, as in Table
+        // Store; in a declared one SQL's `NULL + k` stays NULL. (In ON CONFLICT an
+        // unqualified `n` is ambiguous; `t.n + 1` over a declared column reads the
+        // stored row as any computed value does, over a schema-free one increments.)
+        let from_zero = table.column(&column).is_none() || table.is_schema_free(&column);
+        if let Expr::BinaryOp { left, op, right } = &assignment.value {
+            let same = match (&**left, on_conflict) {
+                (Expr::Identifier(i), None) => fold(i) == column,
+                (Expr::CompoundIdentifier(parts), Some(stored)) if from_zero => {
+                    matches!(parts.as_slice(), [q, n] if fold(q) == stored && fold(n) == column)
+                }
+                _ => false,
+            };
             let sign = match op {
                 ast::BinaryOperator::Plus => Some(false),
                 ast::BinaryOperator::Minus => Some(true),
@@ -505,12 +524,19 @@ fn plan_assignments(
                 let integer = |ty| matches!(ty, SqlType::Int2 | SqlType::Int4 | SqlType::Int8);
                 if let Some(by) = by.ok().filter(|by| integer(static_type(by, &by_params))) {
                     *params = by_params;
-                    out.push(Assignment::Increment { column, by, negate });
+                    out.push(Assignment::Increment {
+                        column,
+                        by,
+                        negate,
+                        from_zero,
+                    });
                     continue;
                 }
             }
         }
-        let value = compile_value(&assignment.value, scope, params, ty)?;
+        // Not coerced to a schema-free column's type: see `attribute_value`.
+        let expected = ty.filter(|_| !table.is_schema_free(&column));
+        let value = compile_value(&assignment.value, scope, params, expected)?;
         out.push(Assignment::Put { column, ty, value });
     }
     Ok(out)
@@ -559,7 +585,7 @@ pub fn plan_update(
 ) -> SqlResult<UpdatePlan> {
     let mut relation = update_target(engine, instance, update)?;
     let table = Arc::clone(&relation.table);
-    let assignments = plan_assignments(&table, &update.assignments, false, &mut relation, params)?;
+    let assignments = plan_assignments(&table, &update.assignments, None, &mut relation, params)?;
     let read = plan_read(
         relation,
         update.selection.as_ref(),
@@ -710,6 +736,7 @@ fn key_text(pk: &[PkValue], table: &TableMeta) -> String {
 }
 
 fn assignment_ops(
+    table: &TableMeta,
     assignments: &[Assignment],
     row: &[Datum],
     params: &[Datum],
@@ -739,7 +766,12 @@ fn assignment_ops(
             Assignment::Delete { column } => ops.push(ColumnOp::DeleteAll {
                 column: column.clone(),
             }),
-            Assignment::Increment { column, by, negate } => {
+            Assignment::Increment {
+                column,
+                by,
+                negate,
+                from_zero,
+            } => {
                 let by = match eval(by, row, params)? {
                     Datum::Int(i) => {
                         if *negate {
@@ -763,10 +795,10 @@ fn assignment_ops(
                         ))
                     }
                 };
-                // SQL's NULL + by stays NULL (Table Store's increment counts it 0).
-                ops.push(ColumnOp::Add {
-                    column: column.clone(),
-                    by,
+                let column = column.clone();
+                ops.push(match from_zero {
+                    true => ColumnOp::Increment { column, by },
+                    false => ColumnOp::Add { column, by },
                 });
             }
             Assignment::Put { column, ty, value } => match eval(value, row, params)? {
@@ -774,7 +806,7 @@ fn assignment_ops(
                     column: column.clone(),
                 }),
                 d => {
-                    let value = column_value(d, *ty)?;
+                    let value = attribute_value(table, column, d, *ty)?;
                     ops.push(ColumnOp::Put {
                         column: column.clone(),
                         value,
@@ -860,6 +892,9 @@ async fn insert_rows(
                     }
                     let own_kind = value.is_own_kind();
                     let value = match ty {
+                        Some(ty) if table.is_schema_free(column) => {
+                            attribute_value(table, column, value.clone(), Some(*ty))?
+                        }
                         // Converted in place: only a date, time or uuid needs its copy.
                         Some(ty) if !(ty.is_distinct_kind() || own_kind) => {
                             datum_to_value(value, sql_value_type(*ty))?
@@ -1209,7 +1244,7 @@ pub async fn execute_update(
         }
         let mut writes = Vec::with_capacity(matched.len());
         for (pk, values) in &matched {
-            let ops = assignment_ops(&plan.assignments, values, params)?;
+            let ops = assignment_ops(&plan.read.relation.table, &plan.assignments, values, params)?;
             let condition = match guarded_columns.is_empty() {
                 true => condition.clone(),
                 false => unchanged_since_read(&condition, &guarded_columns, values)?,

@@ -15,7 +15,7 @@ use super::read_statements::{plan_query, SelectStatement};
 use super::relation::{resolve_relation, RelationKind};
 use super::session_state::SessionState;
 use super::sql_types::{Datum, OutputColumn, SqlError, SqlResult, SqlType, StatementResult};
-use super::values::{column_value, datum_to_pk, declared_type};
+use super::values::{attribute_value, datum_to_pk, declared_type};
 use crate::engine::{
     BatchMode, ColumnOp, Condition, PkValue, RowChange, RowExistence, RowWrite, TableMeta,
     WriteOutcome,
@@ -220,7 +220,7 @@ impl QueriedWrite {
                 };
                 let (change, return_row) = match &self.change {
                     Change::Update { columns, returning } => (
-                        RowChange::Update(new_values(columns, &row[computed_from..])?),
+                        RowChange::Update(new_values(&self.table, columns, &row[computed_from..])?),
                         returning.is_some(),
                     ),
                     Change::Delete { .. } => (RowChange::Delete, false),
@@ -290,7 +290,11 @@ impl QueriedWrite {
 }
 
 /// The cell operations that write `values` to `columns`: NULL deletes the column.
-fn new_values(columns: &[(String, Option<SqlType>)], values: &[Datum]) -> SqlResult<Vec<ColumnOp>> {
+fn new_values(
+    table: &TableMeta,
+    columns: &[(String, Option<SqlType>)],
+    values: &[Datum],
+) -> SqlResult<Vec<ColumnOp>> {
     if values.len() != columns.len() {
         return Err(SqlError::internal(
             "a queried UPDATE's row lacks a new value",
@@ -306,7 +310,7 @@ fn new_values(columns: &[(String, Option<SqlType>)], values: &[Datum]) -> SqlRes
                 },
                 value => ColumnOp::Put {
                     column: column.clone(),
-                    value: column_value(value.clone(), *ty)?,
+                    value: attribute_value(table, column, value.clone(), *ty)?,
                     version: None,
                 },
             })

@@ -486,12 +486,14 @@ pub fn coerce_for_output(datum: Datum, ty: SqlType) -> Datum {
             d
         }
         (SqlType::Text, Datum::Int(i)) => Datum::Text(i.to_string()),
-        (SqlType::Text, Datum::Float(f)) => Datum::Text(f.to_string()),
+        // As PostgreSQL casts them to text: a mixed schema-free column's cells (§3 of
+        // docs/table-store.md) show so.
+        (SqlType::Text, Datum::Float(f)) => Datum::Text(super::pg_float_text::float_text(f, false)),
         (SqlType::Text, Datum::Bool(b)) => Datum::Text(if b { "true" } else { "false" }.into()),
-        (SqlType::Text, Datum::Bytes(b)) => match String::from_utf8(b) {
-            Ok(s) => Datum::Text(s),
-            Err(_) => Datum::Null,
-        },
+        (SqlType::Text, Datum::Bytes(b)) => Datum::Text(format!(
+            "\\x{}",
+            b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+        )),
         _ => Datum::Null,
     }
 }
@@ -895,6 +897,33 @@ pub fn column_value(datum: Datum, ty: Option<SqlType>) -> SqlResult<Value> {
         Some(ty) => datum_into_value(assignment(datum, ty)?, Some(sql_value_type(ty))),
         None => datum_into_value(datum, None),
     }
+}
+
+/// The value written to attribute `column` of `table`: `column_value`, except in a
+/// schema-free column (`TableMeta::is_schema_free`), where a value its type cannot hold
+/// as the same value (`'large'`, `4.5` or `true` in a column of Integers) keeps its own
+/// type, and the column becomes mixed (docs/table-store.md §3). Text that converts is
+/// converted, as an untyped literal is.
+pub fn attribute_value(
+    table: &TableMeta,
+    column: &str,
+    datum: Datum,
+    ty: Option<SqlType>,
+) -> SqlResult<Value> {
+    let Some(declared) = ty.filter(|_| table.is_schema_free(column)) else {
+        return column_value(datum, ty);
+    };
+    if let Ok(value) = column_value(datum.clone(), Some(declared)) {
+        // Text is read as the column's type when it can be, as an untyped literal is.
+        if matches!(datum, Datum::Text(_)) {
+            return Ok(value);
+        }
+        let kept = coerce_for_output(value_to_datum(value.as_ref()), declared);
+        if compare(&kept, &datum) == Some(Ordering::Equal) {
+            return Ok(value);
+        }
+    }
+    natural_value(&datum)
 }
 
 /// The key value written to key column `k` of `table`, declared `declared`. Only a date,

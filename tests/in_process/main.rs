@@ -28,6 +28,7 @@ mod sql_primary_keys;
 mod sql_protocols;
 mod sql_reads;
 mod sql_refusals;
+mod sql_schema_free;
 mod sql_snapshots;
 mod sql_stream;
 mod sql_throughput;

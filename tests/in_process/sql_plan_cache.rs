@@ -165,7 +165,8 @@ async fn a_fraction_after_an_integer_rounds_as_postgresql_does() {
         "INSERT INTO r VALUES (3, -2.5, 6.5)",
         "UPDATE r SET n = 7 WHERE id = 1",
         "UPDATE r SET n = 0.5 WHERE id = 1",
-        // A schema-free column whose first value was an integer.
+        // A schema-free column whose first value was an integer keeps the fraction
+        // (docs/table-store.md §3).
         "INSERT INTO r (id, extra) VALUES (4, 42)",
         "INSERT INTO r (id, extra) VALUES (5, 4.5)",
     ] {
@@ -179,7 +180,7 @@ async fn a_fraction_after_an_integer_rounds_as_postgresql_does() {
             ["2", "5", "5", "NULL"],
             ["3", "-3", "7", "NULL"],
             ["4", "NULL", "NULL", "42"],
-            ["5", "NULL", "NULL", "5"],
+            ["5", "NULL", "NULL", "4.5"],
         ]
     );
 }

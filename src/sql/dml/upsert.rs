@@ -58,13 +58,20 @@ impl OnConflictUpdate {
         params: &mut Params,
     ) -> SqlResult<OnConflictUpdate> {
         let alias = alias.map(|a| fold(&a.alias));
+        let stored_name = alias.clone().unwrap_or_else(|| table.name.clone());
         let mut scope = ConflictScope {
             table,
             names,
             targets,
             stored: Relation::new(Arc::clone(table), RelationKind::Table, alias),
         };
-        let assignments = plan_assignments(table, &update.assignments, true, &mut scope, params)?;
+        let assignments = plan_assignments(
+            table,
+            &update.assignments,
+            Some(&stored_name),
+            &mut scope,
+            params,
+        )?;
         let condition = match &update.selection {
             Some(selection) => Some(compile(selection, &mut scope, params, Some(SqlType::Bool))?),
             None => None,
@@ -108,7 +115,7 @@ impl OnConflictUpdate {
                                 continue;
                             }
                         }
-                        let assigned = assignment_ops(&self.assignments, &values, params)?;
+                        let assigned = assignment_ops(table, &self.assignments, &values, params)?;
                         let mut condition = Condition::row(RowExistence::ExpectExist);
                         if guard_values {
                             if !guarded.is_empty() {

@@ -1,0 +1,144 @@
+//! Schema-free columns over the wire (docs/table-store.md §3): a column no declaration
+//! names holds cells of different value types, shown as text once it does, with each
+//! cell's own type in `versions.t`; comparisons on it see every cell; `SET n = n + k`
+//! on it is Table Store's increment, a missing cell counting as 0, in UPDATE and in an
+//! upsert; and declared columns keep PostgreSQL's rules.
+
+use crate::common::{code, simple_rows, TestServer};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undeclared_column_keeps_each_cells_own_type() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE items (id BIGINT PRIMARY KEY, name TEXT, qty BIGINT); \
+             INSERT INTO items (id, size) VALUES (1, 42); \
+             INSERT INTO items (id, size) VALUES (2, 'large'); \
+             INSERT INTO items (id, size) VALUES (3, true); \
+             INSERT INTO items (id, size) VALUES (4, '\\xdead'::bytea)",
+        )
+        .await
+        .expect("writes of four types");
+    assert_eq!(
+        simple_rows(&client, "SELECT id, size FROM items ORDER BY id").await,
+        [["1", "42"], ["2", "large"], ["3", "true"], ["4", "\\xdead"]]
+    );
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT id, value_type, value FROM versions.items ORDER BY id"
+        )
+        .await,
+        [
+            ["1", "Integer", "42"],
+            ["2", "String", "large"],
+            ["3", "Boolean", "true"],
+            ["4", "Binary", "\\xdead"]
+        ]
+    );
+    // The column is text now, for drivers and the catalog.
+    let types = simple_rows(
+        &client,
+        "SELECT pg_typeof(size)::text FROM items WHERE id = 1",
+    )
+    .await;
+    assert_eq!(types, [["text"]]);
+    // A comparison sees the Integer cell as its text, on the fast path, in DataFusion
+    // and in an UPDATE's WHERE.
+    assert_eq!(
+        simple_rows(&client, "SELECT id FROM items WHERE size = '42'").await,
+        [["1"]]
+    );
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT size, count(*) FROM items WHERE size IN ('42', 'large') \
+             GROUP BY size ORDER BY size"
+        )
+        .await,
+        [["42", "1"], ["large", "1"]]
+    );
+    client
+        .batch_execute("UPDATE items SET name = 'answer' WHERE size = '42'")
+        .await
+        .expect("update by a mixed column");
+    assert_eq!(
+        simple_rows(&client, "SELECT id FROM items WHERE name = 'answer'").await,
+        [["1"]]
+    );
+    // A mistyped column goes with its cells.
+    client
+        .batch_execute("ALTER TABLE items DROP COLUMN size")
+        .await
+        .expect("drop");
+    assert_eq!(
+        simple_rows(&client, "SELECT * FROM items WHERE id = 1").await,
+        [["1", "answer", "NULL"]]
+    );
+    // A declared column is PostgreSQL's: a value of another type is refused.
+    let refused = client
+        .batch_execute("INSERT INTO items (id, qty) VALUES (9, 'large')")
+        .await;
+    assert_eq!(code(refused), "22P02");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fraction_in_a_column_of_integers_is_kept_not_rounded() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE readings (id BIGINT PRIMARY KEY); \
+             INSERT INTO readings (id, level) VALUES (1, 42); \
+             INSERT INTO readings (id, level) VALUES (2, 7.0); \
+             INSERT INTO readings (id, level) VALUES (3, 4.5)",
+        )
+        .await
+        .expect("writes");
+    // 7.0 is the Integer 7; 4.5 stays 4.5, a Double, and the column is mixed.
+    assert_eq!(
+        simple_rows(
+            &client,
+            "SELECT id, value_type, value FROM versions.readings ORDER BY id"
+        )
+        .await,
+        [
+            ["1", "Integer", "42"],
+            ["2", "Integer", "7"],
+            ["3", "Double", "4.5"]
+        ]
+    );
+    assert_eq!(
+        simple_rows(&client, "SELECT level FROM readings ORDER BY id").await,
+        [["42"], ["7"], ["4.5"]]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_increment_of_a_missing_cell_starts_from_zero() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE counters (id BIGINT PRIMARY KEY, total BIGINT); \
+             INSERT INTO counters (id) VALUES (1), (2); \
+             UPDATE counters SET hits = hits + 1 WHERE id = 1; \
+             UPDATE counters SET hits = hits + 1 WHERE id = 1; \
+             UPDATE counters SET hits = hits - 3 WHERE id = 2; \
+             INSERT INTO counters (id) VALUES (1) \
+               ON CONFLICT (id) DO UPDATE SET hits = counters.hits + 10; \
+             INSERT INTO counters AS c (id) VALUES (3) \
+               ON CONFLICT (id) DO UPDATE SET hits = c.hits + 5; \
+             INSERT INTO counters AS c (id) VALUES (3) \
+               ON CONFLICT (id) DO UPDATE SET hits = c.hits + 5; \
+             UPDATE counters SET total = total + 1 WHERE id = 1",
+        )
+        .await
+        .expect("increments");
+    // A declared column keeps SQL's NULL + 1 = NULL.
+    assert_eq!(
+        simple_rows(&client, "SELECT id, hits, total FROM counters ORDER BY id").await,
+        [["1", "12", "NULL"], ["2", "-3", "NULL"], ["3", "5", "NULL"]]
+    );
+}
