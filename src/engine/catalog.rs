@@ -147,6 +147,11 @@ pub struct ColumnDeclarations {
     /// cells keep the value types they were written with (docs/table-store.md §3).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub undeclared: BTreeSet<String>,
+    /// Schema-free columns written values of more than one type: typed String, their
+    /// other cells shown as text. The engine does not compare those cells with a String,
+    /// so no condition on the column is pushed to it, and no index can hold it.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub mixed: BTreeSet<String>,
 }
 
 impl ColumnDeclarations {
@@ -161,6 +166,7 @@ impl ColumnDeclarations {
         self.not_null.remove(column);
         self.comments.remove(column);
         self.undeclared.remove(column);
+        self.mixed.remove(column);
     }
 
     /// Moves what `old`'s declaration said to `new` (RENAME COLUMN).
@@ -184,6 +190,7 @@ impl ColumnDeclarations {
         moved_in(&mut self.not_null, old, new);
         moved(&mut self.comments, old, new);
         moved_in(&mut self.undeclared, old, new);
+        moved_in(&mut self.mixed, old, new);
     }
 
     /// Declares `column` anew (ALTER COLUMN ... TYPE): what its old type said goes,
@@ -191,7 +198,12 @@ impl ColumnDeclarations {
     pub(crate) fn redeclare(&mut self, column: &str, declared: Declared, key: bool) {
         let not_null = self.not_null.contains(column);
         let comment = self.comments.get(column).cloned();
+        // Its cells are not rewritten: mixed they stay.
+        let mixed = self.mixed.contains(column);
         self.forget(column);
+        if mixed {
+            self.mixed.insert(column.to_string());
+        }
         if let Some(comment) = comment {
             self.comments.insert(column.to_string(), comment);
         }
@@ -907,14 +919,11 @@ impl Catalog {
         .map(|_| ())
     }
 
-    /// Types schema-free `columns` String: each was written a value of another type
-    /// than its own (docs/table-store.md §3).
+    /// Marks schema-free `columns` mixed and types them String: each was written a
+    /// value of another type than its own (docs/table-store.md §3).
     pub async fn mix_columns(&self, table: &TableMeta, columns: &[String]) -> EngineResult<()> {
         let mixes = |meta: &TableMeta, column: &String| {
-            meta.is_schema_free(column)
-                && meta
-                    .column(column)
-                    .is_some_and(|c| c.ty != ValueType::String)
+            meta.is_schema_free(column) && !meta.declared.mixed.contains(column)
         };
         if !columns.iter().any(|c| mixes(table, c)) {
             return Ok(());
@@ -922,6 +931,7 @@ impl Catalog {
         self.alter_table(&table.instance, &table.name, |meta| {
             for column in columns {
                 if mixes(meta, column) {
+                    meta.declared.mixed.insert(column.clone());
                     if let Some(c) = meta.columns.iter_mut().find(|c| &c.name == column) {
                         c.ty = ValueType::String;
                     }

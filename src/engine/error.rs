@@ -89,6 +89,10 @@ pub enum EngineError {
         needed: u64,
         available: u64,
     },
+    /// An index or foreign key over a schema-free column whose cells have several
+    /// value types (docs/table-store.md §3): its entries would need one.
+    #[error("column \"{column}\" of table \"{table}\" holds values of several types (it was never declared), so an index or foreign key cannot cover it; copy its values into a declared column first")]
+    MixedColumn { table: String, column: String },
     /// ADD PRIMARY KEY over a column some row has no value in (PostgreSQL's wording).
     #[error("column \"{column}\" of relation \"{table}\" contains null values")]
     KeyColumnHasNulls { table: String, column: String },

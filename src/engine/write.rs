@@ -797,7 +797,7 @@ impl Engine {
                     }),
                     Some(known)
                         if known.ty != ty
-                            && known.ty != ValueType::String
+                            && !table.declared.mixed.contains(column)
                             && table.is_schema_free(column) =>
                     {
                         mixed.push(column.clone())

@@ -324,13 +324,15 @@ pub fn plan_access(relation: Relation, parts: Vec<Scalar>, direction: Direction)
 /// Whether the engine judges a comparison on attribute `column` as SQL would, so the
 /// comparison may be pushed down to it.
 fn engine_compares_as_sql(table: &crate::engine::TableMeta, column: &str) -> bool {
-    match crate::sql::values::declared_type(table, column) {
-        // A numeric is stored as its text, which does not sort or compare as its value
-        // (`'10.00' < '9.00'`, `'1.5' <> '1.50'`).
-        Some(SqlType::Numeric(_)) => false,
-        // A schema-free column shown as text may hold cells of other types, which the
-        // engine does not compare with a String.
-        Some(SqlType::Text) => !table.is_schema_free(column),
-        _ => true,
+    // A mixed column's cells of other types than String, shown as text, are not
+    // compared with a String by the engine.
+    if table.declared.mixed.contains(column) {
+        return false;
     }
+    // A numeric is stored as its text, which does not sort or compare as its value
+    // (`'10.00' < '9.00'`, `'1.5' <> '1.50'`).
+    !matches!(
+        crate::sql::values::declared_type(table, column),
+        Some(SqlType::Numeric(_))
+    )
 }

@@ -562,6 +562,13 @@ impl CopyFrom {
                 (Field::Attr(column, ty, temporal), Some(text)) => ops.push(ColumnOp::Put {
                     column: column.clone(),
                     value: match temporal {
+                        // Text a schema-free column's type cannot read stays a String
+                        // (docs/table-store.md §3).
+                        None if table.is_schema_free(column) => {
+                            let text = text.into_owned();
+                            text_into_value(Cow::Borrowed(&text), *ty)
+                                .unwrap_or(crate::engine::Value::String(text))
+                        }
                         None => text_into_value(text, *ty)?,
                         Some(temporal) => column_value(
                             cast(Datum::Text(text.into_owned()), *temporal)?,

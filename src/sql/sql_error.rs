@@ -379,6 +379,13 @@ mod tests {
                 "55000",
             ),
             (
+                MixedColumn {
+                    table: s(),
+                    column: s(),
+                },
+                "0A000",
+            ),
+            (
                 ThroughputExceeded {
                     table: s(),
                     option: "reserved_write_cu",

@@ -37,7 +37,7 @@ impl From<&EngineError> for SqlState {
             TypeInUse { .. } => SqlState::DependentObjectsStillExist,
             InvalidEnumValue { .. } => SqlState::InvalidTextRepresentation,
             InvalidEnumLabel { .. } | EnumLabelNotFound { .. } => SqlState::InvalidParameterValue,
-            EnumLabelInUse { .. } => SqlState::FeatureNotSupported,
+            EnumLabelInUse { .. } | MixedColumn { .. } => SqlState::FeatureNotSupported,
             NoSuchColumn { .. } => SqlState::UndefinedColumn,
             KeyColumnNotNull { .. } | PrimaryKeyExists { .. } => SqlState::InvalidTableDefinition,
             BadPkType { .. } | PkTypeMismatch { .. } | IncrementType { .. } => {

@@ -67,6 +67,17 @@ async fn an_undeclared_column_keeps_each_cells_own_type() {
         simple_rows(&client, "SELECT id FROM items WHERE name = 'answer'").await,
         [["1"]]
     );
+    // An index needs one type: refused over a mixed column, and nothing is created.
+    let index = client
+        .batch_execute("CREATE INDEX items_size ON items (size)")
+        .await;
+    assert_eq!(code(index), "0A000");
+    assert!(simple_rows(
+        &client,
+        "SELECT 1 FROM pg_class WHERE relname = 'items_size'"
+    )
+    .await
+    .is_empty());
     // A mistyped column goes with its cells.
     client
         .batch_execute("ALTER TABLE items DROP COLUMN size")
@@ -96,6 +107,17 @@ async fn a_fraction_in_a_column_of_integers_is_kept_not_rounded() {
         )
         .await
         .expect("writes");
+    // COPY's text that the column's type cannot read stays text.
+    let sink = client
+        .copy_in("COPY readings (id, level) FROM STDIN")
+        .await
+        .expect("copy");
+    futures::pin_mut!(sink);
+    use futures::SinkExt;
+    sink.send(bytes::Bytes::from_static(b"4\thigh\n"))
+        .await
+        .expect("copy data");
+    sink.finish().await.expect("copy ends");
     // 7.0 is the Integer 7; 4.5 stays 4.5, a Double, and the column is mixed.
     assert_eq!(
         simple_rows(
@@ -106,12 +128,13 @@ async fn a_fraction_in_a_column_of_integers_is_kept_not_rounded() {
         [
             ["1", "Integer", "42"],
             ["2", "Integer", "7"],
-            ["3", "Double", "4.5"]
+            ["3", "Double", "4.5"],
+            ["4", "String", "high"]
         ]
     );
     assert_eq!(
         simple_rows(&client, "SELECT level FROM readings ORDER BY id").await,
-        [["42"], ["7"], ["4.5"]]
+        [["42"], ["7"], ["4.5"], ["high"]]
     );
 }
 

@@ -34,6 +34,12 @@ impl Catalog {
             false => self.table(instance, &fk.parent)?,
         };
         for column in &fk.columns {
+            if meta.declared.mixed.contains(column) {
+                return Err(EngineError::MixedColumn {
+                    table: meta.name.clone(),
+                    column: column.clone(),
+                });
+            }
             if column_value_type(&meta, column).is_none() {
                 return Err(EngineError::NoSuchColumn {
                     table: meta.name.clone(),

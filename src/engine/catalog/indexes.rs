@@ -78,6 +78,12 @@ impl Catalog {
                     name: column.clone(),
                 });
             }
+            if meta.declared.mixed.contains(column) {
+                return Err(EngineError::MixedColumn {
+                    table: meta.name.clone(),
+                    column: column.clone(),
+                });
+            }
         }
         let mut batch = WriteBatch::default();
         meta.indexes.push(IndexMeta {
