@@ -55,7 +55,7 @@ pub async fn explain_fast_path(
         }
     }
     if analyze {
-        let meter = Arc::new(ReadMeter::default());
+        let meter = Arc::new(ReadMeter::counting_partitions());
         ctx.meter = Some(Arc::clone(&meter));
         let rows = count_rows(execute_select(&ctx, Arc::new(plan.clone()), params).await?).await?;
         lines.push(format!("Actual: rows returned={rows} {}", meter.summary()));

@@ -108,6 +108,17 @@ pub async fn read_rows(
     let Some(mut request) = plan.range_request(&params, read)? else {
         return Ok(stream::empty().boxed());
     };
+    // EXPLAIN ANALYZE: the partition keys the range goes through.
+    let shape: Shape = match meter.counts_partitions() {
+        false => shape,
+        true => {
+            let meter = Arc::clone(&meter);
+            Arc::new(move |row: &RowView<'_>, out: &mut VecDeque<_>| {
+                meter.saw_partition(row.pk().first());
+                shape(row, out)
+            })
+        }
+    };
     if let Some(staged) = staged {
         let overlay = engine.staged_range(&staged, &table, &request);
         return Ok(PagedRows::new(engine, table, meter, shape, request)

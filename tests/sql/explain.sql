@@ -34,6 +34,8 @@ EXPLAIN SELECT * FROM versions.t WHERE k = 2;
 -- ANALYZE runs the query and adds rows, pages and capacity units.
 EXPLAIN ANALYZE SELECT v FROM t WHERE k = 1 AND s = 'a';
 EXPLAIN ANALYZE SELECT v FROM t WHERE k = 1;
+-- A range over partition keys counts the ones it read (1, 2 and 3: rows of k = 1 twice).
+EXPLAIN ANALYZE SELECT v FROM t WHERE k >= 1 AND v > 0;
 EXPLAIN ANALYZE SELECT count(*) FROM t;
 EXPLAIN ANALYZE SELECT label, max(v) FROM t WHERE v > 15 GROUP BY label;
 

@@ -1,8 +1,10 @@
 //! The access path of a planned read in words, for EXPLAIN: `GetRow`, `BatchGetRow (n
-//! keys)`, `GetRange [start, end) FORWARD|BACKWARD limit N`, `IndexGet ... using index`
-//! or `Scan`, with the attribute
-//! filters handed to the engine. Fast-path and DataFusion plans describe their reads
-//! with it alike.
+//! keys, p partition keys)`, `GetRange [start, end) FORWARD|BACKWARD (partition keys)
+//! limit N`, `IndexGet ... using index` or `Scan`, with the attribute filters handed to
+//! the engine. How many partition keys a read touches is what the seeds' advice on
+//! key design is about: a key list counts them, a range within one says 1, and any other
+//! range touches as many as it holds. Fast-path and DataFusion plans describe their
+//! reads with it alike.
 
 use super::{Access, ReadPlan};
 use crate::engine::{Direction, PkBound, PkValue, ReadOptions};
@@ -23,7 +25,11 @@ pub fn describe(plan: &ReadPlan, limit: Option<usize>) -> String {
             Ok(keys) if keys.len() == 1 => {
                 format!("GetRow {name} {}", key_text(plan, &keys[0]))
             }
-            Ok(keys) => format!("BatchGetRow {name} ({} keys)", keys.len()),
+            Ok(keys) => format!(
+                "BatchGetRow {name} ({} keys, {})",
+                keys.len(),
+                partition_keys_text(distinct_partition_keys(&keys))
+            ),
             Err(_) => format!("BatchGetRow {name}"),
         },
         Access::Index { index, values } => {
@@ -54,11 +60,20 @@ pub fn describe(plan: &ReadPlan, limit: Option<usize>) -> String {
                     Direction::Forward => "FORWARD",
                     Direction::Backward => "BACKWARD",
                 };
+                // A range within one partition key names it in both bounds.
+                let one_partition = matches!(
+                    (request.start.first(), request.end.first()),
+                    (Some(PkBound::Value(a)), Some(PkBound::Value(b))) if a == b
+                );
+                let partitions = match one_partition {
+                    true => partition_keys_text(1),
+                    false => "partition keys: as many as the range holds".to_string(),
+                };
                 if all_inf {
-                    format!("Scan {name} {direction}")
+                    format!("Scan {name} {direction} (every partition key)")
                 } else {
                     format!(
-                        "GetRange {name} [{}, {}) {direction}",
+                        "GetRange {name} [{}, {}) {direction} ({partitions})",
                         bound_text(plan, &request.start),
                         bound_text(plan, &request.end)
                     )
@@ -85,6 +100,21 @@ pub fn describe(plan: &ReadPlan, limit: Option<usize>) -> String {
         line.push_str(&format!(" engine filter: {}", filters.join(" AND ")));
     }
     line
+}
+
+/// How many partition keys (first key column values) `keys` name.
+fn distinct_partition_keys(keys: &[Vec<PkValue>]) -> usize {
+    let mut partitions: Vec<&PkValue> = keys.iter().filter_map(|key| key.first()).collect();
+    partitions.sort();
+    partitions.dedup();
+    partitions.len()
+}
+
+fn partition_keys_text(count: usize) -> String {
+    match count {
+        1 => "1 partition key".to_string(),
+        n => format!("{n} partition keys"),
+    }
 }
 
 /// A predicate as text with the relation's column names.

@@ -21,15 +21,58 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-/// Pages, rows and capacity units one scan consumed, for EXPLAIN ANALYZE.
+/// Pages, rows and capacity units one scan consumed, for EXPLAIN ANALYZE; made with
+/// `counting_partitions`, also the partition keys a range read went through.
 #[derive(Debug, Default)]
 pub struct ReadMeter {
     pages: AtomicU64,
     rows: AtomicU64,
     read_cu: AtomicU64,
+    partitions: Option<PartitionCount>,
+}
+
+/// Partition keys seen by a range read: it reads in key order, so each change of the
+/// first key column's value is a new one, and the count needs no set of them.
+#[derive(Debug, Default)]
+struct PartitionCount {
+    /// A range read began (a read by keys counts no partitions: EXPLAIN's line says it).
+    ranged: std::sync::atomic::AtomicBool,
+    count: AtomicU64,
+    last: std::sync::Mutex<Option<crate::engine::PkValue>>,
 }
 
 impl ReadMeter {
+    /// A meter that also counts the partition keys of the range reads it meters.
+    pub fn counting_partitions() -> Self {
+        ReadMeter {
+            partitions: Some(PartitionCount::default()),
+            ..ReadMeter::default()
+        }
+    }
+
+    /// Whether the range read about to start should report its rows' partition keys
+    /// (`saw_partition`).
+    pub fn counts_partitions(&self) -> bool {
+        let Some(counter) = &self.partitions else {
+            return false;
+        };
+        counter.ranged.store(true, Ordering::Relaxed);
+        true
+    }
+
+    /// A row of partition key `partition` was read.
+    pub fn saw_partition(&self, partition: Option<&crate::engine::PkRef<'_>>) {
+        let Some(counter) = &self.partitions else {
+            return;
+        };
+        let partition = partition.map(|p| p.to_value());
+        let mut last = counter.last.lock().unwrap_or_else(|p| p.into_inner());
+        if *last != partition {
+            counter.count.fetch_add(1, Ordering::Relaxed);
+            *last = partition;
+        }
+    }
+
     /// One engine call: `rows` examined for `read_cu` capacity units.
     pub fn record(&self, rows: u64, read_cu: u64) {
         self.pages.fetch_add(1, Ordering::Relaxed);
@@ -37,14 +80,23 @@ impl ReadMeter {
         self.read_cu.fetch_add(read_cu, Ordering::Relaxed);
     }
 
-    /// `rows scanned=N pages=P read CU=C`.
+    /// `rows scanned=N pages=P read CU=C`, and `partition keys read=K` when counted.
     pub fn summary(&self) -> String {
-        format!(
+        let mut summary = format!(
             "rows scanned={} pages={} read CU={}",
             self.rows.load(Ordering::Relaxed),
             self.pages.load(Ordering::Relaxed),
             self.read_cu.load(Ordering::Relaxed)
-        )
+        );
+        if let Some(counter) = self
+            .partitions
+            .as_ref()
+            .filter(|c| c.ranged.load(Ordering::Relaxed))
+        {
+            let count = counter.count.load(Ordering::Relaxed);
+            summary.push_str(&format!(" partition keys read={count}"));
+        }
+        summary
     }
 }
 
