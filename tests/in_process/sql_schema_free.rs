@@ -2,7 +2,8 @@
 //! names holds cells of different value types, shown as text once it does, with each
 //! cell's own type in `versions.t`; comparisons on it see every cell; `SET n = n + k`
 //! on it is Table Store's increment, a missing cell counting as 0, in UPDATE and in an
-//! upsert; and declared columns keep PostgreSQL's rules.
+//! upsert; declared columns keep PostgreSQL's rules; and Table Store's whole-row
+//! replace (PutRow over an existing row) is a DELETE and an INSERT in one block.
 
 use crate::common::{code, simple_rows, TestServer};
 
@@ -163,5 +164,33 @@ async fn an_increment_of_a_missing_cell_starts_from_zero() {
     assert_eq!(
         simple_rows(&client, "SELECT id, hits, total FROM counters ORDER BY id").await,
         [["1", "12", "NULL"], ["2", "-3", "NULL"], ["3", "5", "NULL"]]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_replaced_in_one_block_keeps_only_what_was_written() {
+    let server = TestServer::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute(
+            "CREATE TABLE profiles (id BIGINT PRIMARY KEY, a TEXT, b TEXT) \
+             WITH (max_versions = 3); \
+             INSERT INTO profiles (id, a, b, extra) VALUES (1, 'a1', 'b1', 7); \
+             UPDATE profiles SET a = 'a2' WHERE id = 1; \
+             BEGIN; \
+             DELETE FROM profiles WHERE id = 1; \
+             INSERT INTO profiles (id, a) VALUES (1, 'new'); \
+             COMMIT",
+        )
+        .await
+        .expect("replace");
+    // Every other column, and every older version, is gone, as after a PutRow.
+    assert_eq!(
+        simple_rows(&client, "SELECT * FROM profiles").await,
+        [["1", "new", "NULL", "NULL"]]
+    );
+    assert_eq!(
+        simple_rows(&client, "SELECT column_name, value FROM versions.profiles").await,
+        [["a", "new"]]
     );
 }
