@@ -913,17 +913,20 @@ pub fn attribute_value(
     let Some(declared) = ty.filter(|_| table.is_schema_free(column)) else {
         return column_value(datum, ty);
     };
-    if let Ok(value) = column_value(datum.clone(), Some(declared)) {
+    let converted = column_value(datum.clone(), Some(declared));
+    if let Ok(value) = &converted {
         // Text is read as the column's type when it can be, as an untyped literal is.
         if matches!(datum, Datum::Text(_)) {
-            return Ok(value);
+            return converted;
         }
         let kept = coerce_for_output(value_to_datum(value.as_ref()), declared);
         if compare(&kept, &datum) == Some(Ordering::Equal) {
-            return Ok(value);
+            return converted;
         }
     }
-    natural_value(&datum)
+    // A value with no stored type of its own (a timestamp, an array) is converted if
+    // the column's type can take it.
+    natural_value(&datum).or_else(|own| converted.map_err(|_| own))
 }
 
 /// The key value written to key column `k` of `table`, declared `declared`. Only a date,

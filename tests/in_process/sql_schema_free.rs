@@ -88,6 +88,18 @@ async fn an_undeclared_column_keeps_each_cells_own_type() {
         simple_rows(&client, "SELECT * FROM items WHERE id = 1").await,
         [["1", "answer", "NULL"]]
     );
+    // A value with no stored type of its own goes into a text column as its text.
+    client
+        .batch_execute(
+            "INSERT INTO items (id, note) VALUES (10, 'x'); \
+             INSERT INTO items (id, note) VALUES (11, '2026-01-01 00:00:00+00'::timestamptz)",
+        )
+        .await
+        .expect("a timestamp into a column of Strings");
+    assert_eq!(
+        simple_rows(&client, "SELECT note FROM items WHERE id = 11").await,
+        [["2026-01-01 00:00:00+00"]]
+    );
     // A declared column is PostgreSQL's: a value of another type is refused.
     let refused = client
         .batch_execute("INSERT INTO items (id, qty) VALUES (9, 'large')")
