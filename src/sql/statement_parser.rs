@@ -6,6 +6,7 @@ mod database_options;
 pub(super) mod do_blocks;
 mod fetch_spelling;
 mod lock_strength;
+mod reset_time_zone;
 mod sequence_options;
 pub(super) mod set_constraints;
 mod token_text;
@@ -71,6 +72,11 @@ pub(super) fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
                 None => Err(e),
             }
         }
+        // Tokenized again only when sqlparser stopped at a ZONE.
+        Err(e) if e.message().contains("found: ZONE") => match reset_time_zone::respell(sql) {
+            Some(respelled) => parse_sql(&respelled),
+            None => Err(e),
+        },
         parsed => parsed,
     }
 }

@@ -33,7 +33,7 @@ SELECT price FROM prices WHERE sku = 'a';
 SET TIME ZONE 'Asia/Kolkata';
 SET pgwide.as_of = '1970-01-01 05:30:01.2';
 SELECT sku, price FROM prices ORDER BY sku;
-SET TIME ZONE UTC;
+RESET TIME ZONE;
 SET pgwide.as_of = now() - interval '10 minutes';
 SELECT sku, price, note FROM prices ORDER BY sku;
 SET pgwide.as_of = NULL::timestamptz;
