@@ -117,18 +117,19 @@ async fn a_copy_refused_midway_takes_back_the_chunks_it_wrote() {
     client
         .batch_execute(
             "CREATE TABLE loaded (id BIGINT PRIMARY KEY, note TEXT) \
-             WITH (reserved_write_cu = 1500)",
+             WITH (reserved_write_cu = 1000)",
         )
         .await
         .expect("create");
-    // COPY writes chunks of 1000 rows: the first fits the 1500 CU, the second not.
+    // COPY writes chunks of 1000 rows: the first takes the whole budget, and the next
+    // finds it empty unless a second passed; five chunks would need four seconds.
     let sink = client
         .copy_in("COPY loaded FROM STDIN")
         .await
         .expect("copy");
     futures::pin_mut!(sink);
     use futures::SinkExt;
-    let data: String = (0..2500).map(|i| format!("{i}\tx\n")).collect();
+    let data: String = (0..5000).map(|i| format!("{i}\tx\n")).collect();
     sink.send(bytes::Bytes::from(data))
         .await
         .expect("copy data");
@@ -136,8 +137,8 @@ async fn a_copy_refused_midway_takes_back_the_chunks_it_wrote() {
     assert_eq!(state, "53400");
     assert_eq!(count(&client, "loaded").await, 0);
     // The first chunk was written (1000 CU) and deleted again (1000 CU, which no
-    // budget refuses), the second refused; the last, 500 rows sent while the second
-    // was in flight, may have fitted, and was taken back too.
+    // budget refuses); a chunk sent while the refused one was in flight may have
+    // fitted, and was taken back too.
     let row = client
         .query_one(
             "SELECT write_cu_last_minute, throttled_writes FROM pgwide.table_stats \
@@ -147,8 +148,12 @@ async fn a_copy_refused_midway_takes_back_the_chunks_it_wrote() {
         .await
         .expect("stats");
     let (written, throttled): (i64, i64) = (row.get(0), row.get(1));
-    assert!([2000, 3000].contains(&written), "{written} CU written");
-    assert_eq!(throttled, 1);
+    assert!(
+        written >= 2000 && written % 2000 == 0 && written < 10_000,
+        "{written} CU written"
+    );
+    // The refused chunk, and maybe the one in flight beside it.
+    assert!((1..=2).contains(&throttled), "{throttled} chunks refused");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
