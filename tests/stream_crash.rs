@@ -28,14 +28,9 @@ struct Record {
 }
 
 async fn connect(port: u16) -> tokio_postgres::Client {
-    let (client, connection) = tokio_postgres::connect(
-        &format!("host=127.0.0.1 port={port} user=crash dbname=postgres"),
-        tokio_postgres::NoTls,
-    )
-    .await
-    .expect("connect");
-    tokio::spawn(connection);
-    client
+    server_process::connect(port, "crash", None, "postgres")
+        .await
+        .expect("connect")
 }
 
 /// Writes to keys of its own until the server dies.

@@ -16,7 +16,7 @@
 use super::capacity::{Capacity, TableStats};
 use super::{Engine, EngineError, EngineResult, TableMeta};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// How many one-second slots the consumption window keeps.
@@ -87,12 +87,15 @@ impl Bucket {
     }
 }
 
-/// One second of consumption.
-#[derive(Debug, Default, Clone, Copy)]
+/// One second of consumption. Atomics, not a lock: every read and write of every
+/// table (a point get too) records here. The writer that first sees a new second
+/// claims the slot and zeroes it; a count another writer adds in between is lost,
+/// which a statistic can afford.
+#[derive(Debug, Default)]
 struct Slot {
-    second: i64,
-    read_cu: u64,
-    write_cu: u64,
+    second: AtomicI64,
+    read_cu: AtomicU64,
+    write_cu: AtomicU64,
 }
 
 /// A table's budgets and its consumption over the last minute.
@@ -100,7 +103,7 @@ struct Slot {
 pub struct Throughput {
     read: Mutex<Bucket>,
     write: Mutex<Bucket>,
-    window: Mutex<[Slot; WINDOW_SECONDS]>,
+    window: [Slot; WINDOW_SECONDS],
     throttled_reads: AtomicU64,
     throttled_writes: AtomicU64,
 }
@@ -124,7 +127,7 @@ impl Default for Throughput {
         Throughput {
             read: Mutex::default(),
             write: Mutex::default(),
-            window: Mutex::new([Slot::default(); WINDOW_SECONDS]),
+            window: std::array::from_fn(|_| Slot::default()),
             throttled_reads: AtomicU64::new(0),
             throttled_writes: AtomicU64::new(0),
         }
@@ -218,34 +221,46 @@ impl Throughput {
     /// Adds consumed CU to the second `now_ms` falls in.
     pub fn record(&self, cu: Capacity, now_ms: i64) {
         let second = now_ms.div_euclid(1000);
-        let mut window = self.window.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = &mut window[second.rem_euclid(WINDOW_SECONDS as i64) as usize];
-        if slot.second != second {
-            *slot = Slot {
-                second,
-                ..Slot::default()
-            };
+        let slot = &self.window[second.rem_euclid(WINDOW_SECONDS as i64) as usize];
+        let held = slot.second.load(Ordering::Acquire);
+        if held > second {
+            // A minute-old count arriving late: its slot is a newer second's now.
+            return;
         }
-        slot.read_cu += cu.read;
-        slot.write_cu += cu.write;
+        if held < second
+            && slot
+                .second
+                .compare_exchange(held, second, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
+            slot.read_cu.store(0, Ordering::Relaxed);
+            slot.write_cu.store(0, Ordering::Relaxed);
+        }
+        slot.read_cu.fetch_add(cu.read, Ordering::Relaxed);
+        slot.write_cu.fetch_add(cu.write, Ordering::Relaxed);
     }
 
     /// The last minute's consumption as of `now_ms`.
     pub fn recent(&self, now_ms: i64) -> RecentThroughput {
         let second = now_ms.div_euclid(1000);
-        let window = *self.window.lock().unwrap_or_else(|p| p.into_inner());
         let mut recent = RecentThroughput {
             throttled_reads: self.throttled_reads.load(Ordering::Relaxed),
             throttled_writes: self.throttled_writes.load(Ordering::Relaxed),
             ..RecentThroughput::default()
         };
-        let in_window =
-            |slot: &&Slot| slot.second <= second && second - slot.second < WINDOW_SECONDS as i64;
-        for slot in window.iter().filter(in_window) {
-            recent.read_cu_last_minute += slot.read_cu;
-            recent.write_cu_last_minute += slot.write_cu;
-            recent.peak_read_cu_per_second = recent.peak_read_cu_per_second.max(slot.read_cu);
-            recent.peak_write_cu_per_second = recent.peak_write_cu_per_second.max(slot.write_cu);
+        for slot in &self.window {
+            let at = slot.second.load(Ordering::Acquire);
+            if at > second || second - at >= WINDOW_SECONDS as i64 {
+                continue;
+            }
+            let (read, write) = (
+                slot.read_cu.load(Ordering::Relaxed),
+                slot.write_cu.load(Ordering::Relaxed),
+            );
+            recent.read_cu_last_minute += read;
+            recent.write_cu_last_minute += write;
+            recent.peak_read_cu_per_second = recent.peak_read_cu_per_second.max(read);
+            recent.peak_write_cu_per_second = recent.peak_write_cu_per_second.max(write);
         }
         recent
     }
