@@ -15,8 +15,11 @@ mod error;
 mod foreign_key;
 mod gc;
 mod index;
+mod key_advice;
 mod limits;
 mod options;
+mod partition_load;
+mod partition_sizes;
 mod read;
 mod read_snapshot;
 mod rekeyed_tables;
@@ -48,8 +51,13 @@ pub use error::{EngineError, EngineResult};
 pub use foreign_key::{ForeignKeyMeta, ReferentialAction};
 pub use gc::GcReport;
 pub use index::{IndexMeta, IndexSpec};
+pub use key_advice::{
+    advise, bytes_text, Advice, AdviceKind, TableEvidence, DEFAULT_PARTITION_SIZE_ADVICE,
+};
 pub use limits::Limits;
 pub use options::{OptionValue, TableOptions};
+pub use partition_load::{KeyLoad, LoadSnapshot};
+pub use partition_sizes::{PartitionSize, PartitionSizes};
 pub use read::{BatchGetResult, GetRowResult, RangePage, RangeRequest, RangeVisit};
 pub use read_snapshot::ReadSnapshot;
 pub use size::TableSize;

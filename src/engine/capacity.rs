@@ -2,6 +2,8 @@
 //! reading a missing row costs 1 read CU. Every operation returns what it consumed, and
 //! totals are kept per table.
 
+use super::partition_load::PartitionLoad;
+use super::partition_sizes::SizeCache;
 use super::throughput::Throughput;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,6 +59,10 @@ pub struct TableStats {
     collectable_writes: AtomicU64,
     /// The reserved-throughput budgets and the last minute's consumption.
     pub throughput: Throughput,
+    /// The recent load by partition key.
+    pub partitions: PartitionLoad,
+    /// The last walk of the table's partition sizes.
+    pub(super) sizes: SizeCache,
 }
 
 /// A point-in-time copy of [`TableStats`].

@@ -2,8 +2,9 @@
 
 use super::capacity::Capacity;
 use super::catalog::TableMeta;
-use super::codec::{bound_key, decode_pk, row_prefix};
+use super::codec::{bound_key, decode_pk, decode_pk_ref, row_prefix};
 use super::error::{EngineError, EngineResult};
+use super::partition_load::{partition_key_of, PartitionRuns};
 use super::scan::RowScanner;
 use super::stored::{ReadOptions, StoredRow};
 use super::types::{PkBound, PkValue, PrimaryKey, Row};
@@ -140,6 +141,10 @@ impl Engine {
         let row = self.read_row_at(table, pk, read, now).await?;
         let capacity = Capacity::read(row.as_ref().map_or(0, Row::size));
         Self::finish_read(&stats, table, capacity, 1, now);
+        let partition_key = partition_key_of(pk);
+        stats
+            .partitions
+            .record_reads([(partition_key.as_slice(), capacity.read)], now);
         Ok(GetRowResult { row, capacity })
     }
 
@@ -165,12 +170,21 @@ impl Engine {
         let stats = self.admit_read(table, now)?;
         let mut rows = Vec::with_capacity(pks.len());
         let mut capacity = Capacity::default();
+        let mut partition_reads = Vec::with_capacity(pks.len());
         for pk in pks {
             let row = self.read_row_at(table, pk, read, now).await?;
-            capacity += Capacity::read(row.as_ref().map_or(0, Row::size));
+            let cost = Capacity::read(row.as_ref().map_or(0, Row::size));
+            partition_reads.push((partition_key_of(pk), cost.read));
+            capacity += cost;
             rows.push(row);
         }
         Self::finish_read(&stats, table, capacity, pks.len() as u64, now);
+        stats.partitions.record_reads(
+            partition_reads
+                .iter()
+                .map(|(key, cu)| (key.as_slice(), *cu)),
+            now,
+        );
         Ok(BatchGetResult { rows, capacity })
     }
 
@@ -192,6 +206,8 @@ impl Engine {
         let mut bytes = 0usize;
         let mut rows_scanned = 0u64;
         let mut next_start = None;
+        let mut runs = PartitionRuns::default();
+        let mut partition_key = Vec::new();
         if limit == 0 {
             // A zero-row page still says where the range continues.
             next_start = scanner.peek_pk().await?;
@@ -204,6 +220,11 @@ impl Engine {
             let (stored, skipped) = stored;
             if let Some(row) = stored.into_read_with(&table.options, now, &request.read, skipped) {
                 bytes += row.size();
+                partition_key.clear();
+                if let Some(first) = row.pk.first() {
+                    super::codec::encode_pk_value(&mut partition_key, first);
+                }
+                runs.add(&partition_key, row.size());
                 rows.push(row);
             }
             if rows.len() >= limit || bytes >= self.limits.max_range_bytes {
@@ -213,6 +234,7 @@ impl Engine {
         }
         let capacity = Capacity::read(bytes);
         Self::finish_read(&stats, table, capacity, rows_scanned, now);
+        stats.partitions.record_runs(&runs, now);
         Ok(RangePage {
             rows,
             next_start,
@@ -248,6 +270,7 @@ impl Engine {
         let max_bytes = self.limits.max_range_bytes;
         let (mut returned, mut bytes, mut rows_scanned) = (0usize, 0usize, 0u64);
         let mut next_start = None;
+        let mut runs = PartitionRuns::default();
         RowScanner::new(self.reader(&request.read)?, table, range, request.direction)
             .expect_rows(limit.saturating_add(1))
             .visit(|pk, value| {
@@ -263,6 +286,10 @@ impl Engine {
                 {
                     bytes += view.size();
                     returned += 1;
+                    if let Some(&partition_type) = pk_types.first() {
+                        let partition_key_len = decode_pk_ref(pk, partition_type)?.1;
+                        runs.add(&pk[..partition_key_len], view.size());
+                    }
                     each(&view);
                 }
                 Ok(true)
@@ -270,6 +297,7 @@ impl Engine {
             .await?;
         let capacity = Capacity::read(bytes);
         Self::finish_read(&stats, table, capacity, rows_scanned, now);
+        stats.partitions.record_runs(&runs, now);
         Ok(RangeVisit {
             returned,
             next_start,

@@ -34,7 +34,7 @@ impl Engine {
 
     /// The keys under `prefix` and the bytes of them and their values, visiting at most
     /// `limit` keys.
-    async fn prefix_size(&self, prefix: &[u8], limit: usize) -> EngineResult<TableSize> {
+    pub(super) async fn prefix_size(&self, prefix: &[u8], limit: usize) -> EngineResult<TableSize> {
         let mut size = TableSize::default();
         let range = KeyRange::prefix(prefix);
         let mut visit = |key: &[u8], value: &[u8]| {

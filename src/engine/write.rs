@@ -13,6 +13,7 @@ use super::codec::{decode_pk, row_prefix, table_prefix};
 use super::condition::{Condition, ConditionFailure, RowExistence};
 use super::error::{EngineError, EngineResult};
 use super::index::{self, RowChangeSeen};
+use super::partition_load::{partition_key_of, PartitionWrite};
 use super::row_format::{encode_single_versions, RowMarker};
 use super::stored::{StoredCell, StoredRow};
 use super::stream::{self, StreamRecord};
@@ -621,6 +622,7 @@ impl Engine {
         let mut outcomes = Vec::with_capacity(writes.len());
         let mut capacity = Capacity::default();
         let mut per_table: HashMap<u32, Capacity> = HashMap::new();
+        let mut per_partition: HashMap<u32, Vec<PartitionWrite>> = HashMap::new();
         for (index, (table, write)) in writes.iter().enumerate() {
             let (outcome, cost) = match set.apply(self, table, write).await {
                 Ok(applied) => applied,
@@ -643,6 +645,17 @@ impl Engine {
                     capacity: cost,
                 };
                 return Ok(Some((result, SyncTicket::default())));
+            }
+            // The load by partition key is the users' load: a DDL's own rewrite is not.
+            if matches!(outcome, WriteOutcome::Applied(_)) && !commitment.unmetered {
+                per_partition
+                    .entry(table.id)
+                    .or_default()
+                    .push(PartitionWrite {
+                        partition_key: partition_key_of(&write.pk),
+                        write_cu: cost.write,
+                        stores_row: !matches!(write.change, RowChange::Delete),
+                    });
             }
             outcomes.push(outcome);
         }
@@ -678,7 +691,11 @@ impl Engine {
             }
         };
         for (id, cost) in per_table {
-            self.stats.table(id).record_write(cost, now);
+            let stats = self.stats.table(id);
+            stats.record_write(cost, now);
+            if let Some(partition_writes) = per_partition.get(&id) {
+                stats.partitions.record_writes(partition_writes, now);
+            }
         }
         Ok(Some((WriteResult { outcomes, capacity }, ticket)))
     }

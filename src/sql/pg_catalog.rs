@@ -4,6 +4,7 @@
 //! query names it, so it is always current. This file holds the schema provider, which
 //! sends each relation name to its file.
 
+mod computed_view;
 mod empty_tables;
 mod information_schema;
 mod memory_table;
@@ -33,6 +34,8 @@ mod pg_tablespace;
 mod pg_type;
 mod pg_user;
 mod pg_views;
+mod pgwide_key_advice;
+mod pgwide_partitions;
 mod pgwide_table_stats;
 mod pgwide_tables;
 mod table_columns;
@@ -54,9 +57,12 @@ pub use pg_views::definition_of as view_definition;
 pub use table_columns::{pk_columns, pkey_name};
 
 use crate::engine::{Engine, TableMeta, ViewMeta};
+use crate::sql::query::SharedSettings;
+use crate::sql::settings::{partition_size_advice, PARTITION_SIZE_ADVICE};
 use crate::sql::sql_types::SqlError;
 use crate::sqlstate::SqlState;
 use async_trait::async_trait;
+use computed_view::{ComputeRows, ComputedView};
 use datafusion::catalog::{SchemaProvider, TableProvider};
 use datafusion::error::{DataFusionError, Result};
 use memory_table::{mem_table, Col, V};
@@ -120,7 +126,7 @@ fn relation_names(kind: Kind) -> Box<dyn Iterator<Item = &'static str>> {
                 .chain(EMPTY_TABLES.iter().map(|e| e.0)),
         ),
         Kind::InformationSchema => Box::new(INFO_TABLES.iter().copied()),
-        Kind::Pgwide => Box::new(["tables", "table_stats"].into_iter()),
+        Kind::Pgwide => Box::new(["tables", "table_stats", "partitions", "key_advice"].into_iter()),
     }
 }
 
@@ -161,6 +167,8 @@ pub struct CatalogSchema {
     /// The session's role, and whether it is a superuser: what `pg_stat_activity`
     /// shows it of other roles' connections.
     pub viewer: (String, bool),
+    /// The session's settings (`pgwide.key_advice` reads its size limit there).
+    pub settings: Option<SharedSettings>,
 }
 
 impl std::fmt::Debug for CatalogSchema {
@@ -186,6 +194,9 @@ impl SchemaProvider for CatalogSchema {
                 SqlState::InsufficientPrivilege,
                 "permission denied for table pg_authid",
             ))));
+        }
+        if let Some(view) = self.computed_view(name)? {
+            return Ok(Some(Arc::new(view)));
         }
         let relation = match self.kind {
             Kind::PgCatalog => self.pg_table(name),
@@ -213,6 +224,51 @@ impl CatalogSchema {
 
     fn views(&self) -> Vec<Arc<ViewMeta>> {
         self.engine.views(&self.instance)
+    }
+
+    /// `name` if it is a relation computed from storage at each scan.
+    fn computed_view(&self, name: &str) -> Result<Option<ComputedView>> {
+        if self.kind != Kind::Pgwide {
+            return Ok(None);
+        }
+        let engine = Arc::clone(&self.engine);
+        let instance = self.instance.clone();
+        let (name, columns, compute): (_, _, ComputeRows) = match name {
+            "partitions" => (
+                "partitions",
+                pgwide_partitions::COLUMNS,
+                Arc::new(move || {
+                    let (engine, instance) = (Arc::clone(&engine), instance.clone());
+                    Box::pin(async move {
+                        pgwide_partitions::rows(&engine, &instance)
+                            .await
+                            .map_err(|e| DataFusionError::External(Box::new(e)))
+                    })
+                }),
+            ),
+            "key_advice" => {
+                let settings = self.settings.clone();
+                (
+                    "key_advice",
+                    pgwide_key_advice::COLUMNS,
+                    Arc::new(move || {
+                        let (engine, instance) = (Arc::clone(&engine), instance.clone());
+                        // Checked when it was set: a value read back always parses.
+                        let size_advice = settings
+                            .as_ref()
+                            .and_then(|s| s.get(PARTITION_SIZE_ADVICE))
+                            .and_then(|value| partition_size_advice(&value).ok());
+                        Box::pin(async move {
+                            pgwide_key_advice::rows(&engine, &instance, size_advice)
+                                .await
+                                .map_err(|e| DataFusionError::External(Box::new(e)))
+                        })
+                    }),
+                )
+            }
+            _ => return Ok(None),
+        };
+        ComputedView::new(name, columns, compute).map(Some)
     }
 
     /// How to build `name` if it is a view that needs table sizes (see `table_sizes`).

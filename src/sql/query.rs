@@ -70,3 +70,4 @@ pub use datafusion_session::{
 };
 pub use explain_physical::explain_query;
 pub use pg_compat::is_catalog_query;
+pub use pg_settings::SharedSettings;

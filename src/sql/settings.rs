@@ -106,6 +106,8 @@ impl Settings {
             ("default_tablespace", ""),
             ("default_table_access_method", "heap"),
             ("synchronous_commit", "on"),
+            // The size above which `pgwide.key_advice` calls a partition key too large.
+            (PARTITION_SIZE_ADVICE, "1GB"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -386,6 +388,9 @@ pub fn check(name: &str, value: &str, known: bool) -> SqlResult<String> {
     }
     check_transaction_mode(name, value)?;
     check_storage_setting(name, value)?;
+    if name == PARTITION_SIZE_ADVICE {
+        partition_size_advice(value)?;
+    }
     if name == "timezone" {
         return match TimeZone::parse(value) {
             None => Err(invalid_time_zone(value)),
@@ -632,6 +637,41 @@ fn show_ms(ms: u64) -> String {
         }
     }
     format!("{ms}ms")
+}
+
+/// The setting that says how much data under one partition key is too much.
+pub const PARTITION_SIZE_ADVICE: &str = "pgwide.partition_size_advice";
+
+/// The bytes `pgwide.partition_size_advice` is set to: a whole number of bytes, or of
+/// the units PostgreSQL's memory settings take (`B`, `kB`, `MB`, `GB`, `TB`).
+pub fn partition_size_advice(value: &str) -> SqlResult<u64> {
+    let text = value.trim();
+    let digits = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let multiplier: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "kB" => 1 << 10,
+        "MB" => 1 << 20,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => 0,
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .filter(|bytes| *bytes > 0)
+        .ok_or_else(|| {
+            SqlError::new(
+                SqlState::InvalidParameterValue,
+                format!(
+                    "invalid value for parameter \"{PARTITION_SIZE_ADVICE}\": \"{value}\"; \
+                     expected a size above zero such as 1GB or 64MB (units B, kB, MB, GB, TB)"
+                ),
+            )
+        })
 }
 
 /// The value of `pgwide.as_of`: milliseconds since the Unix epoch, or a timestamp with

@@ -23,6 +23,7 @@ mod sql_golden;
 mod sql_indexes;
 mod sql_insert_select;
 mod sql_notifications;
+mod sql_partitions;
 mod sql_plan_cache;
 mod sql_primary_keys;
 mod sql_protocols;

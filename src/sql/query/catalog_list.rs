@@ -2,6 +2,7 @@
 //! `versions` their versions relations, both looked up in the engine's catalog when a
 //! query names them, so DDL from any session is seen at once.
 
+use super::pg_settings::SharedSettings;
 use super::provider::EngineTable;
 use super::stream_relation::{StreamRelation, STREAM_SCHEMA};
 use crate::engine::{Engine, EngineError};
@@ -25,6 +26,7 @@ pub fn catalog_list(
     roles: Option<Arc<crate::auth::Roles>>,
     backend: Option<&SessionBackend>,
     viewer: (String, bool),
+    settings: SharedSettings,
 ) -> Arc<dyn CatalogProviderList> {
     let list = MemoryCatalogProviderList::new();
     let catalog = InstanceCatalog {
@@ -50,6 +52,7 @@ pub fn catalog_list(
                 roles: roles.clone(),
                 backends: backend.map(|b| Arc::clone(&b.backends)),
                 viewer: viewer.clone(),
+                settings: Some(settings.clone()),
             })
         }),
     };

@@ -206,12 +206,14 @@ impl QueryEngine {
         // `text` and `varchar` are plain strings; string views are the catalogs' `name`
         // (`pg_name_results`).
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
+        let settings = pg_settings::SharedSettings::default();
         let catalogs = catalog_list::catalog_list(
             Arc::clone(&engine),
             instance,
             access.roles().cloned(),
             backend,
             (user.to_string(), access.is_superuser()),
+            settings.clone(),
         );
         let mut state = SessionStateBuilder::new()
             .with_config(config)
@@ -242,7 +244,6 @@ impl QueryEngine {
         {
             tracing::warn!("registering the JSON functions failed: {e}");
         }
-        let settings = pg_settings::SharedSettings::default();
         if let Err(e) = pg_functions::register(
             &mut state,
             Arc::clone(&engine),
