@@ -36,6 +36,7 @@ EXPLAIN ANALYZE SELECT v FROM t WHERE k = 1 AND s = 'a';
 EXPLAIN ANALYZE SELECT v FROM t WHERE k = 1;
 -- A range over partition keys counts the ones it read (1, 2 and 3: rows of k = 1 twice).
 EXPLAIN ANALYZE SELECT v FROM t WHERE k >= 1 AND v > 0;
+-- A DataFusion plan's scans count the partition keys they read too.
 EXPLAIN ANALYZE SELECT count(*) FROM t;
 EXPLAIN ANALYZE SELECT label, max(v) FROM t WHERE v > 15 GROUP BY label;
 

@@ -41,7 +41,12 @@ impl ScanExec {
         schema: SchemaRef,
         limit: Option<usize>,
     ) -> Self {
-        let meter = Arc::new(ReadMeter::default());
+        // EXPLAIN ANALYZE hands in a meter counting partition keys: each scan counts
+        // its own, which a plain run does not pay for.
+        let meter = Arc::new(match ctx.meter.as_ref() {
+            Some(m) if m.is_counting_partitions() => ReadMeter::counting_partitions(),
+            _ => ReadMeter::default(),
+        });
         ctx.meter = Some(Arc::clone(&meter));
         let properties = PlanProperties::new(
             EquivalenceProperties::new(Arc::clone(&schema)),

@@ -1,10 +1,11 @@
 //! EXPLAIN [ANALYZE] of a DataFusion query: its physical plan, whose engine scans name
-//! their access paths (`access::describe`), and after ANALYZE the rows it returned.
+//! their access paths (`access::describe`), and after ANALYZE the rows it returned and
+//! what each scan read, partition keys included.
 
 use super::datafusion_error::from_datafusion;
 use super::datafusion_session::{partitions_in_order, QueryEngine, QueryPlan};
 use crate::sql::explain::plan_rows;
-use crate::sql::row_reader::ReadContext;
+use crate::sql::row_reader::{ReadContext, ReadMeter};
 use crate::sql::sql_types::{Datum, SqlResult, StatementResult};
 use datafusion::physical_plan::displayable;
 use futures::StreamExt;
@@ -16,9 +17,13 @@ pub async fn explain_query(
     engine: &QueryEngine,
     plan: &QueryPlan,
     params: Vec<Datum>,
-    ctx: ReadContext,
+    mut ctx: ReadContext,
     analyze: bool,
 ) -> SqlResult<StatementResult> {
+    if analyze {
+        // Each engine scan makes its own meter of this kind (`ScanExec::new`).
+        ctx.meter = Some(Arc::new(ReadMeter::counting_partitions()));
+    }
     let (physical, state) = engine.physical(plan, params, ctx).await?;
     let mut footer = None;
     if analyze {

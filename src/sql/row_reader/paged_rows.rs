@@ -50,6 +50,11 @@ impl ReadMeter {
         }
     }
 
+    /// Whether this meter counts partition keys (made with `counting_partitions`).
+    pub fn is_counting_partitions(&self) -> bool {
+        self.partitions.is_some()
+    }
+
     /// Whether the range read about to start should report its rows' partition keys
     /// (`saw_partition`).
     pub fn counts_partitions(&self) -> bool {
